@@ -1,0 +1,29 @@
+#pragma once
+// The CPU allocator: 64-byte aligned blocks (one cache line, one AVX-512 vector) and byte
+// counters that benchmarks and FSDP read to measure memory.
+#include <cstddef>
+#include <cstdint>
+
+namespace strider {
+
+struct MemoryStats {
+  int64_t current_bytes = 0;   // bytes held by live storages
+  int64_t peak_bytes = 0;      // highest current_bytes since start or reset_peak_memory()
+  int64_t allocations = 0;     // number of allocate() calls since start
+};
+
+class Allocator {
+ public:
+  static constexpr size_t kAlignment = 64;
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t nbytes) = 0;
+  virtual void deallocate(void* ptr, size_t nbytes) = 0;
+};
+
+// The process-wide CPU allocator (counters are process-wide, as in PyTorch's CPU caching stats).
+Allocator& cpu_allocator();
+MemoryStats memory_stats();
+// Sets peak_bytes to current_bytes, so a later read measures the peak of what follows.
+void reset_peak_memory();
+
+}  // namespace strider

@@ -1,0 +1,53 @@
+#pragma once
+// IntArrayRef: a non-owning view of int64 dimensions (sizes, strides, dims), and DimVector,
+// the owning container for them. Accepts braced lists, so `empty({10, 3, 32, 32})` works.
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <vector>
+
+namespace strider {
+
+using DimVector = std::vector<int64_t>;
+
+class IntArrayRef {
+ public:
+  constexpr IntArrayRef() = default;
+  constexpr IntArrayRef(std::initializer_list<int64_t> list)
+      : data_(list.begin()), size_(list.size()) {}
+  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
+  constexpr IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
+
+  constexpr const int64_t* data() const { return data_; }
+  constexpr size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr const int64_t* begin() const { return data_; }
+  constexpr const int64_t* end() const { return data_ + size_; }
+  constexpr int64_t operator[](size_t i) const { return data_[i]; }
+  constexpr int64_t front() const { return data_[0]; }
+  constexpr int64_t back() const { return data_[size_ - 1]; }
+  DimVector vec() const { return DimVector(begin(), end()); }
+
+  friend bool operator==(IntArrayRef a, IntArrayRef b) {
+    if (a.size_ != b.size_) return false;
+    for (size_t i = 0; i < a.size_; ++i)
+      if (a.data_[i] != b.data_[i]) return false;
+    return true;
+  }
+
+ private:
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Prints as [2, 3, 4, 5], the way error messages show shapes and strides.
+std::ostream& operator<<(std::ostream& os, IntArrayRef dims);
+
+inline int64_t product(IntArrayRef dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+}  // namespace strider

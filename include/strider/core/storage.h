@@ -1,0 +1,36 @@
+#pragma once
+// Storage: the bytes behind one or more tensors. Views share it through shared ownership.
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "strider/core/allocator.h"
+
+namespace strider {
+
+class StorageImpl {
+ public:
+  // Owns `nbytes` fresh bytes from `allocator`.
+  StorageImpl(size_t nbytes, Allocator& allocator);
+  // Wraps memory the caller owns (from_blob); `deleter` (may be empty) runs on destruction.
+  StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter);
+  ~StorageImpl();
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  bool resizable() const { return allocator_ != nullptr; }
+  // Grows the allocation to at least `nbytes`, keeping the old bytes (resize_).
+  void grow(size_t nbytes);
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Allocator* allocator_ = nullptr;
+  std::function<void(void*)> deleter_;
+};
+
+using Storage = std::shared_ptr<StorageImpl>;
+
+}  // namespace strider

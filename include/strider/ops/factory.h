@@ -1,0 +1,50 @@
+#pragma once
+// Tensor creation. `options` carries dtype and memory format; *_like functions default to
+// MemoryFormat::Preserve (SPEC §6.1: a dense input's strides are copied exactly, a non-dense one
+// is densified keeping its dimension order).
+#include <functional>
+
+#include "strider/core/generator.h"
+#include "strider/core/tensor.h"
+
+namespace strider {
+
+Tensor empty(IntArrayRef sizes, TensorOptions options = {});
+// Uninitialized tensor with explicit strides (elements); the storage covers exactly its span.
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+Tensor zeros(IntArrayRef sizes, TensorOptions options = {});
+Tensor ones(IntArrayRef sizes, TensorOptions options = {});
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options = {});
+// Values start, start+step, ... below end. The dtype is int64 when all three are integral,
+// float32 otherwise, unless `options` says else (pass a dtype to choose).
+Tensor arange(const Scalar& end);
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1);
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, ScalarType dtype);
+// Uniform [0, 1) and standard normal, drawn in logical element order whatever the format.
+Tensor rand(IntArrayRef sizes, TensorOptions options = {}, Generator* generator = nullptr);
+Tensor randn(IntArrayRef sizes, TensorOptions options = {}, Generator* generator = nullptr);
+// Wraps caller-owned memory (no copy). `deleter` (optional) runs when the last view dies.
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                 std::function<void(void*)> deleter = {});
+Tensor from_blob(void* data, IntArrayRef sizes, ScalarType dtype,
+                 std::function<void(void*)> deleter = {});
+// A 0-d tensor holding `value` (float32, int64 or bool by the scalar's kind unless given).
+Tensor scalar_tensor(const Scalar& value, std::optional<ScalarType> dtype = std::nullopt);
+// A 1-d tensor copied from `values`.
+Tensor tensor(const std::vector<double>& values, ScalarType dtype = kFloat);
+Tensor tensor(const std::vector<int64_t>& values, ScalarType dtype = kLong);
+
+Tensor empty_like(const Tensor& t, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor zeros_like(const Tensor& t, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor zeros_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor ones_like(const Tensor& t, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor ones_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor full_like(const Tensor& t, const Scalar& value, MemoryFormat fmt = MemoryFormat::Preserve);
+Tensor rand_like(const Tensor& t, MemoryFormat fmt = MemoryFormat::Preserve, Generator* g = nullptr);
+Tensor randn_like(const Tensor& t, MemoryFormat fmt = MemoryFormat::Preserve, Generator* g = nullptr);
+
+// The strides *_like gives `t` for `fmt` (exposed for tests and layout-aware callers).
+DimVector like_strides(const Tensor& t, MemoryFormat fmt, const char* op);
+
+}  // namespace strider

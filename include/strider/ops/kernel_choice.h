@@ -1,0 +1,28 @@
+#pragma once
+// Which implementation runs an op. Each op family has an ordered list (oneDNN where it applies,
+// then our vectorized kernels, then the naive reference); tests force the reference to compare,
+// and verbose mode logs each choice to stderr.
+namespace strider {
+
+enum class KernelPreference { Fastest, Reference };
+
+// Thread-local: the preference for ops run on this thread.
+KernelPreference kernel_preference();
+
+class KernelPreferenceGuard {
+ public:
+  explicit KernelPreferenceGuard(KernelPreference p);
+  ~KernelPreferenceGuard();
+  KernelPreferenceGuard(const KernelPreferenceGuard&) = delete;
+  KernelPreferenceGuard& operator=(const KernelPreferenceGuard&) = delete;
+
+ private:
+  KernelPreference saved_;
+};
+
+// Logs "strider: <op> -> <implementation>" for every kernel dispatch (the tools honour
+// STRIDER_VERBOSE=1 by calling this).
+void set_kernel_verbose(bool on);
+bool kernel_verbose();
+
+}  // namespace strider

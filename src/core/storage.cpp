@@ -1,0 +1,35 @@
+#include "strider/core/storage.h"
+
+#include <cstring>
+
+#include "strider/core/error.h"
+
+namespace strider {
+
+StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator)
+    : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {}
+
+StorageImpl::StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter)
+    : data_(data), nbytes_(nbytes), deleter_(std::move(deleter)) {}
+
+StorageImpl::~StorageImpl() {
+  if (allocator_) {
+    allocator_->deallocate(data_, nbytes_);
+  } else if (deleter_) {
+    deleter_(data_);
+  }
+}
+
+void StorageImpl::grow(size_t nbytes) {
+  if (nbytes <= nbytes_) return;
+  STRIDER_CHECK(resizable(), "resize_",
+                "cannot grow a storage that wraps external memory (from_blob) from ", nbytes_,
+                " to ", nbytes, " bytes; clone() the tensor first");
+  void* fresh = allocator_->allocate(nbytes);
+  if (nbytes_) std::memcpy(fresh, data_, nbytes_);
+  allocator_->deallocate(data_, nbytes_);
+  data_ = fresh;
+  nbytes_ = nbytes;
+}
+
+}  // namespace strider

@@ -1,0 +1,178 @@
+// Reductions: parallel over outputs when there are many, otherwise parallel over the reduced
+// range of each output with per-thread partial sums. The innermost reduced dimension is the
+// inner loop (vectorized for sums).
+#include <omp.h>
+
+#include <vector>
+
+#include "kernels/parallel.h"
+#include "kernels/reduce.h"
+#include "kernels/reduce_accumulate.h"
+#include "strider/core/dispatch.h"
+
+namespace strider::kernels::cpu {
+namespace {
+
+constexpr int64_t kParallelReduceGrain = 65536;
+
+struct Geometry {
+  DimVector kept_sizes, kept_in, kept_out;  // logical order
+  DimVector red_sizes, red_in;              // logical order
+  int64_t outputs = 1, length = 1;
+};
+
+Geometry split(const Tensor& out, const Tensor& in) {
+  Geometry g;
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    bool reduced = out.strides()[d] == 0 && in.sizes()[d] != 1;
+    if (in.sizes()[d] == 1) continue;
+    if (reduced) {
+      g.red_sizes.push_back(in.sizes()[d]);
+      g.red_in.push_back(in.strides()[d]);
+      g.length *= in.sizes()[d];
+    } else {
+      g.kept_sizes.push_back(in.sizes()[d]);
+      g.kept_in.push_back(in.strides()[d]);
+      g.kept_out.push_back(out.strides()[d]);
+      g.outputs *= in.sizes()[d];
+    }
+  }
+  if (in.numel() == 0) g.outputs = out.numel() == 0 ? 0 : g.outputs;
+  return g;
+}
+
+// Visits reduced elements [begin, end) (logical order) of one output starting at `base`.
+template <class T, class Acc>
+void accumulate_range(const Geometry& g, const T* base, int64_t begin, int64_t end, Acc& acc) {
+  const int64_t nr = static_cast<int64_t>(g.red_sizes.size());
+  if (nr == 0) {
+    if (begin < end) acc.add(static_cast<typename Acc::Acc>(static_cast<opmath_t<T>>(*base)), 0);
+    return;
+  }
+  const int64_t inner = g.red_sizes[nr - 1], inner_stride = g.red_in[nr - 1];
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t rem = pos / inner, i0 = pos % inner;
+    const T* p = base;
+    for (int64_t d = nr - 2; d >= 0; --d) {
+      p += (rem % g.red_sizes[d]) * g.red_in[d];
+      rem /= g.red_sizes[d];
+    }
+    int64_t n = std::min(inner - i0, end - pos);
+    if ((acc.op == ReduceOp::Sum || acc.op == ReduceOp::Mean) && inner_stride == 1) {
+      typename Acc::Acc s = 0;
+      const T* q = p + i0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < n; ++i) s += static_cast<typename Acc::Acc>(static_cast<opmath_t<T>>(q[i]));
+      acc.sum += s;
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        acc.add(static_cast<typename Acc::Acc>(static_cast<opmath_t<T>>(p[(i0 + i) * inner_stride])),
+                pos + i);
+    }
+    pos += n;
+  }
+}
+
+template <class T, class TO>
+void store(ReduceOp op, TO* o, const Accumulator<T>& acc, double var_sq, int64_t length,
+           int64_t correction) {
+  switch (op) {
+    case ReduceOp::Sum: *o = static_cast<TO>(acc.sum); break;
+    case ReduceOp::Mean: *o = static_cast<TO>(static_cast<double>(acc.sum) / static_cast<double>(length)); break;
+    case ReduceOp::Prod: *o = static_cast<TO>(acc.prod); break;
+    case ReduceOp::Max: case ReduceOp::Min: *o = static_cast<TO>(static_cast<opmath_t<TO>>(acc.best)); break;
+    case ReduceOp::Argmax: case ReduceOp::Argmin: *o = static_cast<TO>(acc.best_index); break;
+    case ReduceOp::Var: {
+      double denom = static_cast<double>(length - correction);
+      *o = static_cast<TO>(denom > 0 ? var_sq / denom : NAN);
+      break;
+    }
+  }
+}
+
+template <class T, class TO>
+void reduce_typed(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceArgs& args) {
+  const Geometry g = split(out, in);
+  const T* in_base = static_cast<const T*>(in.data());
+  TO* out_base = static_cast<TO*>(out.data());
+  const int64_t nk = static_cast<int64_t>(g.kept_sizes.size());
+  auto offsets = [&](int64_t o, int64_t& in_off, int64_t& out_off) {
+    in_off = out_off = 0;
+    for (int64_t d = nk - 1; d >= 0; --d) {
+      int64_t i = o % g.kept_sizes[d];
+      o /= g.kept_sizes[d];
+      in_off += i * g.kept_in[d];
+      out_off += i * g.kept_out[d];
+    }
+  };
+  auto variance_sq = [&](const T* base, double mean) {
+    double sq = 0;
+    const int64_t nr = static_cast<int64_t>(g.red_sizes.size());
+    for (int64_t r = 0; r < g.length; ++r) {
+      int64_t rem = r, off = 0;
+      for (int64_t d = nr - 1; d >= 0; --d) {
+        off += (rem % g.red_sizes[d]) * g.red_in[d];
+        rem /= g.red_sizes[d];
+      }
+      double dv = static_cast<double>(static_cast<opmath_t<T>>(base[off])) - mean;
+      sq += dv * dv;
+    }
+    return sq;
+  };
+  const int nthreads = omp_get_max_threads();
+  if (g.outputs >= nthreads * 4 || g.length < kParallelReduceGrain || omp_in_parallel()) {
+    parallel_for(0, g.outputs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.length)),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        int64_t in_off, out_off;
+        offsets(o, in_off, out_off);
+        Accumulator<T> acc(op);
+        accumulate_range(g, in_base + in_off, 0, g.length, acc);
+        double sq = op == ReduceOp::Var
+                        ? variance_sq(in_base + in_off, static_cast<double>(acc.sum) / g.length)
+                        : 0.0;
+        store<T, TO>(op, out_base + out_off, acc, sq, g.length, args.correction);
+      }
+    });
+    return;
+  }
+  // Few outputs, long reductions: split each reduction across threads.
+  for (int64_t o = 0; o < g.outputs; ++o) {
+    int64_t in_off, out_off;
+    offsets(o, in_off, out_off);
+    std::vector<Accumulator<T>> partial(nthreads, Accumulator<T>(op));
+    parallel_for(0, g.length, kParallelReduceGrain, [&](int64_t b, int64_t e) {
+      int t = omp_get_thread_num();
+      accumulate_range(g, in_base + in_off, b, e, partial[t]);
+    });
+    // Partials are merged in thread order, which is logical order, so ties keep the first index.
+    Accumulator<T> acc(op);
+    for (int t = 0; t < nthreads; ++t) {
+      const auto& p = partial[t];
+      acc.sum += p.sum;
+      acc.prod *= p.prod;
+      if (p.best_index >= 0) acc.add_best(p.best, p.best_index);
+    }
+    double sq = op == ReduceOp::Var
+                    ? variance_sq(in_base + in_off, static_cast<double>(acc.sum) / g.length)
+                    : 0.0;
+    store<T, TO>(op, out_base + out_off, acc, sq, g.length, args.correction);
+  }
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceArgs& args) {
+  dispatch_all(in.dtype(), name(op), [&]<class T>() {
+    dispatch_all(out.dtype(), name(op), [&]<class TO>() {
+      if constexpr (std::is_same_v<TO, bool> && !std::is_same_v<T, bool>) {
+        STRIDER_INTERNAL_ASSERT(false, "bool output for ", name(op));
+      } else {
+        reduce_typed<T, TO>(op, out, in, args);
+      }
+    });
+  });
+}
+
+}  // namespace strider::kernels::cpu

@@ -1,0 +1,55 @@
+#pragma once
+// Elementwise kernels. The ops layer has already decided the output's layout, promoted the
+// inputs to one compute dtype and broadcast them to the output's shape (stride 0 where
+// expanded); a kernel only computes. Two implementations per family:
+//   cpu::  vectorized (omp simd, AVX2/AVX-512 through vec_math) and OpenMP-parallel;
+//   ref::  a naive index walk with <cmath>, the oracle the fast kernels are tested against.
+#include <cmath>
+
+#include "strider/core/tensor.h"
+
+namespace strider::kernels {
+
+enum class UnaryOp {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Gelu, GeluTanh, Clamp, PowScalar,
+  Reciprocal, Sign, LogicalNot,
+};
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,
+};
+
+// Extra arguments: alpha for Add/Sub; lo/hi for Clamp (NaN = no bound); exponent for PowScalar.
+struct PointwiseArgs {
+  double alpha = 1.0;
+  double lo = NAN;
+  double hi = NAN;
+  double exponent = 1.0;
+};
+
+const char* name(UnaryOp op);
+const char* name(BinaryOp op);
+bool is_comparison(BinaryOp op);
+
+namespace cpu {
+// out and in have out's shape and in's dtype equals out's except for LogicalNot (bool out).
+void unary(UnaryOp op, const Tensor& out, const Tensor& in, const PointwiseArgs& args);
+// a and b share a dtype; out has it too, or bool for comparisons and logical ops.
+void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+            const PointwiseArgs& args);
+// out = cond ? x : y (cond bool; x, y, out one dtype).
+void where(const Tensor& out, const Tensor& cond, const Tensor& x, const Tensor& y);
+// out = self + value * t1 * t2.
+void addcmul(const Tensor& out, const Tensor& self, const Tensor& t1, const Tensor& t2,
+             double value);
+}  // namespace cpu
+
+namespace ref {
+void unary(UnaryOp op, const Tensor& out, const Tensor& in, const PointwiseArgs& args);
+void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+            const PointwiseArgs& args);
+void where(const Tensor& out, const Tensor& cond, const Tensor& x, const Tensor& y);
+void addcmul(const Tensor& out, const Tensor& self, const Tensor& t1, const Tensor& t2,
+             double value);
+}  // namespace ref
+
+}  // namespace strider::kernels

@@ -1,0 +1,106 @@
+#pragma once
+// Branch-free float32 math that GCC vectorizes inside `#pragma omp simd` loops (AVX2/AVX-512):
+// Cephes-style range reduction plus minimax polynomials, about 1-2 ulp over the float range.
+// The reference kernels use <cmath>; tests compare the two.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace strider::kernels::vmath {
+
+inline float exp(float x) {
+  const float hi = 88.7228394f, lo = -103.972084f;
+  float xc = x > hi ? hi : (x < lo ? lo : x);
+  float n = std::nearbyint(xc * 1.44269504088896341f);
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^n in two halves so n up to 128 (for x near the top of the range) does not overflow.
+  int32_t ni = static_cast<int32_t>(n);
+  int32_t n1 = ni >> 1, n2 = ni - n1;
+  float s1 = std::bit_cast<float>((n1 + 127) << 23);
+  float s2 = std::bit_cast<float>((n2 + 127) << 23);
+  float result = p * s1 * s2;
+  result = x > hi ? INFINITY : result;
+  result = x < lo ? 0.0f : result;
+  return x != x ? x : result;
+}
+
+inline float log(float x) {
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  int32_t e = static_cast<int32_t>((u >> 23) & 0xff) - 126;
+  float m = std::bit_cast<float>((u & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
+  // Subnormals: scale up first (rare; handled by a select to stay branch-free).
+  bool sub = x < 1.17549435e-38f && x > 0.0f;
+  float xs = x * 8388608.0f;  // 2^23
+  uint32_t us = std::bit_cast<uint32_t>(xs);
+  int32_t es = static_cast<int32_t>((us >> 23) & 0xff) - 126 - 23;
+  float ms = std::bit_cast<float>((us & 0x007fffffu) | 0x3f000000u);
+  e = sub ? es : e;
+  m = sub ? ms : m;
+  bool small = m < 0.707106781186547524f;
+  e = small ? e - 1 : e;
+  m = small ? m + m - 1.0f : m - 1.0f;
+  float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  float fe = static_cast<float>(e);
+  y += fe * -2.12194440e-4f;
+  y += -0.5f * z;
+  float r = m + y + fe * 0.693359375f;
+  r = x == INFINITY ? INFINITY : r;
+  r = x == 0.0f ? -INFINITY : r;
+  r = x < 0.0f ? NAN : r;
+  return x != x ? x : r;
+}
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+
+inline float tanh(float x) {
+  float ax = std::fabs(x);
+  // Large |x|: 1 - 2 / (exp(2|x|) + 1); small |x|: odd polynomial (avoids cancellation).
+  float big = 1.0f - 2.0f / (exp(2.0f * ax) + 1.0f);
+  big = std::copysign(big, x);
+  float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  float small = x + x * z * p;
+  return ax < 0.625f ? small : big;
+}
+
+// erf by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7, below float32's resolution
+// of erf's range).
+inline float erf(float x) {
+  float ax = std::fabs(x);
+  float t = 1.0f / (1.0f + 0.3275911f * ax);
+  float y = 1.061405429f;
+  y = y * t - 1.453152027f;
+  y = y * t + 1.421413741f;
+  y = y * t - 0.284496736f;
+  y = y * t + 0.254829592f;
+  y = 1.0f - y * t * exp(-ax * ax);
+  // Near zero use the Taylor series, where the rational form loses relative accuracy.
+  float z = x * x;
+  float s = x * (1.1283791671f + z * (-0.3761263890f + z * (0.1128379167f + z * -0.0268661706f)));
+  float r = std::copysign(y, x);
+  return ax < 0.25f ? s : r;
+}
+
+}  // namespace strider::kernels::vmath

@@ -1,0 +1,18 @@
+#pragma once
+// Picks the implementation of an op family from its ordered list and logs the choice.
+#include <cstdio>
+
+#include "strider/ops/kernel_choice.h"
+
+namespace strider::ops {
+
+// Runs `fast` unless the reference was requested on this thread.
+template <class Fast, class Ref>
+void run_kernel(const char* op, Fast&& fast, Ref&& ref) {
+  const bool use_ref = kernel_preference() == KernelPreference::Reference;
+  if (kernel_verbose()) std::fprintf(stderr, "strider: %s -> %s\n", op, use_ref ? "ref" : "cpu");
+  if (use_ref) ref();
+  else fast();
+}
+
+}  // namespace strider::ops

@@ -1,0 +1,324 @@
+// Elementwise ops: promote, decide the layout (pointwise_layout), allocate, run the kernel.
+#include "strider/ops/pointwise.h"
+
+#include "kernels/op_traits.h"
+#include "kernels/pointwise.h"
+#include "ops/kernel_list.h"
+#include "ops/make_tensor.h"
+#include "ops/pointwise_layout.h"
+#include "strider/core/layout.h"
+#include "strider/ops/check_mode.h"
+#include "strider/ops/factory.h"
+
+namespace strider {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::PointwiseArgs;
+using kernels::UnaryOp;
+using ops::PointwiseInput;
+
+PointwiseInput wrap(const Scalar& s) {
+  return {scalar_tensor(s, s.is_floating_point() ? kDouble : s.default_dtype()), true};
+}
+
+// Brings every input to `dtype` (SPEC §8.2: preserve-format conversion, so expanded inputs
+// densify before the layout is decided).
+Tensor promote(const PointwiseInput& in, ScalarType dtype) {
+  return in.tensor.dtype() == dtype ? in.tensor : in.tensor.to(dtype);
+}
+
+Tensor broadcast_to(const Tensor& t, IntArrayRef shape) {
+  return t.sizes() == shape ? t : t.expand(shape);
+}
+
+// Allocates the functional output of an op over `operands` (promoted, in TensorIterator order).
+Tensor allocate_output(const std::vector<const Tensor*>& operands, ScalarType dtype, const char* op) {
+  ops::OutputGeometry g = ops::pointwise_output_geometry(operands, op);
+  return ops::make_tensor(std::move(g.sizes), std::move(g.strides), dtype);
+}
+
+Tensor unary_op(UnaryOp op, const Tensor& a, PointwiseArgs args = {}) {
+  STRIDER_CHECK(a.defined(), kernels::name(op), "input tensor is undefined");
+  ScalarType dtype = a.dtype();
+  if (kernels::needs_floating(op) && !is_floating_point(dtype)) dtype = kFloat;
+  STRIDER_CHECK(!(dtype == kBool && (op == UnaryOp::Neg || op == UnaryOp::Relu || op == UnaryOp::Sign)),
+                kernels::name(op), "not supported for bool tensors (shape ", a.sizes(),
+                "); use logical_not, or convert with .to(kFloat)");
+  Tensor in = a.dtype() == dtype ? a : a.to(dtype);
+  Tensor out = allocate_output({&in}, op == UnaryOp::LogicalNot ? kBool : dtype, kernels::name(op));
+  Tensor src = broadcast_to(in, out.sizes());
+  ops::run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, out, src, args); },
+                  [&] { kernels::ref::unary(op, out, src, args); });
+  ops::check_memory_format_kept(kernels::name(op), {&a}, out);
+  return out;
+}
+
+// lhs_first=false means the wrapped scalar is the first operand of the math (b - a, b / a).
+Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
+                 PointwiseArgs args = {}, bool lhs_first = true) {
+  const char* name = kernels::name(op);
+  STRIDER_CHECK(a.tensor.defined() && b.tensor.defined(), name, "input tensor is undefined");
+  ScalarType common = ops::result_type({a, b});
+  if (kernels::needs_floating(op) && !is_floating_point(common)) common = kFloat;
+  STRIDER_CHECK(!(common == kBool && (op == BinaryOp::Sub || op == BinaryOp::Div)), name,
+                "subtraction and division of bool tensors are not supported (shapes ",
+                a.tensor.sizes(), " and ", b.tensor.sizes(), "); use logical ops or convert first");
+  Tensor pa = promote(a, common), pb = promote(b, common);
+  // Wrapped numbers take part in the layout decision after the tensors (SPEC §8.1).
+  std::vector<const Tensor*> order = {&pa, &pb};
+  if (a.wrapped && !b.wrapped) order = {&pb, &pa};
+  ScalarType out_dtype = kernels::is_comparison(op) ? kBool : common;
+  Tensor out = allocate_output(order, out_dtype, name);
+  Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
+  if (!lhs_first) std::swap(x, y);
+  ops::run_kernel(name, [&] { kernels::cpu::binary(op, out, x, y, args); },
+                  [&] { kernels::ref::binary(op, out, x, y, args); });
+  ops::check_memory_format_kept(name, {&a.tensor, &b.tensor}, out);
+  return out;
+}
+
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, PointwiseArgs args = {}) {
+  return binary_op(op, PointwiseInput{a}, PointwiseInput{b}, args);
+}
+Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, PointwiseArgs args = {}) {
+  return binary_op(op, PointwiseInput{a}, wrap(b), args);
+}
+
+PointwiseArgs alpha_args(const Scalar& alpha) {
+  PointwiseArgs p;
+  p.alpha = alpha.to_double();
+  return p;
+}
+
+// In place: self is both the output and the first input, and keeps its strides.
+Tensor& inplace_binary(BinaryOp op, Tensor& self, const PointwiseInput& other, PointwiseArgs args) {
+  const char* name = kernels::name(op);
+  ScalarType common = ops::result_type({PointwiseInput{self}, other});
+  if (kernels::needs_floating(op) && !is_floating_point(common)) common = kFloat;
+  STRIDER_CHECK(ops::can_cast(common, self.dtype()), name, "result type ", common,
+                " can't be cast to the desired output type ", self.dtype(),
+                " (in-place op on a tensor of shape ", self.sizes(), "); use the out-of-place op");
+  DimVector shape = layout::broadcast_shapes(self.sizes(), other.tensor.sizes(), name);
+  STRIDER_CHECK(IntArrayRef(shape) == self.sizes(), name, "output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", IntArrayRef(shape));
+  if (common != self.dtype()) {
+    self.copy_(binary_op(op, PointwiseInput{self}, other, args));
+    return self;
+  }
+  Tensor y = broadcast_to(promote(other, common), self.sizes());
+  ops::run_kernel(name, [&] { kernels::cpu::binary(op, self, self, y, args); },
+                  [&] { kernels::ref::binary(op, self, self, y, args); });
+  return self;
+}
+
+Tensor& inplace_unary(UnaryOp op, Tensor& self, PointwiseArgs args = {}) {
+  ops::run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, self, self, args); },
+                  [&] { kernels::ref::unary(op, self, self, args); });
+  return self;
+}
+
+PointwiseArgs clamp_args(const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  STRIDER_CHECK(lo || hi, "clamp", "at least one of 'min' or 'max' must not be None");
+  PointwiseArgs p;
+  if (lo) p.lo = lo->to_double();
+  if (hi) p.hi = hi->to_double();
+  return p;
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_op(BinaryOp::Add, a, b, alpha_args(alpha)); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary_op(BinaryOp::Add, a, b, alpha_args(alpha)); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_op(BinaryOp::Sub, a, b, alpha_args(alpha)); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary_op(BinaryOp::Sub, a, b, alpha_args(alpha)); }
+Tensor rsub(const Tensor& a, const Scalar& b) {
+  return binary_op(BinaryOp::Sub, PointwiseInput{a}, wrap(b), {}, /*lhs_first=*/false);
+}
+Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Mul, a, b); }
+Tensor mul(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Div, a, b); }
+Tensor div(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Div, a, b); }
+Tensor rdiv(const Tensor& a, const Scalar& b) {
+  return binary_op(BinaryOp::Div, PointwiseInput{a}, wrap(b), {}, /*lhs_first=*/false);
+}
+Tensor pow(const Tensor& a, const Tensor& e) { return binary_op(BinaryOp::Pow, a, e); }
+Tensor pow(const Tensor& a, const Scalar& e) {
+  PointwiseArgs p;
+  p.exponent = e.to_double();
+  if (is_floating_point(a.dtype()) || e.is_floating_point()) return unary_op(UnaryOp::PowScalar, a, p);
+  return binary_op(BinaryOp::Pow, a, e);
+}
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
+
+Tensor neg(const Tensor& a) { return unary_op(UnaryOp::Neg, a); }
+Tensor abs(const Tensor& a) { return unary_op(UnaryOp::Abs, a); }
+Tensor sign(const Tensor& a) { return unary_op(UnaryOp::Sign, a); }
+Tensor exp(const Tensor& a) { return unary_op(UnaryOp::Exp, a); }
+Tensor log(const Tensor& a) { return unary_op(UnaryOp::Log, a); }
+Tensor sqrt(const Tensor& a) { return unary_op(UnaryOp::Sqrt, a); }
+Tensor rsqrt(const Tensor& a) { return unary_op(UnaryOp::Rsqrt, a); }
+Tensor reciprocal(const Tensor& a) { return unary_op(UnaryOp::Reciprocal, a); }
+Tensor relu(const Tensor& a) { return unary_op(UnaryOp::Relu, a); }
+Tensor sigmoid(const Tensor& a) { return unary_op(UnaryOp::Sigmoid, a); }
+Tensor tanh(const Tensor& a) { return unary_op(UnaryOp::Tanh, a); }
+Tensor gelu(const Tensor& a, std::string_view approximate) {
+  STRIDER_CHECK(approximate == "none" || approximate == "tanh", "gelu", "approximate must be "
+                "'none' or 'tanh', got '", std::string(approximate), "'");
+  return unary_op(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, a);
+}
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return unary_op(UnaryOp::Clamp, a, clamp_args(lo, hi));
+}
+
+Tensor eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
+Tensor eq(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ge, a, b); }
+Tensor logical_not(const Tensor& a) { return unary_op(UnaryOp::LogicalNot, a); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return binary_op(BinaryOp::LogicalAnd, a.to(kBool), b.to(kBool));
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return binary_op(BinaryOp::LogicalOr, a.to(kBool), b.to(kBool));
+}
+
+namespace {
+
+Tensor where_impl(const Tensor& cond, const PointwiseInput& x, const PointwiseInput& y) {
+  STRIDER_CHECK(cond.dtype() == kBool, "where", "condition must be a bool tensor, but got ",
+                cond.dtype(), " (shape ", cond.sizes(), "); compare first, e.g. gt(t, 0)");
+  ScalarType common = ops::result_type({x, y});
+  Tensor px = promote(x, common), py = promote(y, common);
+  std::vector<const Tensor*> order = {&cond, &px, &py};
+  if (x.wrapped && !y.wrapped) order = {&cond, &py, &px};
+  Tensor out = allocate_output(order, common, "where");
+  Tensor c = broadcast_to(cond, out.sizes()), bx = broadcast_to(px, out.sizes()),
+         by = broadcast_to(py, out.sizes());
+  ops::run_kernel("where", [&] { kernels::cpu::where(out, c, bx, by); },
+                  [&] { kernels::ref::where(out, c, bx, by); });
+  ops::check_memory_format_kept("where", {&cond, &x.tensor, &y.tensor}, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  return where_impl(cond, PointwiseInput{x}, PointwiseInput{y});
+}
+Tensor where(const Tensor& cond, const Tensor& x, const Scalar& y) {
+  return where_impl(cond, PointwiseInput{x}, wrap(y));
+}
+Tensor where(const Tensor& cond, const Scalar& x, const Tensor& y) {
+  return where_impl(cond, wrap(x), PointwiseInput{y});
+}
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  ScalarType common = ops::result_type({{self}, {t1}, {t2}});
+  Tensor a = promote({self}, common), b = promote({t1}, common), c = promote({t2}, common);
+  Tensor out = allocate_output({&a, &b, &c}, common, "addcmul");
+  Tensor ea = broadcast_to(a, out.sizes()), eb = broadcast_to(b, out.sizes()),
+         ec = broadcast_to(c, out.sizes());
+  const double v = value.to_double();
+  ops::run_kernel("addcmul", [&] { kernels::cpu::addcmul(out, ea, eb, ec, v); },
+                  [&] { kernels::ref::addcmul(out, ea, eb, ec, v); });
+  ops::check_memory_format_kept("addcmul", {&self, &t1, &t2}, out);
+  return out;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  STRIDER_CHECK(mask.dtype() == kBool, "masked_fill", "mask must be a bool tensor, but got ",
+                mask.dtype(), " (shape ", mask.sizes(), ")");
+  // PyTorch: clone(contiguous), then fill in place (SPEC §8.7), so the result is contiguous.
+  Tensor out = self.clone(MemoryFormat::Contiguous);
+  DimVector shape = layout::broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
+  STRIDER_CHECK(IntArrayRef(shape) == self.sizes(), "masked_fill", "mask of shape ", mask.sizes(),
+                " does not broadcast to the tensor's shape ", self.sizes());
+  Tensor fill = scalar_tensor(value, self.dtype()).expand(self.sizes());
+  Tensor m = broadcast_to(mask, self.sizes());
+  ops::run_kernel("masked_fill", [&] { kernels::cpu::where(out, m, fill, out); },
+                  [&] { kernels::ref::where(out, m, fill, out); });
+  return out;
+}
+
+Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  ScalarType common = ops::result_type({{a}, {b}});
+  Tensor pa = promote({a}, common), pb = promote({b}, common);
+  ops::OutputGeometry g = ops::pointwise_output_geometry({&pa, &pb}, "add_out");
+  if (out.sizes() != IntArrayRef(g.sizes)) {
+    const int64_t span = ops::storage_span(g.sizes, g.strides);
+    if (span > 0) out.storage()->grow(static_cast<size_t>(out.storage_offset() + span) * out.element_size());
+    out.impl()->set_sizes_and_strides(std::move(g.sizes), std::move(g.strides));
+  }
+  STRIDER_CHECK(ops::can_cast(common, out.dtype()), "add_out", "result type ", common,
+                " can't be cast to the desired output type ", out.dtype());
+  if (common != out.dtype()) {
+    out.copy_(add(a, b, alpha));
+    return out;
+  }
+  Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
+  PointwiseArgs args = alpha_args(alpha);
+  ops::run_kernel("add", [&] { kernels::cpu::binary(BinaryOp::Add, out, x, y, args); },
+                  [&] { kernels::ref::binary(BinaryOp::Add, out, x, y, args); });
+  return out;
+}
+
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return inplace_binary(BinaryOp::Add, self, PointwiseInput{other}, alpha_args(alpha));
+}
+Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return inplace_binary(BinaryOp::Add, self, wrap(other), alpha_args(alpha));
+}
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return inplace_binary(BinaryOp::Sub, self, PointwiseInput{other}, alpha_args(alpha));
+}
+Tensor& mul_(Tensor& self, const Tensor& other) { return inplace_binary(BinaryOp::Mul, self, PointwiseInput{other}, {}); }
+Tensor& mul_(Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Mul, self, wrap(other), {}); }
+Tensor& div_(Tensor& self, const Tensor& other) { return inplace_binary(BinaryOp::Div, self, PointwiseInput{other}, {}); }
+Tensor& div_(Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Div, self, wrap(other), {}); }
+Tensor& relu_(Tensor& self) { return inplace_unary(UnaryOp::Relu, self); }
+Tensor& clamp_(Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return inplace_unary(UnaryOp::Clamp, self, clamp_args(lo, hi));
+}
+
+// ---- Tensor methods and operators
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return strider::add(*this, o, alpha); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return strider::sub(*this, o, alpha); }
+Tensor Tensor::mul(const Tensor& o) const { return strider::mul(*this, o); }
+Tensor Tensor::div(const Tensor& o) const { return strider::div(*this, o); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return strider::add_(*this, o, alpha); }
+Tensor& Tensor::mul_(const Tensor& o) { return strider::mul_(*this, o); }
+Tensor& Tensor::mul_(const Scalar& o) { return strider::mul_(*this, o); }
+Tensor Tensor::neg() const { return strider::neg(*this); }
+Tensor Tensor::abs() const { return strider::abs(*this); }
+Tensor Tensor::exp() const { return strider::exp(*this); }
+Tensor Tensor::log() const { return strider::log(*this); }
+Tensor Tensor::sqrt() const { return strider::sqrt(*this); }
+Tensor Tensor::relu() const { return strider::relu(*this); }
+Tensor Tensor::sigmoid() const { return strider::sigmoid(*this); }
+Tensor Tensor::tanh() const { return strider::tanh(*this); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return rdiv(b, a); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+
+}  // namespace strider

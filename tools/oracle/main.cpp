@@ -1,0 +1,62 @@
+// strider-oracle FILE.jsonl: replays PyTorch-recorded memory-format cases against strider and
+// prints one line per failing case, then "N passed, M failed" (skipped cases counted apart).
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "replay.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Replay memory-format oracle cases (ORACLE.md format) against strider"};
+  std::string path;
+  bool verbose = false;
+  app.add_option("file", path, "oracle .jsonl file")->required();
+  app.add_flag("-v,--verbose", verbose, "also list skipped cases and error-text differences");
+  CLI11_PARSE(app, argc, argv);
+
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "strider-oracle: cannot open " << path << "\n";
+    return 2;
+  }
+  int passed = 0, failed = 0, skipped = 0;
+  std::map<std::string, int> skipped_ops;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json c;
+    try {
+      c = nlohmann::json::parse(line);
+    } catch (const std::exception& e) {
+      std::cout << "FAIL <unparsable line>: " << e.what() << "\n";
+      ++failed;
+      continue;
+    }
+    auto r = strider::oracle::replay_case(c);
+    const std::string id = c.value("id", "?"), tag = c.value("tag", "");
+    switch (r.outcome) {
+      case strider::oracle::Outcome::Pass:
+        ++passed;
+        if (verbose && !r.detail.empty()) std::cout << "note " << id << " (" << tag << "): " << r.detail << "\n";
+        break;
+      case strider::oracle::Outcome::Fail:
+        ++failed;
+        std::cout << "FAIL " << id << " (" << tag << "): " << r.detail << "\n";
+        break;
+      case strider::oracle::Outcome::Skip:
+        ++skipped;
+        ++skipped_ops[c.value("op", "?")];
+        if (verbose) std::cout << "skip " << id << " (" << tag << "): " << r.detail << "\n";
+        break;
+    }
+  }
+  if (skipped) {
+    std::cout << "skipped " << skipped << " cases whose ops are not in strider yet:";
+    for (auto& [op, n] : skipped_ops) std::cout << " " << op << "=" << n;
+    std::cout << "\n";
+  }
+  std::cout << passed << " passed, " << failed << " failed" << (skipped ? ", " + std::to_string(skipped) + " skipped" : "") << "\n";
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,300 @@
+#include "replay.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <strider/strider.h>
+
+namespace strider::oracle {
+namespace {
+
+using nlohmann::json;
+
+struct SkipCase {
+  std::string why;
+};
+
+MemoryFormat fmt_of(const json& j, const char* key, MemoryFormat dflt) {
+  if (!j.contains(key) || j[key].is_null()) return dflt;
+  return memory_format_from_string(j[key].get<std::string>());
+}
+
+std::optional<MemoryFormat> opt_fmt(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return memory_format_from_string(j[key].get<std::string>());
+}
+
+DimVector dims(const json& j) { return j.get<std::vector<int64_t>>(); }
+
+Tensor make_base(const json& recipe) {
+  DimVector shape = dims(recipe["base_shape"]);
+  const std::string dtype = recipe["dtype"], fill = recipe["fill"];
+  const int64_t n = product(shape);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t m = (7 * k + 3) % 11;
+    v[k] = fill == "mod" ? double(m - 5) : fill == "pos" ? double(m + 1) : double(k);
+    if (dtype == "bool") v[k] = (m - 5) > 0 ? 1.0 : 0.0;
+  }
+  Tensor flat = tensor(v, kDouble);
+  return flat.to(scalar_type_from_string(dtype)).reshape(shape).clone(MemoryFormat::Contiguous);
+}
+
+Tensor apply_step(const Tensor& t, const Tensor& base, const json& s) {
+  const std::string op = s["op"];
+  if (op == "to") return t.to(fmt_of(s, "memory_format", MemoryFormat::Preserve));
+  if (op == "contiguous") return t.contiguous(fmt_of(s, "memory_format", MemoryFormat::Contiguous));
+  if (op == "clone") return t.clone(fmt_of(s, "memory_format", MemoryFormat::Preserve));
+  if (op == "to_dtype") return t.to(scalar_type_from_string(s["dtype"].get<std::string>()));
+  if (op == "permute") return t.permute(dims(s["dims"]));
+  if (op == "transpose") return t.transpose(s["dim0"], s["dim1"]);
+  if (op == "slice") {
+    std::optional<int64_t> stop;
+    if (!s["stop"].is_null()) stop = s["stop"].get<int64_t>();
+    return t.slice(s["dim"], s["start"].get<int64_t>(), stop, s["step"]);
+  }
+  if (op == "narrow") return t.narrow(s["dim"], s["start"], s["length"]);
+  if (op == "select") return t.select(s["dim"], s["index"]);
+  if (op == "expand") return t.expand(dims(s["size"]));
+  if (op == "unsqueeze") return t.unsqueeze(s["dim"]);
+  if (op == "as_strided")
+    return base.as_strided(dims(s["size"]), dims(s["stride"]), s["storage_offset"].get<int64_t>());
+  if (op == "resize_") {
+    Tensor c = t.clone();
+    c.resize_(dims(s["size"]), opt_fmt(s, "memory_format"));
+    return c;
+  }
+  if (op == "convert_conv_weight") {
+    MemoryFormat f = fmt_of(s, "memory_format", MemoryFormat::Contiguous);
+    Tensor w = t.clone().contiguous(f);
+    w.resize_(w.sizes(), f);
+    return w;
+  }
+  throw SkipCase{"recipe step '" + op + "' not supported"};
+}
+
+std::vector<double> values_of(const Tensor& t) {
+  Tensor d = t.to(kDouble, MemoryFormat::Contiguous, /*copy=*/true);
+  const double* p = d.data_ptr<double>();
+  return std::vector<double>(p, p + d.numel());
+}
+
+double json_number(const json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+  if (v.is_string()) {
+    std::string s = v;
+    if (s == "nan") return NAN;
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+  }
+  return v.get<double>();
+}
+
+std::string fmt_dims(IntArrayRef d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
+// Compares one tensor's metadata with a recorded description; returns "" when equal.
+std::string compare_meta(const Tensor& t, const json& e) {
+  std::ostringstream os;
+  auto check = [&](bool ok, const std::string& what, const std::string& got, const std::string& want) {
+    if (!ok) os << what << " " << got << " != expected " << want << "; ";
+  };
+  check(t.sizes() == IntArrayRef(dims(e["shape"])), "shape", fmt_dims(t.sizes()), e["shape"].dump());
+  check(t.strides() == IntArrayRef(dims(e["strides"])), "strides", fmt_dims(t.strides()), e["strides"].dump());
+  check(std::string(to_string(t.dtype())) == e["dtype"].get<std::string>(), "dtype",
+        std::string(to_string(t.dtype())), e["dtype"].get<std::string>());
+  auto flag = [&](bool got, const char* key) {
+    if (e.contains(key) && !e[key].is_null() && got != e[key].get<bool>())
+      os << key << " " << got << " != expected " << e[key].get<bool>() << "; ";
+  };
+  flag(t.is_contiguous(), "is_contiguous");
+  flag(t.is_contiguous(MemoryFormat::ChannelsLast), "is_contiguous_channels_last");
+  flag(t.is_contiguous(MemoryFormat::ChannelsLast3d), "is_contiguous_channels_last_3d");
+  flag(t.is_non_overlapping_and_dense(), "non_overlapping_and_dense");
+  std::string sug(to_string(t.suggest_memory_format()));
+  check(sug == e["suggest_memory_format"].get<std::string>(), "suggest_memory_format", sug,
+        e["suggest_memory_format"].get<std::string>());
+  return os.str();
+}
+
+std::string compare_values(const Tensor& t, const json& e) {
+  const bool has_values = e.contains("values") && !e["values"].is_null();
+  const bool has_checksum = e.contains("checksum") && !e["checksum"].is_null();
+  if (!has_values && !has_checksum) return "";
+  std::vector<double> got = values_of(t);
+  std::ostringstream os;
+  if (has_values) {
+    const auto& want = e["values"];
+    if (want.size() != got.size()) return "value count " + std::to_string(got.size()) + " != " + std::to_string(want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      double w = json_number(want[i]), g = got[i];
+      bool ok = (std::isnan(w) && std::isnan(g)) || w == g ||
+                (w != std::nearbyint(w) && std::fabs(g - w) <= 1e-5 + 1e-5 * std::fabs(w));
+      if (!ok) {
+        os << "value[" << i << "] " << g << " != expected " << w;
+        return os.str();
+      }
+    }
+    return "";
+  }
+  double sum = 0, abs_sum = 0, weighted = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    sum += got[i];
+    abs_sum += std::fabs(got[i]);
+    weighted += got[i] * double(i % 13 + 1);
+  }
+  const auto& c = e["checksum"];
+  auto close = [&](double g, const json& w) {
+    double wv = json_number(w);
+    return (std::isnan(wv) && std::isnan(g)) || std::fabs(g - wv) <= 1e-4 * (1 + std::fabs(wv));
+  };
+  if (!close(sum, c["sum"]) || !close(abs_sum, c["abs_sum"]) || !close(weighted, c["weighted_sum"]))
+    os << "checksum (" << sum << ", " << abs_sum << ", " << weighted << ") != expected " << c.dump();
+  return os.str();
+}
+
+Scalar scalar_of(const json& v) {
+  if (v.is_boolean()) return Scalar(v.get<bool>());
+  if (v.is_number_integer()) return Scalar(v.get<int64_t>());
+  return Scalar(v.get<double>());
+}
+
+IntArrayRef dim_list(const json& v, DimVector& storage) {
+  storage = v.is_array() ? dims(v) : DimVector{v.get<int64_t>()};
+  return storage;
+}
+
+Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& in) {
+  auto F = [&](const char* key, MemoryFormat d) { return fmt_of(a, key, d); };
+  if (op == "identity") return in[0];
+  if (op == "empty") return empty(dims(a["size"]), F("memory_format", MemoryFormat::Contiguous));
+  if (op == "resize_") {
+    Tensor t = empty({0});
+    t.resize_(dims(a["size"]), opt_fmt(a, "memory_format"));
+    return t;
+  }
+  if (op == "resize_as_") {
+    Tensor t = empty({0});
+    t.resize_as_(in[0], opt_fmt(a, "memory_format"));
+    return t;
+  }
+  if (op == "empty_like") return empty_like(in[0], F("memory_format", MemoryFormat::Preserve));
+  if (op == "ones_like") return ones_like(in[0], F("memory_format", MemoryFormat::Preserve));
+  if (op == "clone") return in[0].clone(F("memory_format", MemoryFormat::Preserve));
+  if (op == "contiguous") return in[0].contiguous(F("memory_format", MemoryFormat::Contiguous));
+  if (op == "to") return in[0].to(F("memory_format", MemoryFormat::Preserve));
+  if (op == "to_dtype")
+    return in[0].to(scalar_type_from_string(a["dtype"].get<std::string>()), F("memory_format", MemoryFormat::Preserve));
+  if (op == "permute") return in[0].permute(dims(a["dims"]));
+  if (op == "transpose") return in[0].transpose(a["dim0"], a["dim1"]);
+  if (op == "slice") {
+    std::optional<int64_t> stop;
+    if (!a["stop"].is_null()) stop = a["stop"].get<int64_t>();
+    return in[0].slice(a["dim"], a["start"].get<int64_t>(), stop, a["step"]);
+  }
+  if (op == "narrow") return in[0].narrow(a["dim"], a["start"], a["length"]);
+  if (op == "select") return in[0].select(a["dim"], a["index"]);
+  if (op == "expand") return in[0].expand(dims(a["size"]));
+  if (op == "unsqueeze") return in[0].unsqueeze(a["dim"]);
+  if (op == "squeeze") return a["dim"].is_null() ? in[0].squeeze() : in[0].squeeze(a["dim"].get<int64_t>());
+  if (op == "view") return in[0].view(dims(a["size"]));
+  if (op == "reshape") return in[0].reshape(dims(a["size"]));
+  if (op == "flatten") return in[0].flatten(a.value("start_dim", 0), a.value("end_dim", -1));
+  if (op == "add") return add(in[0], in[1]);
+  if (op == "mul") return mul(in[0], in[1]);
+  if (op == "eq") return eq(in[0], in[1]);
+  if (op == "add_scalar") return in[0] + scalar_of(a["scalar"]);
+  if (op == "add_out") {
+    Tensor out;
+    if (a["out"] == "empty0") {
+      out = empty({0}, in[0].dtype());
+    } else {
+      DimVector shape = in[0].sizes().vec();
+      for (size_t i = 1; i < in.size(); ++i) shape = layout::broadcast_shapes(shape, in[i].sizes(), "add_out");
+      out = empty(shape, TensorOptions(in[0].dtype()).memory_format(memory_format_from_string(a["out"].get<std::string>())));
+    }
+    add_out(out, in[0], in[1]);
+    return out;
+  }
+  if (op == "relu") return relu(in[0]);
+  if (op == "sigmoid") return sigmoid(in[0]);
+  if (op == "neg") return neg(in[0]);
+  if (op == "abs") return abs(in[0]);
+  if (op == "where") return where(in[0], in[1], in[2]);
+  if (op == "addcmul") return addcmul(in[0], in[1], in[2], scalar_of(a["value"]));
+  if (op == "masked_fill") return masked_fill(in[0], in[1], scalar_of(a["value"]));
+  if (op == "sum" || op == "mean") {
+    DimVector st;
+    bool keep = a.value("keepdim", false);
+    if (!a.contains("dim") || a["dim"].is_null()) return op == "sum" ? sum(in[0]) : mean(in[0]);
+    IntArrayRef d = dim_list(a["dim"], st);
+    return op == "sum" ? sum(in[0], d, keep) : mean(in[0], d, keep);
+  }
+  if (op == "softmax") return softmax(in[0], a["dim"]);
+  if (op == "log_softmax") return log_softmax(in[0], a["dim"]);
+  if (op == "cat") return cat(in, a.value("dim", 0));
+  if (op == "stack") return stack(in, a.value("dim", 0));
+  if (op == "convert_conv_weight") {
+    MemoryFormat f = F("memory_format", MemoryFormat::Contiguous);
+    Tensor w = in[0].clone().contiguous(f);
+    w.resize_(w.sizes(), f);
+    return w;
+  }
+  if (op == "module_param_to")
+    return in[0].dim() == 4 || in[0].dim() == 5 ? in[0].to(F("memory_format", MemoryFormat::Preserve)) : in[0];
+  throw SkipCase{"op '" + op + "' is not in strider yet"};
+}
+
+}  // namespace
+
+CaseResult replay_case(const json& c) {
+  CaseResult r;
+  try {
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < c["inputs"].size(); ++i) {
+      const json& in = c["inputs"][i];
+      Tensor base = make_base(in["recipe"]);
+      Tensor t = base;
+      for (const json& s : in["recipe"]["steps"]) t = apply_step(t, base, s);
+      std::string bad = compare_meta(t, in);
+      if (bad.empty()) bad = compare_values(t, in);
+      if (!bad.empty()) return {Outcome::Fail, "input " + std::to_string(i) + ": " + bad};
+      inputs.push_back(t);
+    }
+    const json& e = c["expect"];
+    Tensor out;
+    try {
+      out = run_op(c["op"], c["args"], inputs);
+    } catch (const Error& err) {
+      if (e["ok"].get<bool>()) return {Outcome::Fail, std::string("unexpected error: ") + err.what()};
+      std::string want = e["error"];
+      std::string got = err.what();
+      return {Outcome::Pass, got.find(want) == std::string::npos ? "error text differs: " + got : ""};
+    }
+    if (!e["ok"].get<bool>()) return {Outcome::Fail, "expected error '" + e["error"].get<std::string>() + "', got success"};
+    std::string bad = compare_meta(out, e);
+    if (!bad.empty()) return {Outcome::Fail, bad};
+    if (e.contains("same_object_as_input0") && !e["same_object_as_input0"].is_null() &&
+        out.is_same(inputs[0]) != e["same_object_as_input0"].get<bool>())
+      return {Outcome::Fail, "same_object_as_input0 != expected " + e["same_object_as_input0"].dump()};
+    if (e.contains("shares_storage_with_input0") && !e["shares_storage_with_input0"].is_null() && !inputs.empty()) {
+      bool shares = out.storage() == inputs[0].storage() && out.numel() > 0 && inputs[0].numel() > 0;
+      if (shares != e["shares_storage_with_input0"].get<bool>())
+        return {Outcome::Fail, "shares_storage_with_input0 != expected " + e["shares_storage_with_input0"].dump()};
+    }
+    bad = compare_values(out, e);
+    if (!bad.empty()) return {Outcome::Fail, bad};
+  } catch (const SkipCase& s) {
+    return {Outcome::Skip, s.why};
+  } catch (const std::exception& ex) {
+    return {Outcome::Fail, std::string("harness error: ") + ex.what()};
+  }
+  return r;
+}
+
+}  // namespace strider::oracle

@@ -1,0 +1,65 @@
+// The `strider` command. Until the trainer lands, its main job is a tour of the memory-format
+// API: it prints what PyTorch prints for the same calls.
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <strider/strider.h>
+
+using namespace strider;
+
+namespace {
+
+void show(const char* what, const Tensor& t) {
+  std::cout << "  " << what << ": sizes " << t.sizes() << " strides " << t.strides()
+            << "  contiguous=" << t.is_contiguous()
+            << " channels_last=" << t.is_contiguous(MemoryFormat::ChannelsLast)
+            << " suggest=" << t.suggest_memory_format() << "\n";
+}
+
+int demo() {
+  std::cout << "strider memory formats (PyTorch semantics)\n\n";
+  Tensor x = empty({10, 3, 32, 32});
+  show("empty({10,3,32,32})", x);
+  Tensor xcl = x.to(MemoryFormat::ChannelsLast);
+  show("x.to(ChannelsLast)", xcl);
+  show("empty({10,3,16,16}, ChannelsLast)", empty({10, 3, 16, 16}, MemoryFormat::ChannelsLast));
+  show("empty({4,1,4,4}) (ambiguous: both formats)", empty({4, 1, 4, 4}));
+  show("x.permute(0,2,3,1) (NHWC view)", xcl.permute({0, 2, 3, 1}));
+  Tensor bias = randn({1, 3, 1, 1});
+  show("channels_last + bias (format propagates)", add(xcl.fill_(1), bias));
+  show("relu(channels_last)", relu(xcl));
+  show("clone() keeps the format", xcl.clone());
+  show("contiguous() converts back", xcl.contiguous());
+  show("sum(dim=1, keepdim) is contiguous (SPEC 9)", sum(xcl, {1}, true));
+  show("cat([cl, cl], 1) stays channels_last", cat({xcl, xcl}, 1));
+  show("empty({2,3,2,3,4}, ChannelsLast3d)", empty({2, 3, 2, 3, 4}, MemoryFormat::ChannelsLast3d));
+  std::cout << "\n  small tensor: " << arange(6).reshape({2, 3}).to(kFloat) / 4 << "\n";
+  try {
+    empty({3, 3}, MemoryFormat::ChannelsLast);
+  } catch (const Error& e) {
+    std::cout << "\n  bad input gets a clear error:\n    " << e.what() << "\n";
+  }
+  std::cout << "\n  allocator: current " << memory_stats().current_bytes << " bytes, peak "
+            << memory_stats().peak_bytes << " bytes\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"strider: C++ deep learning with PyTorch-exact memory formats"};
+  app.require_subcommand(0, 1);
+  auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API (the default)");
+  CLI11_PARSE(app, argc, argv);
+  if (const char* v = std::getenv("STRIDER_CHECK_MEMORY_FORMAT"); v && std::string(v) == "1")
+    set_memory_format_check(true);
+  if (const char* v = std::getenv("STRIDER_VERBOSE"); v && std::string(v) == "1") set_kernel_verbose(true);
+  try {
+    (void)demo_cmd;
+    return demo();
+  } catch (const Error& e) {
+    std::cerr << "strider: " << e.what() << "\n";
+    return 1;
+  }
+}
