@@ -25,7 +25,7 @@ inline T exact_unary(UnaryOp op, T x, const PointwiseArgs& a) {
     case UnaryOp::Relu: return x > T(0) ? x : (x != x ? x : T(0));
     case UnaryOp::Sigmoid: return static_cast<T>(1 / (1 + std::exp(-x)));
     case UnaryOp::Tanh: return static_cast<T>(std::tanh(x));
-    case UnaryOp::Gelu: return static_cast<T>(0.5 * x * (1 + std::erf(x * M_SQRT1_2)));
+    case UnaryOp::Gelu: return static_cast<T>(0.5 * x * std::erfc(-x * M_SQRT1_2));
     case UnaryOp::GeluTanh: {
       double xd = static_cast<double>(x);
       return static_cast<T>(0.5 * xd * (1 + std::tanh(0.7978845608028654 * (xd + 0.044715 * xd * xd * xd))));
@@ -52,7 +52,7 @@ inline float fast_unary(UnaryOp op, float x, const PointwiseArgs& a) {
     case UnaryOp::Log: return vmath::log(x);
     case UnaryOp::Sigmoid: return vmath::sigmoid(x);
     case UnaryOp::Tanh: return vmath::tanh(x);
-    case UnaryOp::Gelu: return 0.5f * x * (1.0f + vmath::erf(x * 0.70710678118654752f));
+    case UnaryOp::Gelu: return vmath::gelu(x);
     case UnaryOp::GeluTanh:
       return 0.5f * x * (1.0f + vmath::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
     case UnaryOp::Relu: return x > 0.0f ? x : (x != x ? x : 0.0f);

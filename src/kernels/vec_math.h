@@ -85,22 +85,33 @@ inline float tanh(float x) {
   return ax < 0.625f ? small : big;
 }
 
-// erf by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7, below float32's resolution
-// of erf's range).
+// erfc with relative error below 1.2e-7 everywhere (the Chebyshev fit of Numerical Recipes'
+// erfcc), so gelu keeps its relative accuracy far into the negative tail where 1 + erf(x)
+// would cancel.
+inline float erfc(float x) {
+  float z = std::fabs(x);
+  float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  float ans = t * exp(-z * z + p);
+  return x >= 0.0f ? ans : 2.0f - ans;
+}
+
 inline float erf(float x) {
-  float ax = std::fabs(x);
-  float t = 1.0f / (1.0f + 0.3275911f * ax);
-  float y = 1.061405429f;
-  y = y * t - 1.453152027f;
-  y = y * t + 1.421413741f;
-  y = y * t - 0.284496736f;
-  y = y * t + 0.254829592f;
-  y = 1.0f - y * t * exp(-ax * ax);
-  // Near zero use the Taylor series, where the rational form loses relative accuracy.
+  // Near zero 1 - erfc(x) cancels; the Taylor series is exact to float precision there.
   float z = x * x;
   float s = x * (1.1283791671f + z * (-0.3761263890f + z * (0.1128379167f + z * -0.0268661706f)));
-  float r = std::copysign(y, x);
-  return ax < 0.25f ? s : r;
+  return std::fabs(x) < 0.25f ? s : 1.0f - erfc(x);
 }
+
+inline float gelu(float x) { return 0.5f * x * erfc(-x * 0.70710678118654752f); }
 
 }  // namespace strider::kernels::vmath

@@ -192,6 +192,13 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
   return binary_op(BinaryOp::LogicalOr, a.to(kBool), b.to(kBool));
 }
 
+bool equal(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes()) return false;
+  if (a.numel() == 0) return true;
+  Tensor same = eq(a, b);
+  return logical_not(same).to(kLong).sum().item<int64_t>() == 0;
+}
+
 namespace {
 
 Tensor where_impl(const Tensor& cond, const PointwiseInput& x, const PointwiseInput& y) {

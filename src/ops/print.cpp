@@ -104,8 +104,7 @@ void print_rec(std::ostream& os, const Tensor& t, int64_t dim, int64_t offset, b
       else os << std::string(static_cast<size_t>(t.dim() - dim - 1), '\n') << std::string(indent + dim + 1, ' ');
     }
     if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
-      os << "...";
-      os << ',';
+      os << (last_dim ? " ..." : "...") << ',';
       if (last_dim) os << ' ';
       else os << std::string(static_cast<size_t>(t.dim() - dim - 1), '\n') << std::string(indent + dim + 1, ' ');
       i = n - kEdgeItems;

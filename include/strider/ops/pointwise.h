@@ -59,6 +59,9 @@ Tensor logical_not(const Tensor& a);
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
 
+// True when both have the same shape and every element compares equal (torch.equal).
+bool equal(const Tensor& a, const Tensor& b);
+
 // cond ? x : y; cond must be bool. x and y promote to their common dtype.
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y);
 Tensor where(const Tensor& cond, const Tensor& x, const Scalar& y);

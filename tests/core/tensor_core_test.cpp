@@ -1,0 +1,109 @@
+// Storage, allocator counters, dtypes and the 16-bit float conversions.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace strider {
+namespace {
+
+TEST(Allocator, CountsCurrentAndPeakBytes) {
+  const auto before = memory_stats();
+  reset_peak_memory();
+  {
+    Tensor a = empty({1024, 256});  // 1 MiB
+    EXPECT_EQ(memory_stats().current_bytes, before.current_bytes + 1024 * 256 * 4);
+    Tensor b = a.view({256, 1024});  // a view allocates nothing
+    EXPECT_EQ(memory_stats().current_bytes, before.current_bytes + 1024 * 256 * 4);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % 64, 0u);
+  }
+  EXPECT_EQ(memory_stats().current_bytes, before.current_bytes);
+  EXPECT_GE(memory_stats().peak_bytes, before.current_bytes + 1024 * 256 * 4);
+  reset_peak_memory();
+  EXPECT_EQ(memory_stats().peak_bytes, memory_stats().current_bytes);
+}
+
+TEST(Storage, ViewsShareAndOutliveTheBase) {
+  Tensor v;
+  {
+    Tensor base = arange(12).reshape({3, 4});
+    v = base.select(0, 2);
+    EXPECT_EQ(v.storage(), base.storage());
+    EXPECT_EQ(v.storage_offset(), 8);
+  }
+  EXPECT_EQ(v[3].item<int64_t>(), 11);
+}
+
+TEST(Storage, FromBlobWrapsWithoutCopyAndRunsDeleter) {
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  bool deleted = false;
+  {
+    Tensor t = from_blob(data, {2, 3}, kFloat, [&](void*) { deleted = true; });
+    EXPECT_EQ(t.data_ptr<float>(), data);
+    t.mul_(2.0);
+    EXPECT_EQ(data[5], 12.0f);
+  }
+  EXPECT_TRUE(deleted);
+}
+
+TEST(ScalarTypes, NamesAndPromotion) {
+  EXPECT_EQ(to_string(kBFloat16), "bfloat16");
+  EXPECT_EQ(scalar_type_from_string("float64"), kDouble);
+  EXPECT_THROW(scalar_type_from_string("complex64"), Error);
+  EXPECT_EQ(promote_types(kLong, kFloat), kFloat);
+  EXPECT_EQ(promote_types(kBFloat16, kHalf), kFloat);
+  EXPECT_EQ(promote_types(kByte, kInt), kInt);
+  EXPECT_EQ(promote_types(kBool, kByte), kByte);
+  EXPECT_EQ(promote_types(kFloat, kDouble), kDouble);
+}
+
+TEST(ReducedFloats, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(static_cast<float>(BFloat16(1.0f)), 1.0f);
+  // 1 + 2^-8 is exactly halfway between two bfloat16 values: ties go to even (1.0).
+  EXPECT_EQ(static_cast<float>(BFloat16(1.0f + 0x1p-8f)), 1.0f);
+  EXPECT_EQ(static_cast<float>(BFloat16(1.0f + 0x1p-7f + 0x1p-8f)), 1.0f + 0x1p-6f);
+  EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(NAN))));
+  EXPECT_TRUE(std::isinf(static_cast<float>(BFloat16(INFINITY))));
+}
+
+TEST(ReducedFloats, HalfRoundTripsEveryHalfValue) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    Half h;
+    h.bits = static_cast<uint16_t>(bits);
+    float f = static_cast<float>(h);
+    if (std::isnan(f)) continue;
+    EXPECT_EQ(Half(f).bits, h.bits) << bits;
+  }
+  EXPECT_EQ(static_cast<float>(Half(65504.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(static_cast<float>(Half(70000.0f))));
+  EXPECT_EQ(static_cast<float>(Half(1e-8f)), 0.0f);
+  EXPECT_EQ(static_cast<float>(Half(5.9604645e-8f)), 5.9604645e-8f);  // smallest subnormal
+}
+
+TEST(Generator, SameSeedSameNumbers) {
+  Generator a(42), b(42);
+  Tensor x = randn({100}, kFloat, &a), y = randn({100}, kFloat, &b);
+  EXPECT_TRUE(equal(x, y));
+  Generator c(43);
+  EXPECT_FALSE(equal(x, randn({100}, kFloat, &c)));
+  // Channels-last draws the same logical values.
+  Generator d(7), e(7);
+  Tensor cl = rand({2, 3, 4, 5}, TensorOptions().memory_format(MemoryFormat::ChannelsLast), &d);
+  EXPECT_EQ(cl.strides(), IntArrayRef({60, 1, 15, 3}));
+  EXPECT_TRUE(equal(cl, rand({2, 3, 4, 5}, {}, &e)));
+}
+
+TEST(Generator, UniformAndNormalMoments) {
+  Generator g(1);
+  Tensor u = rand({100000}, kDouble, &g), n = randn({100000}, kDouble, &g);
+  EXPECT_NEAR(mean(u).item<double>(), 0.5, 0.01);
+  EXPECT_NEAR(mean(n).item<double>(), 0.0, 0.02);
+  EXPECT_NEAR(var(n).item<double>(), 1.0, 0.02);
+  EXPECT_GE(amin(u).item<double>(), 0.0);
+  EXPECT_LT(amax(u).item<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace strider

@@ -1,0 +1,89 @@
+// Reduction and softmax values, dtypes and errors.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include <cmath>
+
+#include "support/compare.h"
+
+namespace strider {
+namespace {
+
+using testing::values;
+
+TEST(Reduce, SumMeanOverDims) {
+  Tensor x = arange(24).reshape({2, 3, 4}).to(kFloat);
+  EXPECT_EQ(sum(x).item<double>(), 276.0);
+  EXPECT_EQ(sum(x, {0, 2}).sizes(), IntArrayRef({3}));
+  EXPECT_EQ(values(sum(x, {0, 2})), (std::vector<double>{60, 92, 124}));
+  EXPECT_EQ(mean(x, {-1}, true).sizes(), IntArrayRef({2, 3, 1}));
+  EXPECT_EQ(values(mean(x, {-1})), (std::vector<double>{1.5, 5.5, 9.5, 13.5, 17.5, 21.5}));
+  EXPECT_EQ(sum(arange(5)).dtype(), kLong);
+  EXPECT_EQ(sum(tensor(std::vector<double>{1, 0, 1}, kBool)).item<int64_t>(), 2);
+  EXPECT_EQ(sum(empty({0, 3}), {0}).sizes(), IntArrayRef({3}));
+  EXPECT_EQ(values(sum(empty({0, 3}), {0})), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(sum(x, {1}, false, kDouble).dtype(), kDouble);
+}
+
+TEST(Reduce, LargeFloatSumsDoNotDrift) {
+  Tensor x = full({1 << 24}, 0.1);
+  EXPECT_NEAR(sum(x).item<double>(), 0.1f * double(1 << 24), 1.0);
+}
+
+TEST(Reduce, MaxArgmaxTiesAndNaN) {
+  Tensor x = tensor(std::vector<double>{1, 5, 5, 2, -1, 0});
+  EXPECT_EQ(argmax(x).item<int64_t>(), 1);
+  auto [v, i] = max(x.reshape({2, 3}), 1);
+  EXPECT_EQ(values(v), (std::vector<double>{5, 2}));
+  EXPECT_EQ(values(i), (std::vector<double>{1, 0}));
+  EXPECT_EQ(argmin(x).item<int64_t>(), 4);
+  Tensor n = tensor(std::vector<double>{1, NAN, 3});
+  EXPECT_TRUE(std::isnan(amax(n).item<double>()));
+  EXPECT_EQ(argmax(n).item<int64_t>(), 1);
+  EXPECT_THROW(amax(empty({0})), Error);
+  EXPECT_THROW(argmax(empty({2, 0}), 1), Error);
+}
+
+TEST(Reduce, VarianceUsesCorrection) {
+  Tensor x = tensor(std::vector<double>{1, 2, 3, 4}, kDouble);
+  EXPECT_DOUBLE_EQ(var(x).item<double>(), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(var(x, {}, 0).item<double>(), 1.25);
+  EXPECT_THROW(var(arange(4)), Error);
+  EXPECT_THROW(mean(arange(4)), Error);
+  EXPECT_THROW(sum(x, {1}), Error);
+  EXPECT_THROW(sum(x.reshape({2, 2}), {0, 0}), Error);
+}
+
+TEST(Softmax, RowsSumToOneAndLogMatches) {
+  Tensor x = rand({3, 7, 5}) * 10;
+  for (int64_t d = 0; d < 3; ++d) {
+    Tensor s = softmax(x, d);
+    EXPECT_TRUE(testing::all_close(sum(s, {d}), ones(sum(s, {d}).sizes()), 1e-6, 1e-6));
+    EXPECT_TRUE(testing::all_close(log_softmax(x, d), log(s), 1e-5, 1e-5));
+  }
+  Tensor big = tensor(std::vector<double>{1000, 1000});
+  EXPECT_EQ(values(softmax(big, 0)), (std::vector<double>{0.5, 0.5}));
+  Tensor inf = tensor(std::vector<double>{-INFINITY, 0});
+  EXPECT_EQ(values(softmax(inf, 0)), (std::vector<double>{0, 1}));
+  EXPECT_THROW(softmax(arange(3), 0), Error);
+  EXPECT_THROW(softmax(x, 3), Error);
+}
+
+TEST(Print, PyTorchStyle) {
+  EXPECT_EQ(tensor(std::vector<double>{1, 2, 3}).to_string(), "tensor([1., 2., 3.])");
+  EXPECT_EQ(tensor(std::vector<double>{0.5, -1.25}).to_string(), "tensor([ 0.5000, -1.2500])");
+  EXPECT_EQ(arange(4).reshape({2, 2}).to_string(), "tensor([[0, 1],\n        [2, 3]])");
+  EXPECT_EQ(tensor(std::vector<double>{1, 2}, kDouble).to_string(), "tensor([1., 2.], dtype=torch.float64)");
+  EXPECT_EQ(tensor(std::vector<double>{1, 0}, kBool).to_string(), "tensor([ True, False])");
+  EXPECT_EQ(scalar_tensor(1.5).to_string(), "tensor(1.5000)");
+  EXPECT_EQ(empty({0, 3}).to_string(), "tensor([], size=(0, 3))");
+  EXPECT_EQ(tensor(std::vector<double>{1e-5, 1}).to_string(), "tensor([1.0000e-05, 1.0000e+00])");
+  std::string big = arange(2000).to_string();
+  EXPECT_NE(big.find("tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"), std::string::npos) << big;
+  // A channels-last tensor prints in logical order.
+  Tensor cl = arange(8).reshape({1, 2, 2, 2}).to(MemoryFormat::ChannelsLast);
+  EXPECT_EQ(cl.to_string(), arange(8).reshape({1, 2, 2, 2}).to_string());
+}
+
+}  // namespace
+}  // namespace strider
