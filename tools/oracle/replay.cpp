@@ -26,7 +26,10 @@ std::optional<MemoryFormat> opt_fmt(const json& j, const char* key) {
   return memory_format_from_string(j[key].get<std::string>());
 }
 
-DimVector dims(const json& j) { return j.get<std::vector<int64_t>>(); }
+DimVector dims(const json& j) {
+  auto v = j.get<std::vector<int64_t>>();
+  return DimVector(v.begin(), v.end());
+}
 
 Tensor make_base(const json& recipe) {
   DimVector shape = dims(recipe["base_shape"]);

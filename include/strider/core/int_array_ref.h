@@ -7,16 +7,25 @@
 #include <ostream>
 #include <vector>
 
+#include "strider/core/small_vector.h"
+
 namespace strider {
 
-using DimVector = std::vector<int64_t>;
+// Sizes, strides and dimension lists: six dimensions inline covers NCDHW and then some.
+using DimVector = SmallVector<int64_t, 6>;
 
 class IntArrayRef {
  public:
   constexpr IntArrayRef() = default;
+  // Like c10::ArrayRef: the braced list lives until the end of the full expression, which is
+  // as long as a parameter of this type is used.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
   constexpr IntArrayRef(std::initializer_list<int64_t> list)
       : data_(list.begin()), size_(list.size()) {}
+#pragma GCC diagnostic pop
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
+  IntArrayRef(const DimVector& v) : data_(v.data()), size_(v.size()) {}
   constexpr IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
 
   constexpr const int64_t* data() const { return data_; }

@@ -9,6 +9,8 @@
 
 namespace strider {
 
+// Note: with `using namespace strider`, a one-argument call on a std::vector, `empty(v)`, finds
+// std::empty through argument-dependent lookup; write `strider::empty(v)` (braced lists are fine).
 Tensor empty(IntArrayRef sizes, TensorOptions options = {});
 // Uninitialized tensor with explicit strides (elements); the storage covers exactly its span.
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});

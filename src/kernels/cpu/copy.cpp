@@ -5,6 +5,7 @@
 
 #include "kernels/copy.h"
 #include "kernels/cpu/inner_loops.h"
+#include "kernels/cpu/transpose.h"
 #include "kernels/parallel.h"
 #include "kernels/strided_loop.h"
 #include "strider/core/dispatch.h"
@@ -29,6 +30,8 @@ void transpose_tiles(const LoopPlan& plan, int64_t b_dim) {
   const int64_t b_tiles = (B + kTile - 1) / kTile;
   const int64_t work = batch * b_tiles;
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kTile * A));
+  // Destinations much larger than the last-level cache are written around it.
+  const bool stream = batch * A * B * int64_t(sizeof(T)) > (int64_t(16) << 20);
   parallel_for(0, work, grain, [&](int64_t begin, int64_t end) {
     for (int64_t w = begin; w < end; ++w) {
       int64_t bi = w / b_tiles, bt = w % b_tiles;
@@ -44,16 +47,23 @@ void transpose_tiles(const LoopPlan& plan, int64_t b_dim) {
       T* out = reinterpret_cast<T*>(dst);
       const T* in = reinterpret_cast<const T*>(src);
       const int64_t b0 = bt * kTile, b1 = std::min(B, b0 + kTile);
-      for (int64_t a0 = 0; a0 < A; a0 += kTile) {
-        const int64_t a1 = std::min(A, a0 + kTile);
-        for (int64_t b = b0; b < b1; ++b) {
-          T* o = out + b * dst_b;
-          const T* i = in + b;
+      if constexpr (sizeof(T) == 4) {
+        // a in chunks too, so the rows being read stay in L1 while a tile is transposed.
+        for (int64_t a0 = 0; a0 < A; a0 += 4 * kTile)
+          transpose_block_32bit(in, src_a, out, dst_b, a0, std::min(A, a0 + 4 * kTile), b0, b1, stream);
+      } else {
+        for (int64_t a0 = 0; a0 < A; a0 += kTile) {
+          const int64_t a1 = std::min(A, a0 + kTile);
+          for (int64_t b = b0; b < b1; ++b) {
+            T* o = out + b * dst_b;
+            const T* i = in + b;
 #pragma omp simd
-          for (int64_t a = a0; a < a1; ++a) o[a] = i[a * src_a];
+            for (int64_t a = a0; a < a1; ++a) o[a] = i[a * src_a];
+          }
         }
       }
     }
+    if (stream) store_fence();  // each thread orders its own non-temporal stores
   });
 }
 
