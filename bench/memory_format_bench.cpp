@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <strider/strider.h>
@@ -100,7 +101,14 @@ BENCHMARK(BM_AddOneElement)->Unit(benchmark::kNanosecond)->MinTime(1.0);
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Machine-readable output (used by compare_memory_format_pytorch.py): no ratio summary.
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json |= std::string(argv[i]) == "--benchmark_format=json";
   benchmark::Initialize(&argc, argv);
+  if (json) {
+    benchmark::RunSpecifiedBenchmarks();
+    return 0;
+  }
   strider::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   auto t = [&](const char* n) { return reporter.seconds(n); };

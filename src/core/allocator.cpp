@@ -13,6 +13,37 @@ std::atomic<int64_t> g_current{0};
 std::atomic<int64_t> g_peak{0};
 std::atomic<int64_t> g_allocations{0};
 
+// Blocks up to 4 KiB are recycled through per-thread free lists, one per power-of-two size
+// class: aligned_alloc is slow for small sizes, and small tensors (scalars, biases, loss values)
+// are created and dropped at a high rate in every training step.
+constexpr int kNumClasses = 7;  // 64, 128, ..., 4096 bytes
+constexpr int kMaxCached = 64;  // per class and thread
+
+int size_class(size_t rounded) {
+  int c = 0;
+  size_t s = 64;
+  while (s < rounded) {
+    s <<= 1;
+    ++c;
+  }
+  return c;
+}
+
+struct BlockCache {
+  void* blocks[kNumClasses][kMaxCached];
+  int count[kNumClasses] = {};
+  bool alive = true;  // false once this thread's cache is torn down (static tensors die later)
+  ~BlockCache() {
+    for (int c = 0; c < kNumClasses; ++c) {
+      for (int i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
+      count[c] = 0;
+    }
+    alive = false;
+  }
+};
+
+thread_local BlockCache t_cache;
+
 class AlignedCpuAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes) override {
@@ -20,7 +51,13 @@ class AlignedCpuAllocator final : public Allocator {
     // unique pointer so an empty tensor has a valid data pointer.
     size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
     if (rounded == 0) rounded = kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded);
+    void* p = nullptr;
+    if (rounded <= 4096) {
+      int c = size_class(rounded);
+      rounded = size_t{64} << c;
+      if (t_cache.alive && t_cache.count[c] > 0) p = t_cache.blocks[c][--t_cache.count[c]];
+    }
+    if (!p) p = std::aligned_alloc(kAlignment, rounded);
     STRIDER_CHECK(p != nullptr, "allocate", "out of memory allocating ", nbytes,
                   " bytes (", memory_stats().current_bytes, " bytes already in use)");
     int64_t now = g_current.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
@@ -33,8 +70,17 @@ class AlignedCpuAllocator final : public Allocator {
 
   void deallocate(void* ptr, size_t nbytes) override {
     if (!ptr) return;
-    std::free(ptr);
     g_current.fetch_sub(static_cast<int64_t>(nbytes));
+    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+    if (rounded == 0) rounded = kAlignment;
+    if (rounded <= 4096) {
+      int c = size_class(rounded);
+      if (t_cache.alive && t_cache.count[c] < kMaxCached) {
+        t_cache.blocks[c][t_cache.count[c]++] = ptr;
+        return;
+      }
+    }
+    std::free(ptr);
   }
 };
 

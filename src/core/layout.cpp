@@ -99,8 +99,10 @@ bool non_overlapping_and_dense_raw(IntArrayRef sizes, IntArrayRef strides) {
   DimVector perm;
   for (size_t d = 0; d < n; ++d)
     if (sizes[d] >= 2) perm.push_back(static_cast<int64_t>(d));
-  std::stable_sort(perm.begin(), perm.end(),
-                   [&](int64_t a, int64_t b) { return strides[a] < strides[b]; });
+  // Stable insertion sort by stride; ranks are tiny and this runs on every tensor creation.
+  for (size_t i = 1; i < perm.size(); ++i)
+    for (size_t j = i; j > 0 && strides[perm[j]] < strides[perm[j - 1]]; --j)
+      std::swap(perm[j], perm[j - 1]);
   int64_t require = 1;
   for (int64_t d : perm) {
     if (strides[d] != require) return false;

@@ -17,9 +17,10 @@ LoopPlan make_loop_plan(std::initializer_list<const Tensor*> operands) {
   DimVector order;
   for (int64_t d = ndim - 1; d >= 0; --d)
     if (out.size(d) != 1) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return out.strides()[a] < out.strides()[b];
-  });
+  // Insertion sort: stable, and unlike std::stable_sort it never allocates (ranks are tiny).
+  for (size_t i = 1; i < order.size(); ++i)
+    for (size_t j = i; j > 0 && out.strides()[order[j]] < out.strides()[order[j - 1]]; --j)
+      std::swap(order[j], order[j - 1]);
 
   int k = 0;
   for (const Tensor* t : operands) {

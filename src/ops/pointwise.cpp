@@ -33,7 +33,7 @@ Tensor broadcast_to(const Tensor& t, IntArrayRef shape) {
 }
 
 // Allocates the functional output of an op over `operands` (promoted, in TensorIterator order).
-Tensor allocate_output(const std::vector<const Tensor*>& operands, ScalarType dtype, const char* op) {
+Tensor allocate_output(std::span<const Tensor* const> operands, ScalarType dtype, const char* op) {
   ops::OutputGeometry g = ops::pointwise_output_geometry(operands, op);
   return ops::make_tensor(std::move(g.sizes), std::move(g.strides), dtype);
 }
@@ -46,7 +46,8 @@ Tensor unary_op(UnaryOp op, const Tensor& a, PointwiseArgs args = {}) {
                 kernels::name(op), "not supported for bool tensors (shape ", a.sizes(),
                 "); use logical_not, or convert with .to(kFloat)");
   Tensor in = a.dtype() == dtype ? a : a.to(dtype);
-  Tensor out = allocate_output({&in}, op == UnaryOp::LogicalNot ? kBool : dtype, kernels::name(op));
+  const Tensor* operands[] = {&in};
+  Tensor out = allocate_output(operands, op == UnaryOp::LogicalNot ? kBool : dtype, kernels::name(op));
   Tensor src = broadcast_to(in, out.sizes());
   ops::run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, out, src, args); },
                   [&] { kernels::ref::unary(op, out, src, args); });
@@ -66,8 +67,8 @@ Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
                 a.tensor.sizes(), " and ", b.tensor.sizes(), "); use logical ops or convert first");
   Tensor pa = promote(a, common), pb = promote(b, common);
   // Wrapped numbers take part in the layout decision after the tensors (SPEC §8.1).
-  std::vector<const Tensor*> order = {&pa, &pb};
-  if (a.wrapped && !b.wrapped) order = {&pb, &pa};
+  const Tensor* order[] = {&pa, &pb};
+  if (a.wrapped && !b.wrapped) std::swap(order[0], order[1]);
   ScalarType out_dtype = kernels::is_comparison(op) ? kBool : common;
   Tensor out = allocate_output(order, out_dtype, name);
   Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
@@ -206,8 +207,8 @@ Tensor where_impl(const Tensor& cond, const PointwiseInput& x, const PointwiseIn
                 cond.dtype(), " (shape ", cond.sizes(), "); compare first, e.g. gt(t, 0)");
   ScalarType common = ops::result_type({x, y});
   Tensor px = promote(x, common), py = promote(y, common);
-  std::vector<const Tensor*> order = {&cond, &px, &py};
-  if (x.wrapped && !y.wrapped) order = {&cond, &py, &px};
+  const Tensor* order[] = {&cond, &px, &py};
+  if (x.wrapped && !y.wrapped) std::swap(order[1], order[2]);
   Tensor out = allocate_output(order, common, "where");
   Tensor c = broadcast_to(cond, out.sizes()), bx = broadcast_to(px, out.sizes()),
          by = broadcast_to(py, out.sizes());
@@ -232,7 +233,8 @@ Tensor where(const Tensor& cond, const Scalar& x, const Tensor& y) {
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   ScalarType common = ops::result_type({{self}, {t1}, {t2}});
   Tensor a = promote({self}, common), b = promote({t1}, common), c = promote({t2}, common);
-  Tensor out = allocate_output({&a, &b, &c}, common, "addcmul");
+  const Tensor* operands[] = {&a, &b, &c};
+  Tensor out = allocate_output(operands, common, "addcmul");
   Tensor ea = broadcast_to(a, out.sizes()), eb = broadcast_to(b, out.sizes()),
          ec = broadcast_to(c, out.sizes());
   const double v = value.to_double();
@@ -260,7 +262,8 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   ScalarType common = ops::result_type({{a}, {b}});
   Tensor pa = promote({a}, common), pb = promote({b}, common);
-  ops::OutputGeometry g = ops::pointwise_output_geometry({&pa, &pb}, "add_out");
+  const Tensor* operands[] = {&pa, &pb};
+  ops::OutputGeometry g = ops::pointwise_output_geometry(operands, "add_out");
   if (out.sizes() != IntArrayRef(g.sizes)) {
     const int64_t span = ops::storage_span(g.sizes, g.strides);
     if (span > 0) out.storage()->grow(static_cast<size_t>(out.storage_offset() + span) * out.element_size());

@@ -29,7 +29,7 @@ MaybeType combine_categories(MaybeType higher, MaybeType lower) {
 
 }  // namespace
 
-ScalarType result_type(const std::vector<PointwiseInput>& inputs) {
+ScalarType result_type(std::span<const PointwiseInput> inputs) {
   MaybeType dim_result, zero_result, wrapped_result;
   for (const auto& in : inputs) {
     ScalarType t = in.tensor.dtype();
@@ -53,7 +53,7 @@ bool can_cast(ScalarType from, ScalarType to) {
   return true;
 }
 
-OutputGeometry pointwise_output_geometry(const std::vector<const Tensor*>& inputs, const char* op) {
+OutputGeometry pointwise_output_geometry(std::span<const Tensor* const> inputs, const char* op) {
   // Shape, and whether every input has the same shape without mixing 0-d and n-d (§8.3).
   DimVector shape;
   bool same = true, has_scalar = false, has_tensor = false, first = true;
@@ -87,6 +87,7 @@ OutputGeometry pointwise_output_geometry(const std::vector<const Tensor*>& input
   // General path (§8.5): broadcast strides, then order dims; the first input with non-zero
   // strides in both dims decides each comparison.
   std::vector<DimVector> bstrides;
+  bstrides.reserve(inputs.size());
   for (const Tensor* t : inputs) {
     DimVector b(nd, 0);
     const int64_t off = nd - t->dim();

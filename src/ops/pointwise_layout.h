@@ -2,6 +2,8 @@
 // The layout decision for elementwise ops (PyTorch's TensorIterator, SPEC §8): type promotion
 // over tensors, 0-d tensors and wrapped numbers, broadcasting, the fast paths and the general
 // ordering path. This is the one place pointwise output strides are decided.
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "strider/core/tensor.h"
@@ -16,14 +18,17 @@ struct PointwiseInput {
 };
 
 // torch.result_type over the inputs.
-ScalarType result_type(const std::vector<PointwiseInput>& inputs);
+ScalarType result_type(std::span<const PointwiseInput> inputs);
+inline ScalarType result_type(std::initializer_list<PointwiseInput> inputs) {
+  return result_type(std::span<const PointwiseInput>(inputs.begin(), inputs.size()));
+}
 
 // Output shape and strides for a functional call on (already dtype-promoted) inputs.
 struct OutputGeometry {
   DimVector sizes;
   DimVector strides;
 };
-OutputGeometry pointwise_output_geometry(const std::vector<const Tensor*>& inputs, const char* op);
+OutputGeometry pointwise_output_geometry(std::span<const Tensor* const> inputs, const char* op);
 
 // Whether `from` can be written into a tensor of type `to` by an in-place op.
 bool can_cast(ScalarType from, ScalarType to);
