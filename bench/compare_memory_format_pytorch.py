@@ -45,8 +45,9 @@ def torch_times():
     torch.set_num_threads(THREADS)
     shape = (32, 256, 56, 56)
     cl = torch.channels_last
-    x = torch.rand(shape)
+    x, y = torch.rand(shape), torch.rand(shape)
     xcl = torch.rand(shape).contiguous(memory_format=cl)
+    ycl = torch.rand(shape).contiguous(memory_format=cl)
     dst_cl = torch.empty(shape).contiguous(memory_format=cl)
     dst = torch.empty(shape)
     out, out_cl = torch.empty(shape), torch.empty(shape).contiguous(memory_format=cl)
@@ -55,8 +56,8 @@ def torch_times():
         "version": torch.__version__,
         "BM_CopyNCHWtoNHWC": best_of(lambda: dst_cl.copy_(x), 10),
         "BM_CopyNHWCtoNCHW": best_of(lambda: dst.copy_(xcl), 10),
-        "BM_AddContiguous": best_of(lambda: torch.add(x, x, out=out), 10),
-        "BM_AddChannelsLast": best_of(lambda: torch.add(xcl, xcl, out=out_cl), 10),
+        "BM_AddContiguous": best_of(lambda: torch.add(x, y, out=out), 10),
+        "BM_AddChannelsLast": best_of(lambda: torch.add(xcl, ycl, out=out_cl), 10),
         "BM_AddOneElement": best_of(lambda: torch.add(a1, b1), 20000),
     }
 
