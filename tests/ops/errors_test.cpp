@@ -1,0 +1,78 @@
+// Bad input gets a strider::Error that names the op, the values involved and a fix.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include <functional>
+
+namespace strider {
+namespace {
+
+// Expects f() to throw strider::Error whose message contains every needle.
+void expect_error(const std::function<void()>& f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string m = e.what();
+    for (const auto& n : needles) EXPECT_NE(m.find(n), std::string::npos) << "missing '" << n << "' in: " << m;
+    return;
+  }
+  ADD_FAILURE() << "expected strider::Error";
+}
+
+TEST(Errors, ShapeMismatch) {
+  expect_error([] { rand({2, 3}) * rand({3, 2}); }, {"[mul]", "[2, 3]", "[3, 2]"});
+  expect_error([] { cat({rand({2, 3}), rand({2, 4})}, 0); }, {"[cat]", "[2, 3]", "[2, 4]"});
+  expect_error([] { cat({rand({2, 3}), rand({2})}, 0); }, {"[cat]", "same number of dimensions"});
+  expect_error([] { stack({rand({2, 3}), rand({3, 2})}); }, {"[stack]", "[2, 3]", "[3, 2]"});
+  expect_error([] { rand({2, 3}).view({4}); }, {"[view]", "[4]", "size 6"});
+  expect_error([] { Tensor a = rand({2, 3}); a.copy_(rand({4})); }, {"[expand]"});
+  expect_error([] { masked_fill(rand({2, 3}), tensor(std::vector<double>{1, 0}, kBool), 0); },
+               {"[masked_fill]"});
+}
+
+TEST(Errors, BadDims) {
+  expect_error([] { sum(rand({2, 3}), {2}); }, {"[sum]", "dimension out of range"});
+  expect_error([] { softmax(rand({2, 3}), -3); }, {"[softmax]", "dimension out of range"});
+  expect_error([] { rand({2, 3}).transpose(0, 2); }, {"[transpose]", "[-2, 1]"});
+  expect_error([] { rand({2, 3}).flatten(1, 0); }, {"[flatten]", "start_dim"});
+  expect_error([] { cat({}, 0); }, {"[cat]", "non-empty"});
+}
+
+TEST(Errors, MemoryFormatForRank) {
+  expect_error([] { empty({2, 3, 4}, MemoryFormat::ChannelsLast); },
+               {"[empty]", "required rank 4 tensor to use channels_last format", "rank 3"});
+  expect_error([] { rand({2, 3, 4, 5}).to(MemoryFormat::ChannelsLast3d); },
+               {"[to]", "required rank 5 tensor to use channels_last_3d format", "rank 4"});
+  expect_error([] { rand({2, 3, 4, 5}).transpose(0, 1).contiguous(MemoryFormat::Preserve); },
+               {"[contiguous]", "preserve memory format is unsupported"});
+  expect_error([] { Tensor t = empty({0}); t.resize_({2}, MemoryFormat::Preserve); }, {"[resize_]"});
+  expect_error([] { memory_format_from_string("nhwc"); }, {"unknown memory format", "channels_last"});
+}
+
+TEST(Errors, OutOfRange) {
+  expect_error([] { arange(5).select(0, 5); }, {"[select]", "index 5", "size 5"});
+  expect_error([] { arange(5).narrow(0, 3, 3); }, {"[narrow]"});
+  expect_error([] { arange(5).as_strided({3}, {2}, 2); }, {"[as_strided]", "storage"});
+  expect_error([] { rand({2}).size(1); }, {"[size]", "dimension out of range"});
+}
+
+TEST(Errors, IncompatibleDtype) {
+  expect_error([] { rand({2}).data_ptr<double>(); }, {"[data_ptr]", "float64", "float32"});
+  expect_error([] { where(rand({2}), rand({2}), rand({2})); }, {"[where]", "bool", "float32"});
+  expect_error([] { Tensor i = arange(3); add_(i, rand({3})); }, {"[add]", "float32", "int64"});
+  expect_error([] { mean(arange(3)); }, {"[mean]", "int64", ".to(kFloat)"});
+  expect_error([] { softmax(arange(3), 0); }, {"[softmax]", "int64"});
+  expect_error([] { sub(tensor(std::vector<double>{1}, kBool), tensor(std::vector<double>{1}, kBool)); },
+               {"[sub]", "bool"});
+  expect_error([] { scalar_type_from_string("int8"); }, {"unknown dtype", "int8"});
+}
+
+TEST(Errors, FactoryArguments) {
+  expect_error([] { empty({2, -3}); }, {"[empty]", "negative", "[2, -3]"});
+  expect_error([] { arange(0, 10, -1); }, {"[arange]", "step"});
+  expect_error([] { from_blob(nullptr, {2}, kFloat); }, {"[from_blob]", "null"});
+  expect_error([] { empty_strided({2, 3}, {1}); }, {"[empty_strided]"});
+}
+
+}  // namespace
+}  // namespace strider
