@@ -1,5 +1,9 @@
 #pragma once
 // The public API in one include, for users (never included inside the library).
+#include "strider/autograd/engine.h"
+#include "strider/autograd/functions.h"
+#include "strider/autograd/grad_mode.h"
+#include "strider/autograd/record.h"
 #include "strider/core/allocator.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/error.h"
@@ -10,10 +14,6 @@
 #include "strider/core/scalar_type.h"
 #include "strider/core/tensor.h"
 #include "strider/core/tensor_options.h"
-#include "strider/ops/cat.h"
 #include "strider/ops/check_mode.h"
 #include "strider/ops/factory.h"
 #include "strider/ops/kernel_choice.h"
-#include "strider/ops/pointwise.h"
-#include "strider/ops/reduce.h"
-#include "strider/ops/softmax.h"

@@ -15,7 +15,7 @@ void dispatch_unary_op(UnaryOp op, F&& f) {
     STRIDER_CASE(Neg) STRIDER_CASE(Abs) STRIDER_CASE(Exp) STRIDER_CASE(Log) STRIDER_CASE(Sqrt)
     STRIDER_CASE(Rsqrt) STRIDER_CASE(Relu) STRIDER_CASE(Sigmoid) STRIDER_CASE(Tanh)
     STRIDER_CASE(Gelu) STRIDER_CASE(GeluTanh) STRIDER_CASE(Clamp) STRIDER_CASE(PowScalar)
-    STRIDER_CASE(Reciprocal) STRIDER_CASE(Sign) STRIDER_CASE(LogicalNot)
+    STRIDER_CASE(Reciprocal) STRIDER_CASE(Sign) STRIDER_CASE(LogicalNot) STRIDER_CASE(Erf)
   }
 #undef STRIDER_CASE
 }

@@ -8,7 +8,7 @@ constexpr bool needs_floating(UnaryOp op) {
   switch (op) {
     case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
     case UnaryOp::Sigmoid: case UnaryOp::Tanh: case UnaryOp::Gelu: case UnaryOp::GeluTanh:
-    case UnaryOp::Reciprocal: case UnaryOp::PowScalar:
+    case UnaryOp::Reciprocal: case UnaryOp::PowScalar: case UnaryOp::Erf:
       return true;
     default:
       return false;

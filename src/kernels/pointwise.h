@@ -12,7 +12,7 @@ namespace strider::kernels {
 
 enum class UnaryOp {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Gelu, GeluTanh, Clamp, PowScalar,
-  Reciprocal, Sign, LogicalNot,
+  Reciprocal, Sign, LogicalNot, Erf,
 };
 enum class BinaryOp {
   Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,

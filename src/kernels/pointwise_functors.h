@@ -41,6 +41,7 @@ inline T exact_unary(UnaryOp op, T x, const PointwiseArgs& a) {
     case UnaryOp::Reciprocal: return static_cast<T>(1 / x);
     case UnaryOp::Sign: return static_cast<T>((T(0) < x) - (x < T(0)));
     case UnaryOp::LogicalNot: return static_cast<T>(!x);
+    case UnaryOp::Erf: return static_cast<T>(std::erf(x));
   }
   return x;
 }
@@ -49,6 +50,7 @@ inline T exact_unary(UnaryOp op, T x, const PointwiseArgs& a) {
 inline float fast_unary(UnaryOp op, float x, const PointwiseArgs& a) {
   switch (op) {
     case UnaryOp::Exp: return vmath::exp(x);
+    case UnaryOp::Erf: return vmath::erf(x);
     case UnaryOp::Log: return vmath::log(x);
     case UnaryOp::Sigmoid: return vmath::sigmoid(x);
     case UnaryOp::Tanh: return vmath::tanh(x);

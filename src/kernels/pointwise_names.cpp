@@ -5,7 +5,7 @@ namespace strider::kernels {
 const char* name(UnaryOp op) {
   static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "relu", "sigmoid",
                                 "tanh", "gelu", "gelu_tanh", "clamp", "pow", "reciprocal",
-                                "sign", "logical_not"};
+                                "sign", "logical_not", "erf"};
   return names[static_cast<int>(op)];
 }
 

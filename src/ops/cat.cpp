@@ -4,8 +4,10 @@
 #include "ops/pointwise_layout.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/view.h"
 
-namespace strider {
+namespace strider::ops {
 namespace {
 
 // PyTorch still skips 1-d tensors of size [0] in cat (legacy behaviour).
@@ -24,7 +26,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   STRIDER_CHECK(ref->dim() > 0, "cat", "zero-dimensional tensor (at position 0) cannot be concatenated");
   const int64_t d = layout::wrap_dim(dim, ref->dim(), "cat");
   // Result dtype, common format and output size.
-  std::vector<ops::PointwiseInput> inputs;
+  std::vector<PointwiseInput> inputs;
   MemoryFormat fmt = tensors[0].suggest_memory_format();
   DimVector sizes = ref->sizes().vec();
   sizes[d] = 0;
@@ -42,16 +44,16 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                     " and ", t.sizes(), ")");
     sizes[d] += t.sizes()[d];
   }
-  const ScalarType dtype = ops::result_type(inputs);
-  Tensor out = ops::make_tensor(sizes, layout::strides_for_format(sizes, fmt, "cat"), dtype);
+  const ScalarType dtype = result_type(inputs);
+  Tensor out = make_tensor(sizes, layout::strides_for_format(sizes, fmt, "cat"), dtype);
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     if (is_legacy_empty(t)) continue;
-    out.narrow(d, offset, t.sizes()[d]).copy_(t);
+    copy_(narrow(out, d, offset, t.sizes()[d]), t);
     offset += t.sizes()[d];
   }
   if (memory_format_check_enabled())
-    for (const Tensor& t : tensors) ops::check_memory_format_kept("cat", {&t}, out);
+    for (const Tensor& t : tensors) check_memory_format_kept("cat", {&t}, out);
   return out;
 }
 
@@ -67,11 +69,11 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
     // PyTorch: cat along d, then view with the new dimension split out (SPEC §12).
     DimVector shape = tensors[0].sizes().vec();
     shape.insert(shape.begin() + d, static_cast<int64_t>(tensors.size()));
-    return cat(tensors, d).view(shape);
+    return view(cat(tensors, d), shape);
   }
   std::vector<Tensor> expanded;
-  for (const Tensor& t : tensors) expanded.push_back(t.unsqueeze(-1));
+  for (const Tensor& t : tensors) expanded.push_back(unsqueeze(t, -1));
   return cat(expanded, rank);
 }
 
-}  // namespace strider
+}  // namespace strider::ops

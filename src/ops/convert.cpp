@@ -4,52 +4,54 @@
 #include "ops/make_tensor.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
+#include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
+#include "strider/ops/view.h"
 
-namespace strider {
+namespace strider::ops {
 
-Tensor Tensor::to(MemoryFormat fmt) const { return to(dtype(), fmt, false); }
+Tensor to(const Tensor& self, MemoryFormat fmt) { return to(self, self.dtype(), fmt, false); }
 
-Tensor Tensor::to(ScalarType dtype, MemoryFormat fmt, bool copy) const {
+Tensor to(const Tensor& self, ScalarType dtype, MemoryFormat fmt, bool copy) {
   // Alias rule (§6.4): same dtype, no forced copy, and the format already matches.
-  if (dtype == this->dtype() && !copy &&
-      (fmt == MemoryFormat::Preserve || suggest_memory_format() == fmt))
-    return *this;
-  Tensor out = ops::make_tensor(sizes().vec(), like_strides(*this, fmt, "to"), dtype);
-  out.copy_(*this);
-  if (fmt == MemoryFormat::Preserve) ops::check_memory_format_kept("to", {this}, out);
+  if (dtype == self.dtype() && !copy &&
+      (fmt == MemoryFormat::Preserve || self.suggest_memory_format() == fmt))
+    return self;
+  Tensor out = ops::make_tensor(self.sizes().vec(), like_strides(self, fmt, "to"), dtype);
+  copy_(out, self);
+  if (fmt == MemoryFormat::Preserve) ops::check_memory_format_kept("to", {&self}, out);
   return out;
 }
 
-Tensor Tensor::contiguous(MemoryFormat fmt) const {
-  if (is_contiguous(fmt)) return *this;
+Tensor contiguous(const Tensor& self, MemoryFormat fmt) {
+  if (self.is_contiguous(fmt)) return self;
   STRIDER_CHECK(fmt != MemoryFormat::Preserve, "contiguous",
                 "preserve memory format is unsupported by the contiguous operator; pass "
-                "contiguous, channels_last or channels_last_3d (tensor ", sizes(), "@", strides(), ")");
-  return clone(fmt);
+                "contiguous, channels_last or channels_last_3d (tensor ", self.sizes(), "@", self.strides(), ")");
+  return clone(self, fmt);
 }
 
-Tensor Tensor::clone(MemoryFormat fmt) const {
-  Tensor out = ops::make_tensor(sizes().vec(), like_strides(*this, fmt, "clone"), dtype());
-  out.copy_(*this);
-  if (fmt == MemoryFormat::Preserve) ops::check_memory_format_kept("clone", {this}, out);
+Tensor clone(const Tensor& self, MemoryFormat fmt) {
+  Tensor out = ops::make_tensor(self.sizes().vec(), like_strides(self, fmt, "clone"), self.dtype());
+  copy_(out, self);
+  if (fmt == MemoryFormat::Preserve) ops::check_memory_format_kept("clone", {&self}, out);
   return out;
 }
 
-Tensor& Tensor::copy_(const Tensor& src) {
+const Tensor& copy_(const Tensor& self, const Tensor& src) {
   STRIDER_CHECK(src.defined(), "copy_", "source tensor is undefined");
-  Tensor source = src.sizes() == sizes() ? src : src.expand(sizes());
-  ops::run_kernel("copy_", [&] { kernels::cpu::copy(*this, source); },
-                  [&] { kernels::ref::copy(*this, source); });
-  return *this;
+  Tensor source = src.sizes() == self.sizes() ? src : expand(src, self.sizes());
+  ops::run_kernel("copy_", [&] { kernels::cpu::copy(self, source); },
+                  [&] { kernels::ref::copy(self, source); });
+  return self;
 }
 
-Tensor& Tensor::fill_(const Scalar& value) {
-  ops::run_kernel("fill_", [&] { kernels::cpu::fill(*this, value); },
-                  [&] { kernels::ref::fill(*this, value); });
-  return *this;
+const Tensor& fill_(const Tensor& self, const Scalar& value) {
+  ops::run_kernel("fill_", [&] { kernels::cpu::fill(self, value); },
+                  [&] { kernels::ref::fill(self, value); });
+  return self;
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+const Tensor& zero_(const Tensor& self) { return fill_(self, 0); }
 
-}  // namespace strider
+}  // namespace strider::ops

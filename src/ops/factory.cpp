@@ -5,6 +5,7 @@
 
 #include "kernels/copy.h"
 #include "ops/make_tensor.h"
+#include "strider/ops/convert.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/layout.h"
 
@@ -52,7 +53,7 @@ Tensor ones(IntArrayRef sizes, TensorOptions options) { return full(sizes, 1, op
 
 Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
   Tensor t = empty(sizes, options);
-  t.fill_(value);
+  ops::fill_(t, value);
   return t;
 }
 
@@ -93,7 +94,7 @@ Tensor random_tensor(IntArrayRef sizes, TensorOptions options, const char* op, D
   });
   if (options.memory_format() == MemoryFormat::Contiguous) return contig;
   Tensor out = empty(sizes, options);
-  out.copy_(contig);
+  ops::copy_(out, contig);
   return out;
 }
 
@@ -126,18 +127,18 @@ Tensor from_blob(void* data, IntArrayRef sizes, ScalarType dtype, std::function<
 
 Tensor scalar_tensor(const Scalar& value, std::optional<ScalarType> dtype) {
   Tensor t = empty({}, dtype.value_or(value.default_dtype()));
-  t.fill_(value);
+  ops::fill_(t, value);
   return t;
 }
 
 Tensor tensor(const std::vector<double>& values, ScalarType dtype) {
   Tensor src = from_blob(const_cast<double*>(values.data()), {static_cast<int64_t>(values.size())}, kDouble);
-  return src.to(dtype, MemoryFormat::Preserve, /*copy=*/true);
+  return ops::to(src, dtype, MemoryFormat::Preserve, /*copy=*/true);
 }
 
 Tensor tensor(const std::vector<int64_t>& values, ScalarType dtype) {
   Tensor src = from_blob(const_cast<int64_t*>(values.data()), {static_cast<int64_t>(values.size())}, kLong);
-  return src.to(dtype, MemoryFormat::Preserve, /*copy=*/true);
+  return ops::to(src, dtype, MemoryFormat::Preserve, /*copy=*/true);
 }
 
 DimVector like_strides(const Tensor& t, MemoryFormat fmt, const char* op) {
@@ -157,30 +158,30 @@ Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt) {
 Tensor zeros_like(const Tensor& t, MemoryFormat fmt) { return zeros_like(t, t.dtype(), fmt); }
 Tensor zeros_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt) {
   Tensor out = empty_like(t, dtype, fmt);
-  out.zero_();
+  ops::zero_(out);
   return out;
 }
 Tensor ones_like(const Tensor& t, MemoryFormat fmt) { return ones_like(t, t.dtype(), fmt); }
 Tensor ones_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt) {
   Tensor out = empty_like(t, dtype, fmt);
-  out.fill_(1);
+  ops::fill_(out, 1);
   return out;
 }
 Tensor full_like(const Tensor& t, const Scalar& value, MemoryFormat fmt) {
   Tensor out = empty_like(t, fmt);
-  out.fill_(value);
+  ops::fill_(out, value);
   return out;
 }
 
 Tensor rand_like(const Tensor& t, MemoryFormat fmt, Generator* g) {
   Tensor out = empty_like(t, fmt);
-  out.copy_(rand(t.sizes(), t.dtype(), g));
+  ops::copy_(out, rand(t.sizes(), t.dtype(), g));
   return out;
 }
 
 Tensor randn_like(const Tensor& t, MemoryFormat fmt, Generator* g) {
   Tensor out = empty_like(t, fmt);
-  out.copy_(randn(t.sizes(), t.dtype(), g));
+  ops::copy_(out, randn(t.sizes(), t.dtype(), g));
   return out;
 }
 

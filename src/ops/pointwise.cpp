@@ -8,15 +8,18 @@
 #include "ops/pointwise_layout.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
+#include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
+#include "strider/ops/reduce.h"
+#include "strider/ops/view.h"
 
-namespace strider {
+namespace strider::ops {
 namespace {
 
 using kernels::BinaryOp;
 using kernels::PointwiseArgs;
 using kernels::UnaryOp;
-using ops::PointwiseInput;
+
 
 PointwiseInput wrap(const Scalar& s) {
   return {scalar_tensor(s, s.is_floating_point() ? kDouble : s.default_dtype()), true};
@@ -25,17 +28,17 @@ PointwiseInput wrap(const Scalar& s) {
 // Brings every input to `dtype` (SPEC §8.2: preserve-format conversion, so expanded inputs
 // densify before the layout is decided).
 Tensor promote(const PointwiseInput& in, ScalarType dtype) {
-  return in.tensor.dtype() == dtype ? in.tensor : in.tensor.to(dtype);
+  return in.tensor.dtype() == dtype ? in.tensor : to(in.tensor, dtype);
 }
 
 Tensor broadcast_to(const Tensor& t, IntArrayRef shape) {
-  return t.sizes() == shape ? t : t.expand(shape);
+  return t.sizes() == shape ? t : expand(t, shape);
 }
 
 // Allocates the functional output of an op over `operands` (promoted, in TensorIterator order).
 Tensor allocate_output(std::span<const Tensor* const> operands, ScalarType dtype, const char* op) {
-  ops::OutputGeometry g = ops::pointwise_output_geometry(operands, op);
-  return ops::make_tensor(std::move(g.sizes), std::move(g.strides), dtype);
+  OutputGeometry g = pointwise_output_geometry(operands, op);
+  return make_tensor(std::move(g.sizes), std::move(g.strides), dtype);
 }
 
 Tensor unary_op(UnaryOp op, const Tensor& a, PointwiseArgs args = {}) {
@@ -45,13 +48,13 @@ Tensor unary_op(UnaryOp op, const Tensor& a, PointwiseArgs args = {}) {
   STRIDER_CHECK(!(dtype == kBool && (op == UnaryOp::Neg || op == UnaryOp::Relu || op == UnaryOp::Sign)),
                 kernels::name(op), "not supported for bool tensors (shape ", a.sizes(),
                 "); use logical_not, or convert with .to(kFloat)");
-  Tensor in = a.dtype() == dtype ? a : a.to(dtype);
+  Tensor in = a.dtype() == dtype ? a : to(a, dtype);
   const Tensor* operands[] = {&in};
   Tensor out = allocate_output(operands, op == UnaryOp::LogicalNot ? kBool : dtype, kernels::name(op));
   Tensor src = broadcast_to(in, out.sizes());
-  ops::run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, out, src, args); },
+  run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, out, src, args); },
                   [&] { kernels::ref::unary(op, out, src, args); });
-  ops::check_memory_format_kept(kernels::name(op), {&a}, out);
+  check_memory_format_kept(kernels::name(op), {&a}, out);
   return out;
 }
 
@@ -60,7 +63,7 @@ Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
                  PointwiseArgs args = {}, bool lhs_first = true) {
   const char* name = kernels::name(op);
   STRIDER_CHECK(a.tensor.defined() && b.tensor.defined(), name, "input tensor is undefined");
-  ScalarType common = ops::result_type({a, b});
+  ScalarType common = result_type({a, b});
   if (kernels::needs_floating(op) && !is_floating_point(common)) common = kFloat;
   STRIDER_CHECK(!(common == kBool && (op == BinaryOp::Sub || op == BinaryOp::Div)), name,
                 "subtraction and division of bool tensors are not supported (shapes ",
@@ -73,9 +76,9 @@ Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
   Tensor out = allocate_output(order, out_dtype, name);
   Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
   if (!lhs_first) std::swap(x, y);
-  ops::run_kernel(name, [&] { kernels::cpu::binary(op, out, x, y, args); },
+  run_kernel(name, [&] { kernels::cpu::binary(op, out, x, y, args); },
                   [&] { kernels::ref::binary(op, out, x, y, args); });
-  ops::check_memory_format_kept(name, {&a.tensor, &b.tensor}, out);
+  check_memory_format_kept(name, {&a.tensor, &b.tensor}, out);
   return out;
 }
 
@@ -93,28 +96,28 @@ PointwiseArgs alpha_args(const Scalar& alpha) {
 }
 
 // In place: self is both the output and the first input, and keeps its strides.
-Tensor& inplace_binary(BinaryOp op, Tensor& self, const PointwiseInput& other, PointwiseArgs args) {
+const Tensor& inplace_binary(BinaryOp op, const Tensor& self, const PointwiseInput& other, PointwiseArgs args) {
   const char* name = kernels::name(op);
-  ScalarType common = ops::result_type({PointwiseInput{self}, other});
+  ScalarType common = result_type({PointwiseInput{self}, other});
   if (kernels::needs_floating(op) && !is_floating_point(common)) common = kFloat;
-  STRIDER_CHECK(ops::can_cast(common, self.dtype()), name, "result type ", common,
+  STRIDER_CHECK(can_cast(common, self.dtype()), name, "result type ", common,
                 " can't be cast to the desired output type ", self.dtype(),
                 " (in-place op on a tensor of shape ", self.sizes(), "); use the out-of-place op");
   DimVector shape = layout::broadcast_shapes(self.sizes(), other.tensor.sizes(), name);
   STRIDER_CHECK(IntArrayRef(shape) == self.sizes(), name, "output with shape ", self.sizes(),
                 " doesn't match the broadcast shape ", IntArrayRef(shape));
   if (common != self.dtype()) {
-    self.copy_(binary_op(op, PointwiseInput{self}, other, args));
+    copy_(self, binary_op(op, PointwiseInput{self}, other, args));
     return self;
   }
   Tensor y = broadcast_to(promote(other, common), self.sizes());
-  ops::run_kernel(name, [&] { kernels::cpu::binary(op, self, self, y, args); },
+  run_kernel(name, [&] { kernels::cpu::binary(op, self, self, y, args); },
                   [&] { kernels::ref::binary(op, self, self, y, args); });
   return self;
 }
 
-Tensor& inplace_unary(UnaryOp op, Tensor& self, PointwiseArgs args = {}) {
-  ops::run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, self, self, args); },
+const Tensor& inplace_unary(UnaryOp op, const Tensor& self, PointwiseArgs args = {}) {
+  run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, self, self, args); },
                   [&] { kernels::ref::unary(op, self, self, args); });
   return self;
 }
@@ -157,6 +160,7 @@ Tensor neg(const Tensor& a) { return unary_op(UnaryOp::Neg, a); }
 Tensor abs(const Tensor& a) { return unary_op(UnaryOp::Abs, a); }
 Tensor sign(const Tensor& a) { return unary_op(UnaryOp::Sign, a); }
 Tensor exp(const Tensor& a) { return unary_op(UnaryOp::Exp, a); }
+Tensor erf(const Tensor& a) { return unary_op(UnaryOp::Erf, a); }
 Tensor log(const Tensor& a) { return unary_op(UnaryOp::Log, a); }
 Tensor sqrt(const Tensor& a) { return unary_op(UnaryOp::Sqrt, a); }
 Tensor rsqrt(const Tensor& a) { return unary_op(UnaryOp::Rsqrt, a); }
@@ -187,17 +191,17 @@ Tensor gt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Gt, a, 
 Tensor ge(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ge, a, b); }
 Tensor logical_not(const Tensor& a) { return unary_op(UnaryOp::LogicalNot, a); }
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return binary_op(BinaryOp::LogicalAnd, a.to(kBool), b.to(kBool));
+  return binary_op(BinaryOp::LogicalAnd, to(a, kBool), to(b, kBool));
 }
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return binary_op(BinaryOp::LogicalOr, a.to(kBool), b.to(kBool));
+  return binary_op(BinaryOp::LogicalOr, to(a, kBool), to(b, kBool));
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
   if (a.sizes() != b.sizes()) return false;
   if (a.numel() == 0) return true;
   Tensor same = eq(a, b);
-  return logical_not(same).to(kLong).sum().item<int64_t>() == 0;
+  return item(sum(to(logical_not(same), kLong))).to<int64_t>() == 0;
 }
 
 namespace {
@@ -205,16 +209,16 @@ namespace {
 Tensor where_impl(const Tensor& cond, const PointwiseInput& x, const PointwiseInput& y) {
   STRIDER_CHECK(cond.dtype() == kBool, "where", "condition must be a bool tensor, but got ",
                 cond.dtype(), " (shape ", cond.sizes(), "); compare first, e.g. gt(t, 0)");
-  ScalarType common = ops::result_type({x, y});
+  ScalarType common = result_type({x, y});
   Tensor px = promote(x, common), py = promote(y, common);
   const Tensor* order[] = {&cond, &px, &py};
   if (x.wrapped && !y.wrapped) std::swap(order[1], order[2]);
   Tensor out = allocate_output(order, common, "where");
   Tensor c = broadcast_to(cond, out.sizes()), bx = broadcast_to(px, out.sizes()),
          by = broadcast_to(py, out.sizes());
-  ops::run_kernel("where", [&] { kernels::cpu::where(out, c, bx, by); },
+  run_kernel("where", [&] { kernels::cpu::where(out, c, bx, by); },
                   [&] { kernels::ref::where(out, c, bx, by); });
-  ops::check_memory_format_kept("where", {&cond, &x.tensor, &y.tensor}, out);
+  check_memory_format_kept("where", {&cond, &x.tensor, &y.tensor}, out);
   return out;
 }
 
@@ -231,16 +235,16 @@ Tensor where(const Tensor& cond, const Scalar& x, const Tensor& y) {
 }
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  ScalarType common = ops::result_type({{self}, {t1}, {t2}});
+  ScalarType common = result_type({{self}, {t1}, {t2}});
   Tensor a = promote({self}, common), b = promote({t1}, common), c = promote({t2}, common);
   const Tensor* operands[] = {&a, &b, &c};
   Tensor out = allocate_output(operands, common, "addcmul");
   Tensor ea = broadcast_to(a, out.sizes()), eb = broadcast_to(b, out.sizes()),
          ec = broadcast_to(c, out.sizes());
   const double v = value.to_double();
-  ops::run_kernel("addcmul", [&] { kernels::cpu::addcmul(out, ea, eb, ec, v); },
+  run_kernel("addcmul", [&] { kernels::cpu::addcmul(out, ea, eb, ec, v); },
                   [&] { kernels::ref::addcmul(out, ea, eb, ec, v); });
-  ops::check_memory_format_kept("addcmul", {&self, &t1, &t2}, out);
+  check_memory_format_kept("addcmul", {&self, &t1, &t2}, out);
   return out;
 }
 
@@ -248,87 +252,56 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
   STRIDER_CHECK(mask.dtype() == kBool, "masked_fill", "mask must be a bool tensor, but got ",
                 mask.dtype(), " (shape ", mask.sizes(), ")");
   // PyTorch: clone(contiguous), then fill in place (SPEC §8.7), so the result is contiguous.
-  Tensor out = self.clone(MemoryFormat::Contiguous);
+  Tensor out = clone(self, MemoryFormat::Contiguous);
   DimVector shape = layout::broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
   STRIDER_CHECK(IntArrayRef(shape) == self.sizes(), "masked_fill", "mask of shape ", mask.sizes(),
                 " does not broadcast to the tensor's shape ", self.sizes());
-  Tensor fill = scalar_tensor(value, self.dtype()).expand(self.sizes());
+  Tensor fill = expand(scalar_tensor(value, self.dtype()), self.sizes());
   Tensor m = broadcast_to(mask, self.sizes());
-  ops::run_kernel("masked_fill", [&] { kernels::cpu::where(out, m, fill, out); },
+  run_kernel("masked_fill", [&] { kernels::cpu::where(out, m, fill, out); },
                   [&] { kernels::ref::where(out, m, fill, out); });
   return out;
 }
 
-Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  ScalarType common = ops::result_type({{a}, {b}});
+const Tensor& add_out(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  ScalarType common = result_type({{a}, {b}});
   Tensor pa = promote({a}, common), pb = promote({b}, common);
   const Tensor* operands[] = {&pa, &pb};
-  ops::OutputGeometry g = ops::pointwise_output_geometry(operands, "add_out");
+  OutputGeometry g = pointwise_output_geometry(operands, "add_out");
   if (out.sizes() != IntArrayRef(g.sizes)) {
-    const int64_t span = ops::storage_span(g.sizes, g.strides);
+    const int64_t span = storage_span(g.sizes, g.strides);
     if (span > 0) out.storage()->grow(static_cast<size_t>(out.storage_offset() + span) * out.element_size());
     out.impl()->set_sizes_and_strides(std::move(g.sizes), std::move(g.strides));
   }
-  STRIDER_CHECK(ops::can_cast(common, out.dtype()), "add_out", "result type ", common,
+  STRIDER_CHECK(can_cast(common, out.dtype()), "add_out", "result type ", common,
                 " can't be cast to the desired output type ", out.dtype());
   if (common != out.dtype()) {
-    out.copy_(add(a, b, alpha));
+    copy_(out, add(a, b, alpha));
     return out;
   }
   Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
   PointwiseArgs args = alpha_args(alpha);
-  ops::run_kernel("add", [&] { kernels::cpu::binary(BinaryOp::Add, out, x, y, args); },
+  run_kernel("add", [&] { kernels::cpu::binary(BinaryOp::Add, out, x, y, args); },
                   [&] { kernels::ref::binary(BinaryOp::Add, out, x, y, args); });
   return out;
 }
 
-Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return inplace_binary(BinaryOp::Add, self, PointwiseInput{other}, alpha_args(alpha));
 }
-Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+const Tensor& add_(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return inplace_binary(BinaryOp::Add, self, wrap(other), alpha_args(alpha));
 }
-Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+const Tensor& sub_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return inplace_binary(BinaryOp::Sub, self, PointwiseInput{other}, alpha_args(alpha));
 }
-Tensor& mul_(Tensor& self, const Tensor& other) { return inplace_binary(BinaryOp::Mul, self, PointwiseInput{other}, {}); }
-Tensor& mul_(Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Mul, self, wrap(other), {}); }
-Tensor& div_(Tensor& self, const Tensor& other) { return inplace_binary(BinaryOp::Div, self, PointwiseInput{other}, {}); }
-Tensor& div_(Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Div, self, wrap(other), {}); }
-Tensor& relu_(Tensor& self) { return inplace_unary(UnaryOp::Relu, self); }
-Tensor& clamp_(Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+const Tensor& mul_(const Tensor& self, const Tensor& other) { return inplace_binary(BinaryOp::Mul, self, PointwiseInput{other}, {}); }
+const Tensor& mul_(const Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Mul, self, wrap(other), {}); }
+const Tensor& div_(const Tensor& self, const Tensor& other) { return inplace_binary(BinaryOp::Div, self, PointwiseInput{other}, {}); }
+const Tensor& div_(const Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Div, self, wrap(other), {}); }
+const Tensor& relu_(const Tensor& self) { return inplace_unary(UnaryOp::Relu, self); }
+const Tensor& clamp_(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return inplace_unary(UnaryOp::Clamp, self, clamp_args(lo, hi));
 }
 
-// ---- Tensor methods and operators
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return strider::add(*this, o, alpha); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return strider::sub(*this, o, alpha); }
-Tensor Tensor::mul(const Tensor& o) const { return strider::mul(*this, o); }
-Tensor Tensor::div(const Tensor& o) const { return strider::div(*this, o); }
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return strider::add_(*this, o, alpha); }
-Tensor& Tensor::mul_(const Tensor& o) { return strider::mul_(*this, o); }
-Tensor& Tensor::mul_(const Scalar& o) { return strider::mul_(*this, o); }
-Tensor Tensor::neg() const { return strider::neg(*this); }
-Tensor Tensor::abs() const { return strider::abs(*this); }
-Tensor Tensor::exp() const { return strider::exp(*this); }
-Tensor Tensor::log() const { return strider::log(*this); }
-Tensor Tensor::sqrt() const { return strider::sqrt(*this); }
-Tensor Tensor::relu() const { return strider::relu(*this); }
-Tensor Tensor::sigmoid() const { return strider::sigmoid(*this); }
-Tensor Tensor::tanh() const { return strider::tanh(*this); }
-
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
-Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
-Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
-Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return rdiv(b, a); }
-Tensor operator-(const Tensor& a) { return neg(a); }
-
-}  // namespace strider
+}  // namespace strider::ops

@@ -8,9 +8,11 @@
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
 #include "strider/core/layout.h"
+#include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
+#include "strider/ops/view.h"
 
-namespace strider {
+namespace strider::ops {
 namespace {
 
 using kernels::ReduceOp;
@@ -47,16 +49,16 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, Scal
   STRIDER_CHECK(!needs_element || length > 0 || product(out_sizes) == 0, name,
                 "cannot reduce over a zero-size dimension (input shape ", t.sizes(), ", dims ", dims,
                 "): the result has no identity; reduce over non-empty dims");
-  Tensor out = ops::make_tensor(out_sizes, layout::contiguous_strides(out_sizes), out_dtype);
+  Tensor out = make_tensor(out_sizes, layout::contiguous_strides(out_sizes), out_dtype);
   // Keepdim view for the kernel: input's sizes, stride 0 where reduced.
   DimVector keep_strides = layout::contiguous_strides(keep_sizes), view_strides(t.dim());
   for (int64_t d = 0; d < t.dim(); ++d) view_strides[d] = mask[d] ? 0 : keep_strides[d];
-  Tensor kview = out.as_strided(t.sizes(), view_strides, 0);
+  Tensor kview = as_strided(out, t.sizes(), view_strides, 0);
   if (length == 0) {
-    out.fill_(op == ReduceOp::Prod ? 1.0 : (op == ReduceOp::Sum ? 0.0 : NAN));
+    fill_(out, op == ReduceOp::Prod ? 1.0 : (op == ReduceOp::Sum ? 0.0 : NAN));
     return out;
   }
-  ops::run_kernel(name, [&] { kernels::cpu::reduce(op, kview, t, args); },
+  run_kernel(name, [&] { kernels::cpu::reduce(op, kview, t, args); },
                   [&] { kernels::ref::reduce(op, kview, t, args); });
   return out;
 }
@@ -74,7 +76,7 @@ ScalarType floating_only(const Tensor& t, const char* op) {
 
 Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType out = dtype.value_or(sum_dtype(t.dtype()));
-  Tensor in = dtype && *dtype != t.dtype() ? t.to(*dtype) : t;
+  Tensor in = dtype && *dtype != t.dtype() ? to(t, *dtype) : t;
   return reduce(ReduceOp::Sum, in, dims, keepdim, out);
 }
 Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim) {
@@ -91,24 +93,24 @@ Tensor amin(const Tensor& t, IntArrayRef dims, bool keepdim) {
 }
 std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
   const int64_t d = t.dim() == 0 ? 0 : layout::wrap_dim(dim, t.dim(), "max");
-  if (t.dim() == 0) return {t.clone(), scalar_tensor(Scalar(int64_t{0}), kLong)};
+  if (t.dim() == 0) return {clone(t), scalar_tensor(Scalar(int64_t{0}), kLong)};
   return {reduce(ReduceOp::Max, t, {d}, keepdim, t.dtype()),
           reduce(ReduceOp::Argmax, t, {d}, keepdim, kLong)};
 }
 std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   const int64_t d = t.dim() == 0 ? 0 : layout::wrap_dim(dim, t.dim(), "min");
-  if (t.dim() == 0) return {t.clone(), scalar_tensor(Scalar(int64_t{0}), kLong)};
+  if (t.dim() == 0) return {clone(t), scalar_tensor(Scalar(int64_t{0}), kLong)};
   return {reduce(ReduceOp::Min, t, {d}, keepdim, t.dtype()),
           reduce(ReduceOp::Argmin, t, {d}, keepdim, kLong)};
 }
 Tensor max(const Tensor& t) { return reduce(ReduceOp::Max, t, {}, false, t.dtype()); }
 Tensor min(const Tensor& t) { return reduce(ReduceOp::Min, t, {}, false, t.dtype()); }
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  if (!dim) return reduce(ReduceOp::Argmax, t.reshape({-1}), {}, false, kLong);
+  if (!dim) return reduce(ReduceOp::Argmax, reshape(t, {-1}), {}, false, kLong);
   return reduce(ReduceOp::Argmax, t, {*dim}, keepdim, kLong);
 }
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  if (!dim) return reduce(ReduceOp::Argmin, t.reshape({-1}), {}, false, kLong);
+  if (!dim) return reduce(ReduceOp::Argmin, reshape(t, {-1}), {}, false, kLong);
   return reduce(ReduceOp::Argmin, t, {*dim}, keepdim, kLong);
 }
 Tensor var(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) {
@@ -117,9 +119,4 @@ Tensor var(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) 
   return reduce(ReduceOp::Var, t, dims, keepdim, floating_only(t, "var"), args);
 }
 
-Tensor Tensor::sum() const { return strider::sum(*this); }
-Tensor Tensor::sum(IntArrayRef dims, bool keepdim) const { return strider::sum(*this, dims, keepdim); }
-Tensor Tensor::mean() const { return strider::mean(*this); }
-Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return strider::mean(*this, dims, keepdim); }
-
-}  // namespace strider
+}  // namespace strider::ops

@@ -4,20 +4,22 @@
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
 #include "strider/core/layout.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/view.h"
 
-namespace strider {
+namespace strider::ops {
 namespace {
 
 Tensor softmax_impl(const Tensor& t, int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   STRIDER_CHECK(is_floating_point(t.dtype()), name, "expected a floating-point tensor but got ",
                 t.dtype(), " (shape ", t.sizes(), "); convert with .to(kFloat)");
-  Tensor in = t.dim() == 0 ? t.reshape({1}) : t;
+  Tensor in = t.dim() == 0 ? reshape(t, {1}) : t;
   const int64_t d = layout::wrap_dim(dim, in.dim(), name);
-  in = in.contiguous();
-  Tensor out = ops::make_tensor(t.sizes().vec(), layout::contiguous_strides(t.sizes()), t.dtype());
-  Tensor kout = t.dim() == 0 ? out.reshape({1}) : out;
-  ops::run_kernel(name, [&] { kernels::cpu::softmax(kout, in, d, log); },
+  in = contiguous(in);
+  Tensor out = make_tensor(t.sizes().vec(), layout::contiguous_strides(t.sizes()), t.dtype());
+  Tensor kout = t.dim() == 0 ? reshape(out, {1}) : out;
+  run_kernel(name, [&] { kernels::cpu::softmax(kout, in, d, log); },
                   [&] { kernels::ref::softmax(kout, in, d, log); });
   return out;
 }
@@ -27,4 +29,4 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, bool log) {
 Tensor softmax(const Tensor& t, int64_t dim) { return softmax_impl(t, dim, false); }
 Tensor log_softmax(const Tensor& t, int64_t dim) { return softmax_impl(t, dim, true); }
 
-}  // namespace strider
+}  // namespace strider::ops

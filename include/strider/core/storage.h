@@ -1,6 +1,7 @@
 #pragma once
 // Storage: the bytes behind one or more tensors. Views share it through shared ownership.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -24,11 +25,17 @@ class StorageImpl {
   // Grows the allocation to at least `nbytes`, keeping the old bytes (resize_).
   void grow(size_t nbytes);
 
+  // Bumped by every in-place write through the public API, so autograd can tell that a tensor
+  // saved for backward was modified afterwards (shared by all views of the storage).
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Allocator* allocator_ = nullptr;
   std::function<void(void*)> deleter_;
+  uint64_t version_ = 0;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

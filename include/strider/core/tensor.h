@@ -3,6 +3,7 @@
 // PyTorch's at::Tensor). Metadata accessors are defined here; methods that compute (to,
 // contiguous, clone, views, arithmetic) are declared here and defined in the ops layer, as ATen
 // does, so this header stays light and includes only point down.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -15,6 +16,10 @@
 #include "strider/core/tensor_options.h"
 
 namespace strider {
+
+namespace autograd {
+class Node;
+}
 
 class Tensor {
  public:
@@ -57,7 +62,30 @@ class Tensor {
   // The format the strides suggest (gaps allowed, size-1 strides count); ops propagate this.
   MemoryFormat suggest_memory_format() const;
 
-  // ---- conversion (defined in ops/convert.cpp)
+  // ---- autograd (defined in the autograd layer)
+  bool requires_grad() const;
+  // Marks a leaf as needing a gradient; throws on non-leaf tensors (use detach() first).
+  Tensor& requires_grad_(bool requires_grad = true);
+  // The accumulated gradient of a leaf (undefined until a backward reaches it).
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  void set_grad(const Tensor& grad);
+  bool is_leaf() const;
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  // Backpropagates from this tensor; `gradient` may be omitted for a one-element tensor.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // A tensor sharing storage with this one, outside any graph.
+  Tensor detach() const;
+  // Keeps .grad() of a non-leaf tensor after backward.
+  void retain_grad() const;
+  // fn(grad) runs when the gradient w.r.t. this tensor is computed; a defined return value
+  // replaces the gradient. Returns a handle for remove_hook.
+  int register_hook(std::function<Tensor(const Tensor&)> fn) const;
+  void remove_hook(int handle) const;
+  // fn(tensor) runs after a leaf's .grad() has been accumulated (FSDP and DDP hook in here).
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> fn) const;
+
+  // ---- conversion (defined in the autograd layer, on top of ops/convert.h)
   // Returns *this when the format already matches (suggest_memory_format() == fmt), else a copy
   // in `fmt`'s formula strides (restriding size-1 dims too).
   Tensor to(MemoryFormat fmt) const;
@@ -66,13 +94,14 @@ class Tensor {
   // Returns *this when is_contiguous(fmt), else a copy in `fmt`.
   Tensor contiguous(MemoryFormat fmt = MemoryFormat::Contiguous) const;
   Tensor clone(MemoryFormat fmt = MemoryFormat::Preserve) const;
-  Tensor& copy_(const Tensor& src);
-  Tensor& fill_(const Scalar& value);
-  Tensor& zero_();
-  Tensor& resize_(IntArrayRef sizes, std::optional<MemoryFormat> fmt = std::nullopt);
-  Tensor& resize_as_(const Tensor& other, std::optional<MemoryFormat> fmt = std::nullopt);
+  // In-place ops return *this; under grad mode they refuse tensors that require grad.
+  const Tensor& copy_(const Tensor& src) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const;
+  const Tensor& resize_(IntArrayRef sizes, std::optional<MemoryFormat> fmt = std::nullopt) const;
+  const Tensor& resize_as_(const Tensor& other, std::optional<MemoryFormat> fmt = std::nullopt) const;
 
-  // ---- views (share storage; defined in ops/view.cpp)
+  // ---- views (share storage; differentiable)
   Tensor view(IntArrayRef sizes) const;
   Tensor reshape(IntArrayRef sizes) const;
   Tensor permute(IntArrayRef dims) const;
@@ -97,14 +126,14 @@ class Tensor {
   template <class T>
   T item() const { return item().to<T>(); }
 
-  // ---- arithmetic (defined in ops/pointwise.cpp); see ops/pointwise.h for the full list
+  // ---- arithmetic (differentiable); autograd/functions.h has the full list
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& mul_(const Scalar& other) const;
   Tensor neg() const;
   Tensor abs() const;
   Tensor exp() const;

@@ -14,16 +14,13 @@ class TensorOptions {
 
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions memory_format(MemoryFormat f) const { auto o = *this; o.memory_format_ = f; return o; }
-  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
 
   ScalarType dtype() const { return dtype_; }
   MemoryFormat memory_format() const { return memory_format_; }
-  bool requires_grad() const { return requires_grad_; }
 
  private:
   ScalarType dtype_ = kFloat;
   MemoryFormat memory_format_ = MemoryFormat::Contiguous;
-  bool requires_grad_ = false;
 };
 
 }  // namespace strider

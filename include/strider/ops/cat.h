@@ -5,9 +5,9 @@
 
 #include "strider/core/tensor.h"
 
-namespace strider {
+namespace strider::ops {
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 
-}  // namespace strider
+}  // namespace strider::ops

@@ -9,7 +9,7 @@
 
 #include "strider/core/tensor.h"
 
-namespace strider {
+namespace strider::ops {
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
@@ -32,6 +32,7 @@ Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 // exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh and gelu give float32 for integer inputs.
 Tensor exp(const Tensor& a);
+Tensor erf(const Tensor& a);
 Tensor log(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
@@ -73,17 +74,17 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 
 // Writes a + alpha * b into `out`. An `out` of the right shape keeps its strides; any other is
 // resized (restrided as the functional op would lay it out).
-Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+const Tensor& add_out(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
 
 // In place: self keeps its strides; the result type must be castable to self's dtype.
-Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
-Tensor& add_(Tensor& self, const Scalar& other, const Scalar& alpha = 1);
-Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
-Tensor& mul_(Tensor& self, const Tensor& other);
-Tensor& mul_(Tensor& self, const Scalar& other);
-Tensor& div_(Tensor& self, const Tensor& other);
-Tensor& div_(Tensor& self, const Scalar& other);
-Tensor& relu_(Tensor& self);
-Tensor& clamp_(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+const Tensor& add_(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+const Tensor& sub_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+const Tensor& mul_(const Tensor& self, const Tensor& other);
+const Tensor& mul_(const Tensor& self, const Scalar& other);
+const Tensor& div_(const Tensor& self, const Tensor& other);
+const Tensor& div_(const Tensor& self, const Scalar& other);
+const Tensor& relu_(const Tensor& self);
+const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
 
-}  // namespace strider
+}  // namespace strider::ops

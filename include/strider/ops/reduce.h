@@ -6,7 +6,7 @@
 
 #include "strider/core/tensor.h"
 
-namespace strider {
+namespace strider::ops {
 
 // Integral and bool inputs sum to int64 unless `dtype` says otherwise.
 Tensor sum(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false,
@@ -27,4 +27,4 @@ Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool k
 // Variance with Bessel's correction by default (correction = 1).
 Tensor var(const Tensor& t, IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false);
 
-}  // namespace strider
+}  // namespace strider::ops

@@ -1,0 +1,36 @@
+#pragma once
+// Helpers shared by backward formulas.
+#include "strider/autograd/record.h"
+#include "strider/core/layout.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/factory.h"
+#include "strider/ops/pointwise.h"
+#include "strider/ops/reduce.h"
+#include "strider/ops/view.h"
+
+namespace strider::autograd {
+
+// Reduces a broadcast gradient back to `shape` (sums the broadcast dims) and casts it to `dtype`.
+inline Tensor reduce_to(const Tensor& grad, IntArrayRef shape, ScalarType dtype) {
+  Tensor g = grad;
+  if (g.sizes() != shape) {
+    const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
+    DimVector dims;
+    for (int64_t d = 0; d < g.dim(); ++d)
+      if (d < lead || (shape[d - lead] == 1 && g.sizes()[d] != 1)) dims.push_back(d);
+    if (!dims.empty()) g = ops::sum(g, dims, /*keepdim=*/true);
+    g = ops::reshape(g, shape);
+  }
+  return g.dtype() == dtype ? g : ops::to(g, dtype);
+}
+
+// reduce_to for the gradient of input `t` (shape and dtype taken from it).
+inline Tensor grad_like(const Tensor& grad, const Tensor& t) { return reduce_to(grad, t.sizes(), t.dtype()); }
+
+struct InputGeometry {
+  DimVector sizes;
+  ScalarType dtype;
+  explicit InputGeometry(const Tensor& t) : sizes(t.sizes().vec()), dtype(t.dtype()) {}
+};
+
+}  // namespace strider::autograd
