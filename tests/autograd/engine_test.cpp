@@ -1,0 +1,154 @@
+// The engine's behaviour: accumulation, graph reuse, hooks, layouts, modes and misuse.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "support/compare.h"
+
+namespace strider {
+namespace {
+
+using testing::all_close;
+using testing::values;
+
+TEST(Autograd, AccumulatesAcrossUsesAndCalls) {
+  Tensor x = tensor(std::vector<double>{1, 2, 3}).requires_grad_();
+  Tensor y = sum(x * x + x);  // dy/dx = 2x + 1
+  y.backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{3, 5, 7}));
+  sum(x * 2.0).backward();  // accumulates
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{5, 7, 9}));
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(y.grad_fn()->name(), "SumBackward");
+}
+
+TEST(Autograd, DiamondGraphSumsBranches) {
+  Tensor x = tensor(std::vector<double>{0.5}).requires_grad_();
+  Tensor a = exp(x), b = a * a, c = a + b;  // c = e^x + e^2x
+  c.backward();
+  EXPECT_NEAR(x.grad().item<double>(), std::exp(0.5) + 2 * std::exp(1.0), 1e-5);
+}
+
+TEST(Autograd, RetainGraph) {
+  Tensor x = tensor(std::vector<double>{2}).requires_grad_();
+  Tensor y = x * x;
+  y.backward(Tensor(), /*retain_graph=*/true);
+  y.backward();
+  EXPECT_EQ(x.grad().item<double>(), 8.0);
+  EXPECT_THROW(y.backward(), Error);  // the graph was freed
+}
+
+TEST(Autograd, GradMatchesLeafLayout) {
+  // A channels-last parameter gets a channels-last gradient even when the gradient flowing in
+  // is contiguous (PyTorch's test_strided_leaf_grad_layout).
+  Tensor w = rand({2, 3, 4, 5}).to(MemoryFormat::ChannelsLast).requires_grad_();
+  sum(w.contiguous() * 2.0).backward();
+  EXPECT_EQ(w.grad().strides(), w.strides());
+  EXPECT_TRUE(all_close(w.grad(), full({2, 3, 4, 5}, 2.0), 0, 0));
+}
+
+TEST(Autograd, NoGradAndDetach) {
+  Tensor x = rand({3}).requires_grad_();
+  {
+    NoGradGuard g;
+    Tensor y = x * 2.0;
+    EXPECT_FALSE(y.requires_grad());
+  }
+  Tensor d = x.detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_EQ(d.storage(), x.storage());
+  EXPECT_FALSE(eq(x, x).requires_grad());
+  EXPECT_THROW(sum(d).backward(), Error);
+  EXPECT_THROW((x * 2.0).requires_grad_(false), Error);
+  EXPECT_THROW(arange(3).requires_grad_(), Error);
+}
+
+TEST(Autograd, HooksRunAndCanReplaceGradients) {
+  Tensor x = tensor(std::vector<double>{1, 2}).requires_grad_();
+  Tensor y = x * 3.0;
+  std::vector<double> seen;
+  y.register_hook([&](const Tensor& g) {
+    seen = values(g);
+    return g * 10.0;
+  });
+  int post = 0;
+  x.register_post_accumulate_grad_hook([&](const Tensor& t) { post += static_cast<int>(t.grad().numel()); });
+  sum(y).backward();
+  EXPECT_EQ(seen, (std::vector<double>{1, 1}));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{30, 30}));
+  EXPECT_EQ(post, 2);
+}
+
+TEST(Autograd, LeafHookAndRetainGrad) {
+  Tensor x = tensor(std::vector<double>{1, 2}).requires_grad_();
+  int id = x.register_hook([](const Tensor& g) { return g * 0.5; });
+  Tensor y = x * x;
+  y.retain_grad();
+  sum(y).backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{1, 2}));
+  EXPECT_EQ(values(y.grad()), (std::vector<double>{1, 1}));
+  x.remove_hook(id);
+  x.set_grad(Tensor());
+  sum(x * x).backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 4}));
+}
+
+TEST(Autograd, InPlaceRulesAndVersionChecks) {
+  Tensor w = rand({3}).requires_grad_();
+  EXPECT_THROW(w.add_(ones({3})), Error);  // a leaf autograd needs
+  {
+    NoGradGuard g;
+    EXPECT_NO_THROW(w.add_(ones({3})));  // the optimizer's way
+  }
+  Tensor data = rand({3});
+  Tensor y = sum(w * data);
+  data.mul_(2.0);  // modifies a tensor saved for backward
+  EXPECT_THROW(y.backward(), Error);
+}
+
+TEST(Autograd, GradFunctionDoesNotTouchLeaves) {
+  Tensor x = tensor(std::vector<double>{1, 2, 3}).requires_grad_();
+  Tensor y = sum(pow(x, 3.0));
+  auto g = autograd::grad({y}, {x});
+  EXPECT_EQ(values(g[0]), (std::vector<double>{3, 12, 27}));
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Autograd, NonScalarBackwardNeedsGradient) {
+  Tensor x = rand({2, 2}).requires_grad_();
+  Tensor y = x * 2.0;
+  EXPECT_THROW(y.backward(), Error);
+  y.backward(ones({2, 2}));
+  EXPECT_TRUE(all_close(x.grad(), full({2, 2}, 2.0), 0, 0));
+}
+
+TEST(Autograd, CustomFunctionThroughRecord) {
+  // A user-defined op: forward computes without grad, record() attaches the backward.
+  auto cube = [](const Tensor& x) {
+    Tensor y;
+    {
+      NoGradGuard g;
+      y = x * x * x;
+    }
+    autograd::SavedTensor sx(x);
+    return autograd::record("CubeBackward", {&x}, y, [sx](const std::vector<Tensor>& g, const autograd::Node&) {
+      Tensor xx = sx.unpack("cube");
+      return std::vector<Tensor>{g[0] * xx * xx * 3.0};
+    });
+  };
+  Tensor x = tensor(std::vector<double>{2}).requires_grad_();
+  cube(x).backward();
+  EXPECT_EQ(x.grad().item<double>(), 12.0);
+}
+
+TEST(Autograd, MixedDtypeGradientsComeBackInTheInputDtype) {
+  Tensor a = tensor(std::vector<double>{1, 2}).requires_grad_();
+  Tensor b = tensor(std::vector<double>{3, 4}, kDouble).requires_grad_();
+  sum(a * b).backward();
+  EXPECT_EQ(a.grad().dtype(), kFloat);
+  EXPECT_EQ(b.grad().dtype(), kDouble);
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{3, 4}));
+}
+
+}  // namespace
+}  // namespace strider

@@ -1,0 +1,123 @@
+// Float64 finite-difference checks of every differentiable op, in contiguous and channels-last
+// layouts and with broadcasting.
+#include <gtest/gtest.h>
+
+#include "support/gradcheck.h"
+
+namespace strider {
+namespace {
+
+using testing::gradcheck;
+using testing::leaf;
+using V = std::vector<Tensor>;
+constexpr auto CL = MemoryFormat::ChannelsLast;
+
+TEST(Gradcheck, BinaryOpsWithBroadcasting) {
+  for (MemoryFormat f : {MemoryFormat::Contiguous, CL}) {
+    Tensor a = leaf({2, 3, 2, 2}, 1, -1, 1, f), b = leaf({1, 3, 1, 1}, 2, 0.5, 1.5);
+    EXPECT_TRUE(gradcheck([](const V& x) { return add(x[0], x[1], 2.5); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return sub(x[0], x[1], 0.5); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return mul(x[0], x[1]); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return div(x[0], x[1]); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return pow(abs(x[0]) + 0.5, x[1]); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return maximum(x[0], x[1] - 1.0); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return minimum(x[0], x[1] - 1.0); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return addcmul(x[0], x[1], x[0], 0.7); }, {a, b}));
+    EXPECT_TRUE(gradcheck([](const V& x) { return where(gt(x[0], 0), x[0], x[1]); }, {a, b}));
+  }
+}
+
+TEST(Gradcheck, ScalarOperands) {
+  Tensor a = leaf({3, 4}, 3, 0.5, 2);
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] + 2.0; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] - 2.0; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return 3.0 - x[0]; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] * 1.5; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] / 1.5; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return 2.0 / x[0]; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return pow(x[0], 2.5); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return where(gt(x[0], 1.0), x[0], 0.0); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return masked_fill(x[0], gt(x[0], 1.0), 0.0); }, {a}));
+}
+
+TEST(Gradcheck, UnaryOps) {
+  Tensor a = leaf({2, 3, 3, 2}, 4, -2, 2, CL);
+  Tensor p = leaf({2, 3, 3, 2}, 5, 0.2, 2, CL);
+  EXPECT_TRUE(gradcheck([](const V& x) { return neg(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return abs(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return exp(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return log(x[0]); }, {p}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return sqrt(x[0]); }, {p}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return rsqrt(x[0]); }, {p}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return reciprocal(x[0]); }, {p}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return relu(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return sigmoid(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return tanh(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return gelu(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return gelu(x[0], "tanh"); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return erf(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return clamp(x[0], -0.5, 0.8); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return clamp(x[0], std::nullopt, 0.3); }, {a}));
+}
+
+TEST(Gradcheck, Reductions) {
+  Tensor a = leaf({3, 4, 2, 2}, 6, -1, 1, CL);
+  EXPECT_TRUE(gradcheck([](const V& x) { return sum(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return sum(x[0], {1, 3}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return sum(x[0], {2}, true); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return mean(x[0], {0, 2, 3}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return mean(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return var(x[0], {1}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return var(x[0], {}, 0, true); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return amax(x[0], {1}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return amin(x[0], {2, 3}, true); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return max(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return min(x[0]); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return max(x[0], 1).first; }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return min(x[0], -1, true).first; }, {a}));
+  Tensor small = leaf({3, 4}, 7, 0.5, 1.5);
+  EXPECT_TRUE(gradcheck([](const V& x) { return prod(x[0], {1}); }, {small}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return prod(x[0]); }, {small}));
+}
+
+TEST(Gradcheck, ProdWithZeros) {
+  Tensor a = tensor(std::vector<double>{0, 2, 3, 0, 0, 4, 1, 2, 5}, kDouble).reshape({3, 3}).requires_grad_();
+  EXPECT_TRUE(gradcheck([](const V& x) { return prod(x[0], {1}); }, {a}));
+}
+
+TEST(Gradcheck, Softmax) {
+  Tensor a = leaf({2, 3, 4}, 8, -2, 2);
+  for (int64_t d = -3; d < 3; ++d) {
+    EXPECT_TRUE(gradcheck([d](const V& x) { return softmax(x[0], d); }, {a}));
+    EXPECT_TRUE(gradcheck([d](const V& x) { return log_softmax(x[0], d); }, {a}));
+  }
+}
+
+TEST(Gradcheck, ViewsAndConversions) {
+  Tensor a = leaf({2, 3, 4}, 9);
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].view({6, 4}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].transpose(0, 2).reshape({-1}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].permute({2, 0, 1}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].narrow(2, 1, 2); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].slice(1, 0, std::nullopt, 2); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].select(1, 2); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].unsqueeze(1).expand({2, 5, 3, 4}); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].unsqueeze(0).squeeze(); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].flatten(1); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].as_strided({3, 3}, {2, 1}, 1); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].t().contiguous(); }, {leaf({3, 5}, 10)}));
+  Tensor img = leaf({2, 3, 2, 2}, 11);
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].to(CL) * 2.0; }, {img}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].contiguous(CL).clone(); }, {img}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].to(kFloat).to(kDouble); }, {img}, 1e-3, 1e-4, 1e-3));
+}
+
+TEST(Gradcheck, CatAndStack) {
+  Tensor a = leaf({2, 3, 2, 2}, 12, -1, 1, CL), b = leaf({2, 1, 2, 2}, 13), c = leaf({2, 3, 2, 2}, 14);
+  EXPECT_TRUE(gradcheck([](const V& x) { return cat({x[0], x[1]}, 1); }, {a, b}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return stack({x[0], x[1]}, 2); }, {a, c}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return stack({x[0], x[1]}, 4); }, {a, c}));
+}
+
+}  // namespace
+}  // namespace strider
