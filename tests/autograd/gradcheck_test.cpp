@@ -121,3 +121,30 @@ TEST(Gradcheck, CatAndStack) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+using testing::gradcheck;
+using testing::leaf;
+using V = std::vector<Tensor>;
+
+TEST(GradcheckConv, Conv2dAllArguments) {
+  for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    Tensor x = leaf({2, 4, 5, 5}, 21, -1, 1, f), w = leaf({6, 2, 3, 3}, 22), b = leaf({6}, 23);
+    EXPECT_TRUE(gradcheck([](const V& v) { return conv2d(v[0], v[1], v[2], {2}, {1}, {1}, 2); }, {x, w, b}));
+    EXPECT_TRUE(gradcheck([](const V& v) { return conv2d(v[0], v[1], Tensor(), {1}, {2}, {2}, 2); }, {x, w}));
+  }
+}
+
+TEST(GradcheckConv, TransposedAnd1d3d) {
+  Tensor x = leaf({1, 4, 3, 3}, 24), w = leaf({4, 3, 3, 3}, 25), b = leaf({3}, 26);
+  EXPECT_TRUE(gradcheck([](const V& v) { return conv_transpose2d(v[0], v[1], v[2], {2}, {1}, {1}); }, {x, w, b}));
+  Tensor x1 = leaf({2, 3, 7}, 27), w1 = leaf({4, 3, 3}, 28);
+  EXPECT_TRUE(gradcheck([](const V& v) { return conv1d(v[0], v[1], Tensor(), {2}, {1}); }, {x1, w1}));
+  Tensor x3 = leaf({1, 2, 3, 4, 4}, 29, -1, 1, MemoryFormat::ChannelsLast3d), w3 = leaf({3, 2, 2, 2, 2}, 30);
+  EXPECT_TRUE(gradcheck([](const V& v) { return conv3d(v[0], v[1], Tensor(), {1}, {1}); }, {x3, w3}));
+}
+
+}  // namespace
+}  // namespace strider

@@ -250,6 +250,22 @@ Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& i
   }
   if (op == "module_param_to")
     return in[0].dim() == 4 || in[0].dim() == 5 ? in[0].to(F("memory_format", MemoryFormat::Preserve)) : in[0];
+  if (op == "conv1d" || op == "conv2d" || op == "conv3d" || op == "conv_transpose2d" ||
+      op == "conv_transpose3d") {
+    DimVector st, pd, dl, op_;
+    IntArrayRef stride = dim_list(a.value("stride", json(1)), st);
+    IntArrayRef padding = dim_list(a.value("padding", json(0)), pd);
+    IntArrayRef dilation = dim_list(a.value("dilation", json(1)), dl);
+    const int64_t groups = a.value("groups", 1);
+    Tensor bias = in.size() > 2 ? in[2] : Tensor();
+    if (op == "conv1d") return conv1d(in[0], in[1], bias, stride, padding, dilation, groups);
+    if (op == "conv2d") return conv2d(in[0], in[1], bias, stride, padding, dilation, groups);
+    if (op == "conv3d") return conv3d(in[0], in[1], bias, stride, padding, dilation, groups);
+    IntArrayRef output_padding = dim_list(a.value("output_padding", json(0)), op_);
+    if (op == "conv_transpose2d")
+      return conv_transpose2d(in[0], in[1], bias, stride, padding, output_padding, groups, dilation);
+    return conv_transpose3d(in[0], in[1], bias, stride, padding, output_padding, groups, dilation);
+  }
   throw SkipCase{"op '" + op + "' is not in strider yet"};
 }
 

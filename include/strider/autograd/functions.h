@@ -116,4 +116,22 @@ Tensor log_softmax(const Tensor& t, int64_t dim);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 
+// ---- convolution (layout rule: ops/conv.h). Single-value stride/padding/dilation expand to all
+// spatial dims; an unbatched input (no N) is accepted.
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+              int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+              int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+              int64_t groups = 1);
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1, IntArrayRef dilation = {1});
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1, IntArrayRef dilation = {1});
+
 }  // namespace strider

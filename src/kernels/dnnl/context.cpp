@@ -1,0 +1,85 @@
+#include "kernels/dnnl/context.h"
+
+#include "strider/core/error.h"
+
+namespace strider::kernels::dnnl_ops {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  // One stream per thread: a stream is not meant to be shared by threads submitting work.
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+bool supports(ScalarType t) { return t == kFloat || t == kBFloat16; }
+
+dnnl::memory::data_type data_type(ScalarType t) {
+  switch (t) {
+    case kFloat: return dnnl::memory::data_type::f32;
+    case kBFloat16: return dnnl::memory::data_type::bf16;
+    case kHalf: return dnnl::memory::data_type::f16;
+    case kInt: return dnnl::memory::data_type::s32;
+    case kByte: return dnnl::memory::data_type::u8;
+    default: break;
+  }
+  STRIDER_CHECK(false, "onednn", "dtype ", t, " has no oneDNN equivalent");
+  return dnnl::memory::data_type::undef;
+}
+
+dnnl::memory::dims dims_of(IntArrayRef v) { return dnnl::memory::dims(v.begin(), v.end()); }
+
+dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType t) {
+  return dnnl::memory::desc(dims_of(sizes), data_type(t), dims_of(strides));
+}
+
+dnnl::memory::desc desc_of(const Tensor& t) { return desc_of(t.sizes(), t.strides(), t.dtype()); }
+
+dnnl::memory memory_of(const dnnl::memory::desc& d, const Tensor& t) {
+  return dnnl::memory(d, engine(), t.data());
+}
+
+dnnl::memory memory_of(const Tensor& t) { return memory_of(desc_of(t), t); }
+
+dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want) {
+  if (src.get_desc() == want) return src;
+  dnnl::memory dst(want, engine());
+  reorder_into(src, dst);
+  return dst;
+}
+
+void reorder_into(const dnnl::memory& src, const dnnl::memory& dst) {
+  dnnl::reorder(src, dst).execute(stream(), const_cast<dnnl::memory&>(src), const_cast<dnnl::memory&>(dst));
+  stream().wait();
+}
+
+KeyBuilder& KeyBuilder::add(IntArrayRef v) {
+  key_ += '[';
+  for (int64_t x : v) {
+    key_ += std::to_string(x);
+    key_ += ',';
+  }
+  key_ += ']';
+  return *this;
+}
+
+KeyBuilder& KeyBuilder::add(int64_t v) {
+  key_ += '|';
+  key_ += std::to_string(v);
+  return *this;
+}
+
+KeyBuilder& KeyBuilder::add(const Tensor& t) {
+  if (!t.defined()) {
+    key_ += "<none>";
+    return *this;
+  }
+  add(t.sizes());
+  add(t.strides());
+  return add(static_cast<int64_t>(t.dtype()));
+}
+
+}  // namespace strider::kernels::dnnl_ops

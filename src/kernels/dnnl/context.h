@@ -1,0 +1,65 @@
+#pragma once
+// oneDNN plumbing shared by the primitive wrappers: the CPU engine and stream, memory
+// descriptors that describe a strider tensor exactly (dims and strides as they are), and a
+// primitive cache keyed by everything that shapes a primitive.
+#include <dnnl.hpp>
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "strider/core/tensor.h"
+
+namespace strider::kernels::dnnl_ops {
+
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+// True when oneDNN computes in this dtype (float32, bfloat16).
+bool supports(ScalarType t);
+dnnl::memory::data_type data_type(ScalarType t);
+dnnl::memory::dims dims_of(IntArrayRef v);
+// Plain descriptor with the tensor's own strides.
+dnnl::memory::desc desc_of(const Tensor& t);
+dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType t);
+dnnl::memory memory_of(const Tensor& t);
+dnnl::memory memory_of(const dnnl::memory::desc& d, const Tensor& t);
+
+// Runs `src` into `dst` when their descriptors differ, otherwise returns `src`.
+dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want);
+void reorder_into(const dnnl::memory& src, const dnnl::memory& dst);
+
+// Key builder: every field that changes the primitive goes in.
+class KeyBuilder {
+ public:
+  explicit KeyBuilder(const char* op) : key_(op) {}
+  KeyBuilder& add(IntArrayRef v);
+  KeyBuilder& add(int64_t v);
+  KeyBuilder& add(const Tensor& t);  // sizes, strides, dtype
+  std::string str() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+// A thread-safe cache of primitive descriptors (and their primitives) by key, so a training
+// loop never rebuilds a primitive for shapes it has seen.
+template <class Entry>
+class PrimitiveCache {
+ public:
+  template <class Make>
+  const Entry& get(const std::string& key, Make&& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    if (entries_.size() > 4096) entries_.clear();  // shapes vary wildly: start over
+    return entries_.emplace(key, make()).first->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;
+};
+
+}  // namespace strider::kernels::dnnl_ops

@@ -1,0 +1,201 @@
+// Convolution through oneDNN. Source and destination are described with their own strides (the
+// ops layer made them dense in NCHW or NHWC order); weights are handed over in whatever layout
+// they have and reordered into the format the primitive prefers ("describe, and let the library
+// choose"). Primitives are cached by everything that shapes them.
+#include "kernels/conv.h"
+#include "kernels/dnnl/context.h"
+
+namespace strider::kernels::dnnl_ops {
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+
+struct Geometry {
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+// oneDNN's right padding is whatever makes the output size come out exact.
+Geometry geometry(const Tensor& in, const Tensor& weight, const Tensor& out, const ConvParams& p) {
+  Geometry g;
+  const int64_t nsp = in.dim() - 2;
+  for (int64_t i = 0; i < nsp; ++i) {
+    const int64_t k = weight.sizes()[2 + i], s = p.stride[i], d = p.dilation[i], pl = p.padding[i];
+    g.strides.push_back(s);
+    g.dilates.push_back(d - 1);
+    g.pad_l.push_back(pl);
+    if (!p.transposed) {
+      g.pad_r.push_back((out.sizes()[2 + i] - 1) * s + (k - 1) * d + 1 - in.sizes()[2 + i] - pl);
+    } else {
+      // Transposed: the roles of in and out swap.
+      g.pad_r.push_back((in.sizes()[2 + i] - 1) * s + (k - 1) * d + 1 - out.sizes()[2 + i] - pl);
+    }
+  }
+  return g;
+}
+
+// The weight as oneDNN sees it: [G,] O, I, k... with strides taken from the strider tensor.
+// Transposed weights are [Cin, Cout/g, k...] in strider and O-first for oneDNN.
+memory::desc weight_user_desc(const Tensor& w, const ConvParams& p) {
+  const int64_t g = p.groups;
+  DimVector sz, st;
+  if (!p.transposed) {
+    if (g > 1) {
+      sz = {g, w.sizes()[0] / g, w.sizes()[1]};
+      st = {w.sizes()[0] / g * w.strides()[0], w.strides()[0], w.strides()[1]};
+    } else {
+      sz = {w.sizes()[0], w.sizes()[1]};
+      st = {w.strides()[0], w.strides()[1]};
+    }
+  } else {
+    const int64_t cin_g = w.sizes()[0] / g;
+    if (g > 1) {
+      sz = {g, w.sizes()[1], cin_g};
+      st = {cin_g * w.strides()[0], w.strides()[1], w.strides()[0]};
+    } else {
+      sz = {w.sizes()[1], w.sizes()[0]};
+      st = {w.strides()[1], w.strides()[0]};
+    }
+  }
+  for (int64_t d = 2; d < w.dim(); ++d) {
+    sz.push_back(w.sizes()[d]);
+    st.push_back(w.strides()[d]);
+  }
+  return desc_of(sz, st, w.dtype());
+}
+
+memory::desc any_like(const memory::desc& d) {
+  return memory::desc(d.dims(), d.data_type(), tag::any);
+}
+
+std::string key(const char* op, const Tensor& a, const Tensor& b, const Tensor& c, bool bias,
+                const ConvParams& p) {
+  KeyBuilder k(op);
+  k.add(a).add(b).add(c).add(p.stride).add(p.padding).add(p.dilation).add(p.groups)
+   .add(static_cast<int64_t>(p.transposed)).add(static_cast<int64_t>(bias));
+  return k.str();
+}
+
+const dnnl::algorithm kAlgo = dnnl::algorithm::convolution_direct;
+const dnnl::algorithm kDeconvAlgo = dnnl::algorithm::deconvolution_direct;
+
+// ---- forward
+struct FwdEntry {
+  dnnl::primitive_desc pd;
+  dnnl::primitive prim;
+  memory::desc weights;
+};
+
+FwdEntry make_forward(const Tensor& out, const Tensor& in, const Tensor& weight, bool has_bias,
+                      const ConvParams& p, dnnl::prop_kind prop) {
+  Geometry g = geometry(in, weight, out, p);
+  memory::desc src = desc_of(in), dst = desc_of(out), w = any_like(weight_user_desc(weight, p));
+  memory::desc b = has_bias ? memory::desc({out.sizes()[1]}, data_type(out.dtype()), tag::x) : memory::desc();
+  if (!p.transposed) {
+    auto d = has_bias ? dnnl::convolution_forward::desc(prop, kAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                      : dnnl::convolution_forward::desc(prop, kAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::convolution_forward::primitive_desc pd(d, engine());
+    return {pd, dnnl::convolution_forward(pd), pd.weights_desc()};
+  }
+  auto d = has_bias ? dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                    : dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+  dnnl::deconvolution_forward::primitive_desc pd(d, engine());
+  return {pd, dnnl::deconvolution_forward(pd), pd.weights_desc()};
+}
+
+PrimitiveCache<FwdEntry>& fwd_cache() {
+  static PrimitiveCache<FwdEntry> c;
+  return c;
+}
+
+}  // namespace
+
+void conv_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
+                  const ConvParams& p) {
+  const bool has_bias = bias.defined();
+  const FwdEntry& e = fwd_cache().get(key("conv_fwd", out, in, weight, has_bias, p), [&] {
+    return make_forward(out, in, weight, has_bias, p, dnnl::prop_kind::forward_training);
+  });
+  memory w = reorder_if_needed(memory_of(weight_user_desc(weight, p), weight), e.weights);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, memory_of(out)}};
+  if (has_bias) args.emplace(DNNL_ARG_BIAS, memory_of(bias));
+  e.prim.execute(stream(), args);
+  stream().wait();
+}
+
+namespace {
+
+struct BwdEntry {
+  dnnl::primitive prim;
+  memory::desc weights;  // the weights (backward data) or diff weights (backward weights) format
+};
+
+PrimitiveCache<BwdEntry>& bwd_cache() {
+  static PrimitiveCache<BwdEntry> c;
+  return c;
+}
+
+}  // namespace
+
+void conv_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Tensor& weight,
+                         const ConvParams& p) {
+  const BwdEntry& e = bwd_cache().get(key("conv_bwd_data", grad_in, grad_out, weight, false, p), [&] {
+    Geometry g = geometry(grad_in, weight, grad_out, p);
+    memory::desc diff_src = desc_of(grad_in), diff_dst = desc_of(grad_out), w = any_like(weight_user_desc(weight, p));
+    if (!p.transposed) {
+      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, diff_src, w, diff_dst,
+                                         g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_forward::primitive_desc hint(fd, engine());
+      dnnl::convolution_backward_data::desc bd(kAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(bd, engine(), hint);
+      return BwdEntry{dnnl::convolution_backward_data(pd), pd.weights_desc()};
+    }
+    dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, diff_src, w, diff_dst,
+                                         g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::deconvolution_forward::primitive_desc hint(fd, engine());
+    dnnl::deconvolution_backward_data::desc bd(kDeconvAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::deconvolution_backward_data::primitive_desc pd(bd, engine(), hint);
+    return BwdEntry{dnnl::deconvolution_backward_data(pd), pd.weights_desc()};
+  });
+  memory w = reorder_if_needed(memory_of(weight_user_desc(weight, p), weight), e.weights);
+  e.prim.execute(stream(), {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_WEIGHTS, w},
+                            {DNNL_ARG_DIFF_DST, memory_of(grad_out)}});
+  stream().wait();
+}
+
+void conv_backward_weight(const Tensor& grad_weight, const Tensor& grad_bias, const Tensor& in,
+                          const Tensor& grad_out, const ConvParams& p) {
+  const bool has_bias = grad_bias.defined();
+  const BwdEntry& e = bwd_cache().get(key("conv_bwd_weights", in, grad_out, grad_weight, has_bias, p), [&] {
+    Geometry g = geometry(in, grad_weight, grad_out, p);
+    memory::desc src = desc_of(in), diff_dst = desc_of(grad_out), dw = any_like(weight_user_desc(grad_weight, p));
+    memory::desc db = has_bias ? memory::desc({grad_bias.sizes()[0]}, data_type(grad_bias.dtype()), tag::x) : memory::desc();
+    if (!p.transposed) {
+      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, src, dw, diff_dst,
+                                         g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_forward::primitive_desc hint(fd, engine());
+      auto bd = has_bias ? dnnl::convolution_backward_weights::desc(kAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                         : dnnl::convolution_backward_weights::desc(kAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_backward_weights::primitive_desc pd(bd, engine(), hint);
+      return BwdEntry{dnnl::convolution_backward_weights(pd), pd.diff_weights_desc()};
+    }
+    dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, src, dw, diff_dst,
+                                         g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::deconvolution_forward::primitive_desc hint(fd, engine());
+    auto bd = has_bias ? dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                       : dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::deconvolution_backward_weights::primitive_desc pd(bd, engine(), hint);
+    return BwdEntry{dnnl::deconvolution_backward_weights(pd), pd.diff_weights_desc()};
+  });
+  memory user_dw = memory_of(weight_user_desc(grad_weight, p), grad_weight);
+  memory dw = e.weights == user_dw.get_desc() ? user_dw : memory(e.weights, engine());
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+  if (has_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory_of(grad_bias));
+  e.prim.execute(stream(), args);
+  stream().wait();
+  if (dw.get_data_handle() != user_dw.get_data_handle()) reorder_into(dw, user_dw);
+}
+
+}  // namespace strider::kernels::dnnl_ops
