@@ -148,3 +148,46 @@ TEST(GradcheckConv, TransposedAnd1d3d) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+using testing::gradcheck;
+using testing::leaf;
+using V = std::vector<Tensor>;
+
+TEST(GradcheckNN, BatchNormTrainingAndEval) {
+  for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    Tensor x = leaf({3, 2, 3, 2}, 31, -1, 1, f), w = leaf({2}, 32, 0.5, 1.5), b = leaf({2}, 33);
+    Tensor rm = zeros({2}, kDouble), rv = ones({2}, kDouble);
+    EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], Tensor(), Tensor(), v[1], v[2], true); }, {x, w, b}));
+    EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], rm, rv, v[1], v[2], false); }, {x, w, b}));
+  }
+}
+
+TEST(GradcheckNN, Pooling) {
+  Tensor x = leaf({2, 2, 5, 6}, 34, -1, 1, MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(gradcheck([](const V& v) { return avg_pool2d(v[0], {3}, {2}, {1}, true, false); }, {x}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return avg_pool2d(v[0], {2, 3}); }, {x}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return max_pool2d(v[0], {3}, {2}, {1}); }, {x}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return adaptive_avg_pool2d(v[0], {2, 4}); }, {x}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return adaptive_avg_pool2d(v[0], {1, 1}); }, {x}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return adaptive_max_pool2d(v[0], {2, 2}); }, {x}));
+  Tensor x3 = leaf({1, 2, 4, 4, 4}, 35);
+  EXPECT_TRUE(gradcheck([](const V& v) { return max_pool3d(v[0], {2}); }, {x3}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return avg_pool3d(v[0], {2}, {1}); }, {x3}));
+}
+
+TEST(GradcheckNN, LinearAndMatmul) {
+  Tensor x = leaf({2, 3, 4}, 36), w = leaf({5, 4}, 37), b = leaf({5}, 38);
+  EXPECT_TRUE(gradcheck([](const V& v) { return linear(v[0], v[1], v[2]); }, {x, w, b}));
+  Tensor p = leaf({2, 1, 3, 4}, 39), q = leaf({3, 4, 2}, 40);
+  EXPECT_TRUE(gradcheck([](const V& v) { return matmul(v[0], v[1]); }, {p, q}));
+  Tensor vec = leaf({4}, 41), m = leaf({3, 4}, 42);
+  EXPECT_TRUE(gradcheck([](const V& v) { return matmul(v[1], v[0]); }, {vec, m}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return matmul(v[0], v[1].t()); }, {vec, m}));
+  EXPECT_TRUE(gradcheck([](const V& v) { return bmm(v[0], v[1]); }, {leaf({2, 3, 4}, 43), leaf({2, 4, 2}, 44)}));
+}
+
+}  // namespace
+}  // namespace strider

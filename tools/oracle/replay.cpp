@@ -266,6 +266,35 @@ Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& i
       return conv_transpose2d(in[0], in[1], bias, stride, padding, output_padding, groups, dilation);
     return conv_transpose3d(in[0], in[1], bias, stride, padding, output_padding, groups, dilation);
   }
+  if (op == "batch_norm") {
+    auto opt = [&](size_t i) { return in.size() > i ? in[i] : Tensor(); };
+    return batch_norm(in[0], in[1], in[2], opt(3), opt(4), a.value("training", false), 0.1, 1e-5);
+  }
+  if (op == "max_pool2d" || op == "avg_pool2d" || op == "max_pool3d" || op == "avg_pool3d") {
+    DimVector k, st, pd, dl;
+    IntArrayRef kernel = dim_list(a["kernel_size"], k);
+    IntArrayRef stride = a.contains("stride") && !a["stride"].is_null() ? dim_list(a["stride"], st) : IntArrayRef();
+    IntArrayRef padding = dim_list(a.value("padding", json(0)), pd);
+    IntArrayRef dilation = dim_list(a.value("dilation", json(1)), dl);
+    const bool ceil = a.value("ceil_mode", false);
+    if (op == "max_pool2d") return max_pool2d(in[0], kernel, stride, padding, dilation, ceil);
+    if (op == "max_pool3d") return max_pool3d(in[0], kernel, stride, padding, dilation, ceil);
+    const bool include_pad = a.value("count_include_pad", true);
+    if (op == "avg_pool2d") return avg_pool2d(in[0], kernel, stride, padding, ceil, include_pad);
+    return avg_pool3d(in[0], kernel, stride, padding, ceil, include_pad);
+  }
+  if (op.rfind("adaptive_", 0) == 0) {
+    DimVector os;
+    const int64_t nsp = op.back() == 'd' && op[op.size() - 2] == '3' ? 3 : 2;
+    IntArrayRef size = dim_list(a["output_size"], os);
+    if (os.size() == 1) os = DimVector(nsp, os[0]);
+    size = os;
+    if (op == "adaptive_avg_pool2d") return adaptive_avg_pool2d(in[0], size);
+    if (op == "adaptive_max_pool2d") return adaptive_max_pool2d(in[0], size);
+    if (op == "adaptive_avg_pool3d") return adaptive_avg_pool3d(in[0], size);
+    if (op == "adaptive_max_pool3d") return adaptive_max_pool3d(in[0], size);
+  }
+  if (op == "linear") return linear(in[0], in[1], in.size() > 2 ? in[2] : Tensor());
   throw SkipCase{"op '" + op + "' is not in strider yet"};
 }
 

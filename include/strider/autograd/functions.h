@@ -134,4 +134,32 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
                         IntArrayRef stride = {1}, IntArrayRef padding = {0},
                         IntArrayRef output_padding = {0}, int64_t groups = 1, IntArrayRef dilation = {1});
 
+// ---- normalization, pooling, linear algebra (layout rules: ops/norm.h, ops/pool.h, ops/linear.h)
+// F.batch_norm's argument order. In training, running stats (when defined) are updated in place.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+// stride empty = kernel_size.
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                  IntArrayRef stride = {}, IntArrayRef padding = {0},
+                                                  IntArrayRef dilation = {1}, bool ceil_mode = false);
+Tensor max_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_avg_pool3d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_max_pool3d(const Tensor& input, IntArrayRef output_size);
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+
 }  // namespace strider

@@ -1,6 +1,7 @@
 #include "kernels/dnnl/context.h"
 
 #include "strider/core/error.h"
+#include "strider/core/layout.h"
 
 namespace strider::kernels::dnnl_ops {
 
@@ -54,6 +55,12 @@ dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst) {
   dnnl::reorder(src, dst).execute(stream(), const_cast<dnnl::memory&>(src), const_cast<dnnl::memory&>(dst));
   stream().wait();
+}
+
+Tensor scratch_like(const Tensor& t) {
+  DimVector strides = layout::contiguous_strides(t.sizes());
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(t.numel()) * t.element_size(), cpu_allocator());
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), t.dtype(), t.sizes().vec(), std::move(strides), 0));
 }
 
 KeyBuilder& KeyBuilder::add(IntArrayRef v) {

@@ -26,6 +26,9 @@ dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType t)
 dnnl::memory memory_of(const Tensor& t);
 dnnl::memory memory_of(const dnnl::memory::desc& d, const Tensor& t);
 
+// A fresh dense tensor with t's sizes and dtype (kernels allocate through core directly).
+Tensor scratch_like(const Tensor& t);
+
 // Runs `src` into `dst` when their descriptors differ, otherwise returns `src`.
 dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want);
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst);

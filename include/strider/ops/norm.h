@@ -1,0 +1,32 @@
+#pragma once
+// Normalization without autograd. Batch norm's output layout follows SPEC §11: contiguous when
+// the input is contiguous, channels-last when it is channels-last contiguous, otherwise the
+// input's suggested format. Layer norm is contiguous (§9).
+#include <array>
+#include <tuple>
+
+#include "strider/core/tensor.h"
+
+namespace strider::ops {
+
+struct BatchNormResult {
+  Tensor out;
+  Tensor mean;  // float32 [C]: batch mean (training) or the running mean used (eval)
+  Tensor var;   // float32 [C]: biased batch variance (training) or the running variance (eval)
+};
+
+// Training updates running_mean/running_var in place (momentum as in PyTorch, unbiased variance
+// for the running estimate) when they are defined. weight/bias may be undefined.
+BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                           const Tensor& running_mean, const Tensor& running_var, bool training,
+                           double momentum, double eps);
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                       const Tensor& weight, const Tensor& mean,
+                                                       const Tensor& var, bool training, double eps,
+                                                       std::array<bool, 3> mask);
+
+// The layout batch_norm gives its output for this input.
+MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguous);
+
+}  // namespace strider::ops

@@ -1,0 +1,96 @@
+// Pooling primitives (pooling_v2: with dilation). Source and destination share one layout.
+#include "kernels/dnnl/context.h"
+#include "kernels/pool.h"
+
+namespace strider::kernels::dnnl_ops {
+namespace {
+
+using dnnl::memory;
+
+struct Geometry {
+  memory::dims strides, kernel, dilation, pad_l, pad_r;
+};
+
+Geometry geometry(const Tensor& in, const Tensor& out, const PoolParams& p) {
+  Geometry g;
+  for (int64_t i = 0; i + 2 < in.dim(); ++i) {
+    const int64_t k = p.kernel[i], s = p.stride[i], d = p.dilation[i], pl = p.padding[i];
+    g.kernel.push_back(k);
+    g.strides.push_back(s);
+    g.dilation.push_back(d - 1);
+    g.pad_l.push_back(pl);
+    g.pad_r.push_back((out.sizes()[2 + i] - 1) * s + (k - 1) * d + 1 - in.sizes()[2 + i] - pl);
+  }
+  return g;
+}
+
+dnnl::algorithm algorithm(const PoolParams& p) {
+  if (p.is_max) return dnnl::algorithm::pooling_max;
+  return p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                             : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+dnnl::pooling_v2_forward::primitive_desc forward_pd(const Tensor& in, const Tensor& out, const PoolParams& p) {
+  Geometry g = geometry(in, out, p);
+  dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_training, algorithm(p), desc_of(in), desc_of(out),
+                                   g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
+  return dnnl::pooling_v2_forward::primitive_desc(d, engine());
+}
+
+std::string key(const char* op, const Tensor& a, const Tensor& b, const PoolParams& p) {
+  KeyBuilder k(op);
+  k.add(a).add(b).add(p.kernel).add(p.stride).add(p.padding).add(p.dilation)
+   .add(static_cast<int64_t>(p.is_max)).add(static_cast<int64_t>(p.count_include_pad));
+  return k.str();
+}
+
+struct FwdEntry {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward prim;
+};
+
+const FwdEntry& forward_entry(const Tensor& in, const Tensor& out, const PoolParams& p) {
+  static PrimitiveCache<FwdEntry> cache;
+  return cache.get(key("pool_fwd", in, out, p), [&] {
+    auto pd = forward_pd(in, out, p);
+    return FwdEntry{pd, dnnl::pooling_v2_forward(pd)};
+  });
+}
+
+}  // namespace
+
+int64_t pool_workspace_bytes(const Tensor& out, const Tensor& in, const PoolParams& p) {
+  if (!p.is_max) return 0;
+  return static_cast<int64_t>(forward_entry(in, out, p).pd.workspace_desc().get_size());
+}
+
+void pool_forward(const Tensor& out, const Tensor& in, const PoolParams& p, const Tensor& workspace) {
+  const FwdEntry& e = forward_entry(in, out, p);
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_DST, memory_of(out)}};
+  if (p.is_max) {
+    // Training-mode max pooling always writes a workspace; give it scratch when nobody keeps it.
+    memory ws = workspace.defined() ? memory(e.pd.workspace_desc(), engine(), workspace.data())
+                                    : memory(e.pd.workspace_desc(), engine());
+    args.emplace(DNNL_ARG_WORKSPACE, ws);
+  }
+  e.prim.execute(stream(), args);
+  stream().wait();
+}
+
+void pool_backward(const Tensor& grad_in, const Tensor& grad_out, const PoolParams& p, const Tensor& workspace) {
+  static PrimitiveCache<dnnl::pooling_v2_backward> cache;
+  const FwdEntry& fwd = forward_entry(grad_in, grad_out, p);
+  const auto& prim = cache.get(key("pool_bwd", grad_in, grad_out, p), [&] {
+    Geometry g = geometry(grad_in, grad_out, p);
+    dnnl::pooling_v2_backward::desc d(algorithm(p), desc_of(grad_in), desc_of(grad_out), g.strides, g.kernel,
+                                      g.dilation, g.pad_l, g.pad_r);
+    dnnl::pooling_v2_backward::primitive_desc pd(d, engine(), fwd.pd);
+    return dnnl::pooling_v2_backward(pd);
+  });
+  std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}};
+  if (p.is_max) args.emplace(DNNL_ARG_WORKSPACE, memory(fwd.pd.workspace_desc(), engine(), workspace.data()));
+  prim.execute(stream(), args);
+  stream().wait();
+}
+
+}  // namespace strider::kernels::dnnl_ops

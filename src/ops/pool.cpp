@@ -1,0 +1,214 @@
+// Pooling: argument checks, output sizes (with PyTorch's ceil rule), layouts, and the kernel
+// list: oneDNN for plain windows in float32/bfloat16, the reference kernel otherwise.
+#include "strider/ops/pool.h"
+
+#include "kernels/dnnl/context.h"
+#include "kernels/pool.h"
+#include "ops/kernel_list.h"
+#include "ops/make_tensor.h"
+#include "strider/core/layout.h"
+#include "strider/ops/check_mode.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/factory.h"
+#include "strider/ops/reduce.h"
+#include "strider/ops/view.h"
+
+namespace strider::ops {
+namespace {
+
+const char* pool_name(bool is_max, int64_t nsp) {
+  if (is_max) return nsp == 3 ? "max_pool3d" : "max_pool2d";
+  return nsp == 3 ? "avg_pool3d" : "avg_pool2d";
+}
+
+DimVector expand(const DimVector& v, int64_t nsp, const char* what, const char* op) {
+  if (static_cast<int64_t>(v.size()) == nsp) return v;
+  STRIDER_CHECK(v.size() == 1, op, what, " must have 1 or ", nsp, " values, got ", IntArrayRef(v));
+  return DimVector(nsp, v[0]);
+}
+
+struct Prepared {
+  Tensor input;  // batched
+  bool unbatched;
+  kernels::PoolParams params;
+  DimVector out_shape;
+  bool ceil_mode;
+};
+
+Prepared prepare(const Tensor& input, int64_t nsp, const PoolArgs& a, bool is_max) {
+  const char* op = pool_name(is_max, nsp);
+  STRIDER_CHECK(input.dim() == nsp + 1 || input.dim() == nsp + 2, op, "non-empty ", nsp + 1, "D or ", nsp + 2,
+                "D (batch mode) tensor expected for input, got shape ", input.sizes());
+  Prepared p;
+  p.unbatched = input.dim() == nsp + 1;
+  p.input = p.unbatched ? unsqueeze(input, 0) : input;
+  for (int64_t i = 1; i < p.input.dim(); ++i)
+    STRIDER_CHECK(p.input.sizes()[i] > 0, op, "expected input with non-zero size for non-batch dimensions, got ", input.sizes());
+  STRIDER_CHECK(is_floating_point(input.dtype()), op, "expected a floating-point input, got ", input.dtype());
+  p.params.kernel = expand(a.kernel, nsp, "kernel_size", op);
+  p.params.stride = a.stride.empty() ? p.params.kernel : expand(a.stride, nsp, "stride", op);
+  p.params.padding = expand(a.padding, nsp, "padding", op);
+  p.params.dilation = expand(a.dilation, nsp, "dilation", op);
+  p.params.is_max = is_max;
+  p.params.count_include_pad = a.count_include_pad;
+  p.params.divisor_override = a.divisor_override.value_or(0);
+  p.ceil_mode = a.ceil_mode;
+  p.out_shape = {p.input.sizes()[0], p.input.sizes()[1]};
+  for (int64_t i = 0; i < nsp; ++i) {
+    const int64_t I = p.input.sizes()[2 + i], k = p.params.kernel[i], s = p.params.stride[i];
+    const int64_t pad = p.params.padding[i], d = p.params.dilation[i];
+    STRIDER_CHECK(k > 0 && s > 0 && d > 0, op, "kernel size, stride and dilation must be positive (kernel ",
+                  IntArrayRef(p.params.kernel), ", stride ", IntArrayRef(p.params.stride), ")");
+    STRIDER_CHECK(pad <= k / 2, op, "pad should be at most half of effective kernel size, but got pad=", pad,
+                  ", kernel_size=", k);
+    const int64_t span = I + 2 * pad - d * (k - 1) - 1;
+    int64_t o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // The last window must start inside the input or its left padding.
+    if (a.ceil_mode && (o - 1) * s >= I + pad) --o;
+    STRIDER_CHECK(o > 0, op, "output size is too small: input ", input.sizes(), ", kernel ", IntArrayRef(p.params.kernel));
+    p.out_shape.push_back(o);
+  }
+  return p;
+}
+
+MemoryFormat output_format(const Prepared& p, int64_t nsp) {
+  if (p.unbatched || nsp == 3) return MemoryFormat::Contiguous;
+  return p.input.suggest_memory_format();
+}
+
+bool dnnl_ok(const Prepared& p, bool is_max) {
+  if (!kernels::dnnl_ops::supports(p.input.dtype()) || p.params.divisor_override) return false;
+  // PyTorch does not count a ceil window's overhang as padding; oneDNN would.
+  if (!is_max && p.ceil_mode && p.params.count_include_pad) return false;
+  if (!is_max)
+    for (int64_t d : p.params.dilation) if (d != 1) return false;
+  return true;
+}
+
+PoolResult pool_forward(const Tensor& input, int64_t nsp, const PoolArgs& a, bool is_max, bool with_indices) {
+  const char* op = pool_name(is_max, nsp);
+  Prepared p = prepare(input, nsp, a, is_max);
+  PoolResult r;
+  // Compute in the input's own format; 3-d pooling then returns contiguous, as PyTorch does.
+  r.compute_format = p.input.suggest_memory_format();
+  Tensor in_c = contiguous(p.input, r.compute_format);
+  Tensor out_c = make_tensor(p.out_shape, layout::strides_for_format(p.out_shape, r.compute_format, op), input.dtype());
+  const bool dnnl = dnnl_ok(p, is_max) && !with_indices;
+  auto reference = [&] {
+    if (is_max) r.indices = empty(p.out_shape, TensorOptions(kLong).memory_format(r.compute_format));
+    kernels::ref::pool_forward(out_c, r.indices, in_c, p.params);
+  };
+  run_kernel(op, [&] {
+    if (!dnnl) return reference();
+    const int64_t ws = kernels::dnnl_ops::pool_workspace_bytes(out_c, in_c, p.params);
+    if (ws > 0) r.workspace = empty({ws}, kByte);
+    kernels::dnnl_ops::pool_forward(out_c, in_c, p.params, r.workspace);
+  }, reference);
+  const MemoryFormat fmt = output_format(p, nsp);
+  Tensor out = fmt == r.compute_format ? out_c : contiguous(out_c, fmt);
+  if (r.indices.defined() && fmt != r.compute_format) r.indices = contiguous(r.indices, fmt);
+  check_memory_format_kept(op, {&p.input}, out);
+  r.out = p.unbatched ? squeeze(out, 0) : out;
+  if (r.indices.defined() && p.unbatched) r.indices = squeeze(r.indices, 0);
+  return r;
+}
+
+}  // namespace
+
+PoolResult max_pool(const Tensor& input, int64_t nsp, const PoolArgs& args, bool with_indices) {
+  return pool_forward(input, nsp, args, true, with_indices);
+}
+
+PoolResult avg_pool(const Tensor& input, int64_t nsp, const PoolArgs& args) {
+  return pool_forward(input, nsp, args, false, false);
+}
+
+Tensor pool_backward(const Tensor& grad_out, const Tensor& input, int64_t nsp, const PoolArgs& args,
+                     const PoolResult& fwd, bool is_max) {
+  Prepared p = prepare(input, nsp, args, is_max);
+  const MemoryFormat fmt = fwd.compute_format;
+  Tensor go = p.unbatched ? unsqueeze(grad_out, 0) : grad_out;
+  go = contiguous(go.dtype() == input.dtype() ? go : to(go, input.dtype()), fmt);
+  Tensor gi = make_tensor(p.input.sizes().vec(), layout::strides_for_format(p.input.sizes(), fmt, "pool_backward"), input.dtype());
+  auto reference = [&] {
+    fill_(gi, 0);
+    Tensor idx = fwd.indices;
+    if (idx.defined()) {
+      if (p.unbatched) idx = unsqueeze(idx, 0);
+      // The kernel reads indices through the gradient's strides: give them the same layout.
+      idx = as_strided(contiguous(idx, fmt), go.sizes(), go.strides());
+    }
+    kernels::ref::pool_backward(gi, go, idx, p.params);
+  };
+  const bool dnnl = !fwd.indices.defined() && dnnl_ok(p, is_max);
+  run_kernel("pool_backward", [&] {
+    if (dnnl) kernels::dnnl_ops::pool_backward(gi, go, p.params, fwd.workspace);
+    else reference();
+  }, [&] {
+    STRIDER_CHECK(!is_max || fwd.indices.defined(), "pool_backward",
+                  "the reference max-pool backward needs indices; run the forward with the reference kernels too");
+    reference();
+  });
+  return p.unbatched ? squeeze(gi, 0) : gi;
+}
+
+PoolResult adaptive_pool(const Tensor& input, IntArrayRef output_size, bool is_max) {
+  const int64_t nsp = static_cast<int64_t>(output_size.size());
+  const char* op = is_max ? (nsp == 3 ? "adaptive_max_pool3d" : "adaptive_max_pool2d")
+                          : (nsp == 3 ? "adaptive_avg_pool3d" : "adaptive_avg_pool2d");
+  STRIDER_CHECK(input.dim() == nsp + 1 || input.dim() == nsp + 2, op, "expected ", nsp + 1, "D or ", nsp + 2,
+                "D input, got shape ", input.sizes());
+  const bool unbatched = input.dim() == nsp + 1;
+  Tensor x = unbatched ? unsqueeze(input, 0) : input;
+  for (int64_t i = 1; i < x.dim(); ++i)
+    STRIDER_CHECK(x.sizes()[i] > 0 || (!is_max && nsp == 2 && product(output_size) == 1 && i >= 2), op,
+                  op, "(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
+                  input.sizes(), " with dimension ", i + (unbatched ? -1 : 0), " being empty");
+  for (int64_t o : output_size) STRIDER_CHECK(o > 0, op, "output size must be positive, got ", output_size);
+  PoolResult r;
+  if (!is_max && nsp == 2 && output_size[0] == 1 && output_size[1] == 1 && !unbatched) {
+    // PyTorch computes this as a mean and restrides a channels-last result to stay CL (SPEC §11).
+    Tensor m = mean(x, {-1, -2}, true);
+    if (x.suggest_memory_format() == MemoryFormat::ChannelsLast) {
+      const int64_t c = m.sizes()[1];
+      m = as_strided(m, m.sizes(), {c, 1, c, c});
+    }
+    r.out = m;
+    r.compute_format = x.suggest_memory_format();
+    return r;
+  }
+  DimVector shape = {x.sizes()[0], x.sizes()[1]};
+  shape.append(output_size.begin(), output_size.end());
+  const MemoryFormat fmt = (unbatched || nsp == 3) ? MemoryFormat::Contiguous : x.suggest_memory_format();
+  r.compute_format = fmt;
+  Tensor out = make_tensor(shape, layout::strides_for_format(shape, fmt, op), x.dtype());
+  if (is_max) r.indices = empty(shape, TensorOptions(kLong).memory_format(fmt));
+  Tensor x_c = contiguous(x, fmt);
+  run_kernel(op, [&] { kernels::ref::adaptive_pool_forward(out, r.indices, x_c, is_max); },
+             [&] { kernels::ref::adaptive_pool_forward(out, r.indices, x_c, is_max); });
+  check_memory_format_kept(op, {&x}, out);
+  r.out = unbatched ? squeeze(out, 0) : out;
+  if (unbatched && r.indices.defined()) r.indices = squeeze(r.indices, 0);
+  return r;
+}
+
+Tensor adaptive_pool_backward(const Tensor& grad_out, const Tensor& input, IntArrayRef output_size,
+                              const PoolResult& fwd, bool is_max) {
+  const int64_t nsp = static_cast<int64_t>(output_size.size());
+  const bool unbatched = input.dim() == nsp + 1;
+  Tensor x = unbatched ? unsqueeze(input, 0) : input;
+  Tensor go = unbatched ? unsqueeze(grad_out, 0) : grad_out;
+  Tensor idx = fwd.indices.defined() && unbatched ? unsqueeze(fwd.indices, 0) : fwd.indices;
+  const MemoryFormat fmt = fwd.compute_format;
+  Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "adaptive_pool_backward"), x.dtype());
+  fill_(gi, 0);
+  if (go.dtype() != x.dtype()) go = to(go, x.dtype());
+  go = contiguous(go, fmt);
+  // The kernel reads indices through the gradient's strides: give them the same layout.
+  if (idx.defined()) idx = as_strided(contiguous(idx, fmt), go.sizes(), go.strides());
+  run_kernel("adaptive_pool_backward", [&] { kernels::ref::adaptive_pool_backward(gi, go, idx, is_max); },
+             [&] { kernels::ref::adaptive_pool_backward(gi, go, idx, is_max); });
+  return unbatched ? squeeze(gi, 0) : gi;
+}
+
+}  // namespace strider::ops

@@ -1,0 +1,96 @@
+// oneDNN batch norm, pooling and matmul against the reference path, forward and backward.
+#include <gtest/gtest.h>
+
+#include <strider/ops/linear.h>
+#include <strider/ops/norm.h>
+#include <strider/ops/pool.h>
+#include <strider/ops/view.h>
+
+#include "support/compare.h"
+#include "support/layouts.h"
+
+namespace strider {
+namespace {
+
+using testing::all_close;
+
+template <class F>
+auto both(F f) {
+  auto fast = f();
+  KernelPreferenceGuard g(KernelPreference::Reference);
+  return std::make_pair(fast, f());
+}
+
+TEST(BatchNormConformance, TrainAndEvalBothLayouts) {
+  for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    for (bool training : {true, false}) {
+      Tensor x = testing::sample({4, 6, 5, 7}, kFloat, 1).contiguous(fmt);
+      Tensor w = testing::sample({6}, kFloat, 2), b = testing::sample({6}, kFloat, 3);
+      Tensor rm0 = testing::sample({6}, kFloat, 4) * 0.1, rv0 = abs(testing::sample({6}, kFloat, 5)) + 0.5;
+      Tensor rm1 = rm0.clone(), rv1 = rv0.clone();
+      auto r_fast = ops::batch_norm(x, w, b, rm0, rv0, training, 0.1, 1e-5);
+      ops::BatchNormResult r_ref;
+      {
+        KernelPreferenceGuard g(KernelPreference::Reference);
+        r_ref = ops::batch_norm(x, w, b, rm1, rv1, training, 0.1, 1e-5);
+      }
+      EXPECT_TRUE(all_close(r_fast.out, r_ref.out, 1e-4, 1e-4)) << fmt << training;
+      EXPECT_EQ(r_fast.out.strides(), x.strides());
+      EXPECT_TRUE(all_close(rm0, rm1, 1e-5, 1e-6));
+      EXPECT_TRUE(all_close(rv0, rv1, 1e-5, 1e-6));
+      Tensor go = testing::sample(x.sizes(), kFloat, 6);
+      auto [a, c] = both([&] { return ops::batch_norm_backward(go, x, w, r_fast.mean, r_fast.var, training, 1e-5, {true, true, true}); });
+      EXPECT_TRUE(all_close(std::get<0>(a), std::get<0>(c), 1e-3, 1e-4)) << "dx " << fmt << training;
+      EXPECT_TRUE(all_close(std::get<1>(a), std::get<1>(c), 1e-3, 1e-3)) << "dw";
+      EXPECT_TRUE(all_close(std::get<2>(a), std::get<2>(c), 1e-3, 1e-3)) << "db";
+    }
+  }
+}
+
+TEST(PoolConformance, MaxAndAvgForwardBackward) {
+  for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    Tensor x = testing::sample({2, 5, 9, 8}, kFloat, 7).contiguous(fmt);
+    for (bool is_max : {true, false}) {
+      ops::PoolArgs a;
+      a.kernel = {3};
+      a.stride = {2};
+      a.padding = {1};
+      a.ceil_mode = !is_max;
+      a.count_include_pad = false;
+      ops::PoolResult fast = is_max ? ops::max_pool(x, 2, a) : ops::avg_pool(x, 2, a);
+      ops::PoolResult ref;
+      {
+        KernelPreferenceGuard g(KernelPreference::Reference);
+        ref = is_max ? ops::max_pool(x, 2, a, true) : ops::avg_pool(x, 2, a);
+      }
+      EXPECT_TRUE(all_close(fast.out, ref.out, 1e-6, 1e-6)) << is_max << fmt;
+      EXPECT_EQ(fast.out.suggest_memory_format(), x.suggest_memory_format());
+      Tensor go = testing::sample(fast.out.sizes(), kFloat, 8);
+      Tensor gi_fast = ops::pool_backward(go, x, 2, a, fast, is_max);
+      Tensor gi_ref;
+      {
+        KernelPreferenceGuard g(KernelPreference::Reference);
+        gi_ref = ops::pool_backward(go, x, 2, a, ref, is_max);
+      }
+      EXPECT_TRUE(all_close(gi_fast, gi_ref, 1e-5, 1e-6)) << "backward " << is_max << fmt;
+    }
+  }
+}
+
+TEST(MatmulConformance, TransposedAndBatchedOperands) {
+  Tensor a = testing::sample({7, 5}, kFloat, 9), b = testing::sample({5, 6}, kFloat, 10);
+  auto [m1, m2] = both([&] { return ops::mm(a, b); });
+  EXPECT_TRUE(all_close(m1, m2, 1e-5, 1e-5));
+  auto [t1, t2] = both([&] { return ops::mm(ops::t(b), ops::t(a)); });
+  EXPECT_TRUE(all_close(t1, t2, 1e-5, 1e-5));
+  Tensor x = testing::sample({3, 4, 5}, kFloat, 11), w = testing::sample({6, 5}, kFloat, 12), bias = testing::sample({6}, kFloat, 13);
+  auto [l1, l2] = both([&] { return ops::linear(x, w, bias); });
+  EXPECT_TRUE(all_close(l1, l2, 1e-5, 1e-5));
+  Tensor p = testing::sample({2, 1, 4, 5}, kFloat, 14), q = testing::sample({3, 5, 2}, kFloat, 15);
+  auto [b1, b2] = both([&] { return ops::matmul(p, q); });
+  EXPECT_EQ(b1.sizes(), IntArrayRef({2, 3, 4, 2}));
+  EXPECT_TRUE(all_close(b1, b2, 1e-5, 1e-5));
+}
+
+}  // namespace
+}  // namespace strider
