@@ -151,7 +151,7 @@ Tensor convolution(const Tensor& input_arg, const Tensor& weight, const Tensor& 
     }
     return unbatched ? squeeze(out, 0) : out;
   }
-  Tensor in_c = contiguous(input, fmt);
+  Tensor in_c = dense_in_format(input, fmt);
   run_kernel(op, [&] {
     if (use_onednn(input.dtype())) kernels::dnnl_ops::conv_forward(out, in_c, weight, bias, p);
     else kernels::ref::conv_forward(out, in_c, weight, bias, p);
@@ -170,7 +170,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out_a
   Tensor grad_out = unbatched ? unsqueeze(grad_out_arg, 0) : grad_out_arg;
   kernels::ConvParams p = kernel_params(args, nsp, op);
   const MemoryFormat fmt = conv_memory_format(input, weight);
-  Tensor go = contiguous(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype()), fmt);
+  Tensor go = dense_in_format(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype()), fmt);
   Tensor gi, gw, gb;
   const bool empty_in = input.numel() == 0;
   const bool dnnl = use_onednn(input.dtype());
@@ -193,7 +193,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out_a
         else copy_(gb, sum(go, spatial_and_batch_dims(go.dim())));
       }
     } else {
-      Tensor in_c = contiguous(input, fmt);
+      Tensor in_c = dense_in_format(input, fmt);
       run_kernel(op, [&] {
         if (dnnl) kernels::dnnl_ops::conv_backward_weight(gw, gb, in_c, go, p);
         else kernels::ref::conv_backward_weight(gw, gb, in_c, go, p);

@@ -6,6 +6,7 @@
 #include "kernels/copy.h"
 #include "ops/make_tensor.h"
 #include "strider/ops/convert.h"
+#include "strider/ops/view.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/layout.h"
 
@@ -33,6 +34,13 @@ Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype) {
       static_cast<size_t>(span) * element_size(dtype), cpu_allocator());
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes),
                                              std::move(strides), 0));
+}
+
+Tensor dense_in_format(const Tensor& t, MemoryFormat fmt) {
+  Tensor c = contiguous(t, fmt);
+  DimVector want = layout::strides_for_format(c.sizes(), fmt, "dense_in_format");
+  if (c.strides() == IntArrayRef(want) || c.numel() == 0) return c;
+  return as_strided(c, c.sizes(), want);
 }
 
 }  // namespace ops

@@ -91,7 +91,7 @@ PoolResult pool_forward(const Tensor& input, int64_t nsp, const PoolArgs& a, boo
   PoolResult r;
   // Compute in the input's own format; 3-d pooling then returns contiguous, as PyTorch does.
   r.compute_format = p.input.suggest_memory_format();
-  Tensor in_c = contiguous(p.input, r.compute_format);
+  Tensor in_c = dense_in_format(p.input, r.compute_format);
   Tensor out_c = make_tensor(p.out_shape, layout::strides_for_format(p.out_shape, r.compute_format, op), input.dtype());
   const bool dnnl = dnnl_ok(p, is_max) && !with_indices;
   auto reference = [&] {
@@ -128,7 +128,7 @@ Tensor pool_backward(const Tensor& grad_out, const Tensor& input, int64_t nsp, c
   Prepared p = prepare(input, nsp, args, is_max);
   const MemoryFormat fmt = fwd.compute_format;
   Tensor go = p.unbatched ? unsqueeze(grad_out, 0) : grad_out;
-  go = contiguous(go.dtype() == input.dtype() ? go : to(go, input.dtype()), fmt);
+  go = dense_in_format(go.dtype() == input.dtype() ? go : to(go, input.dtype()), fmt);
   Tensor gi = make_tensor(p.input.sizes().vec(), layout::strides_for_format(p.input.sizes(), fmt, "pool_backward"), input.dtype());
   auto reference = [&] {
     fill_(gi, 0);

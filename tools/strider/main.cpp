@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <strider/strider.h>
 
+#include "train.h"
+
 using namespace strider;
 
 namespace {
@@ -50,14 +52,32 @@ int demo() {
 int main(int argc, char** argv) {
   CLI::App app{"strider: C++ deep learning with PyTorch-exact memory formats"};
   app.require_subcommand(0, 1);
-  auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API (the default)");
+  auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
+  strider::tools::TrainOptions t;
+  auto* train_cmd = app.add_subcommand("train", "train a model on Fashion-MNIST (the default job)");
+  train_cmd->add_option("--model", t.model, "fmnist_resnet | small_cnn | resnet18")->capture_default_str();
+  train_cmd->add_option("--memory-format", t.memory_format, "channels_last | contiguous")->capture_default_str();
+  train_cmd->add_option("--dtype", t.dtype, "float32 | bfloat16 (bf16 compute, float32 master weights)")->capture_default_str();
+  train_cmd->add_option("--optimizer", t.optimizer, "sgd | adamw")->capture_default_str();
+  train_cmd->add_option("--epochs", t.epochs)->capture_default_str();
+  train_cmd->add_option("--batch-size", t.batch_size)->capture_default_str();
+  train_cmd->add_option("--lr", t.lr, "peak learning rate (warmup, then cosine decay)")->capture_default_str();
+  train_cmd->add_option("--weight-decay", t.weight_decay)->capture_default_str();
+  train_cmd->add_option("--label-smoothing", t.label_smoothing)->capture_default_str();
+  train_cmd->add_option("--threads", t.threads, "OpenMP threads (0 = all cores)")->capture_default_str();
+  train_cmd->add_option("--seed", t.seed)->capture_default_str();
+  train_cmd->add_option("--data-dir", t.data_dir)->capture_default_str();
+  train_cmd->add_option("--out", t.out_dir, "directory for metrics, plot and checkpoint")->capture_default_str();
+  train_cmd->add_option("--resume", t.resume, "checkpoint to resume from");
+  train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches");
+  train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
   CLI11_PARSE(app, argc, argv);
   if (const char* v = std::getenv("STRIDER_CHECK_MEMORY_FORMAT"); v && std::string(v) == "1")
     set_memory_format_check(true);
   if (const char* v = std::getenv("STRIDER_VERBOSE"); v && std::string(v) == "1") set_kernel_verbose(true);
   try {
-    (void)demo_cmd;
-    return demo();
+    if (demo_cmd->parsed()) return demo();
+    return strider::tools::run_train(t);  // the default job
   } catch (const Error& e) {
     std::cerr << "strider: " << e.what() << "\n";
     return 1;

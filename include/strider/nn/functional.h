@@ -1,0 +1,53 @@
+#pragma once
+// torch.nn.functional: the differentiable ops (re-exported from strider) plus losses, dropout
+// and normalizations built from them.
+#include <string>
+
+#include "strider/autograd/functions.h"
+#include "strider/core/generator.h"
+
+namespace strider::nn::functional {
+
+using strider::adaptive_avg_pool2d;
+using strider::adaptive_avg_pool3d;
+using strider::adaptive_max_pool2d;
+using strider::avg_pool2d;
+using strider::avg_pool3d;
+using strider::batch_norm;
+using strider::conv1d;
+using strider::conv2d;
+using strider::conv3d;
+using strider::conv_transpose2d;
+using strider::conv_transpose3d;
+using strider::gelu;
+using strider::linear;
+using strider::log_softmax;
+using strider::max_pool2d;
+using strider::max_pool3d;
+using strider::relu;
+using strider::sigmoid;
+using strider::softmax;
+using strider::tanh;
+
+enum class Reduction { Mean, Sum, None };
+
+// logits [N, C] (or [N, C, d...]) and int64 class targets [N] ([N, d...]); label smoothing mixes
+// in the uniform distribution as in PyTorch. ignore_index targets contribute nothing.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::Mean,
+                     double label_smoothing = 0.0, int64_t ignore_index = -100);
+// log-probabilities [N, C] and int64 targets [N].
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
+                int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// Zeroes elements with probability p and scales the rest by 1/(1-p) when training.
+Tensor dropout(const Tensor& input, double p, bool training, Generator* gen = nullptr);
+// Normalizes over the trailing `normalized_shape` dims; the output is contiguous (SPEC §9).
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// Normalizes groups of channels; the output takes the input's suggested format (SPEC §11).
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// weight [num_embeddings, dim], indices int64 of any shape -> [..., dim].
+Tensor embedding(const Tensor& indices, const Tensor& weight);
+
+}  // namespace strider::nn::functional

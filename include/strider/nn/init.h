@@ -1,0 +1,25 @@
+#pragma once
+// Parameter initialization (torch.nn.init), in place and without recording a graph. Every
+// function draws from `gen` (default: the global generator, seeded by manual_seed).
+#include "strider/core/generator.h"
+#include "strider/core/tensor.h"
+
+namespace strider::nn::init {
+
+// fan_in = size(1) * receptive field, fan_out = size(0) * receptive field.
+std::pair<int64_t, int64_t> fans(const Tensor& t);
+void uniform_(const Tensor& t, double lo, double hi, Generator* gen = nullptr);
+void normal_(const Tensor& t, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
+void constant_(const Tensor& t, double value);
+void zeros_(const Tensor& t);
+void ones_(const Tensor& t);
+// gain for a nonlinearity: "relu" sqrt(2), "leaky_relu" sqrt(2/(1+a^2)), "linear"/"sigmoid" 1, "tanh" 5/3.
+double calculate_gain(const std::string& nonlinearity, double a = 0.0);
+void kaiming_uniform_(const Tensor& t, double a = 0.0, bool fan_in = true, const std::string& nonlinearity = "leaky_relu",
+                      Generator* gen = nullptr);
+void kaiming_normal_(const Tensor& t, double a = 0.0, bool fan_in = true, const std::string& nonlinearity = "leaky_relu",
+                     Generator* gen = nullptr);
+void xavier_uniform_(const Tensor& t, double gain = 1.0, Generator* gen = nullptr);
+void xavier_normal_(const Tensor& t, double gain = 1.0, Generator* gen = nullptr);
+
+}  // namespace strider::nn::init

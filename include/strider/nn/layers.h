@@ -1,0 +1,151 @@
+#pragma once
+// The non-convolution layers: normalization, linear, embedding, activations, dropout, pooling,
+// flatten, and the Sequential / ModuleList containers.
+#include <initializer_list>
+
+#include "strider/core/generator.h"
+#include "strider/nn/module.h"
+
+namespace strider::nn {
+
+// BatchNorm over channel dim 1 of [N, C, ...] inputs (2-d: BatchNorm1d, 4-d: 2d, 5-d: 3d).
+class BatchNorm : public Module {
+ public:
+  BatchNorm(std::string type, int64_t expected_dim, int64_t num_features, double eps = 1e-5,
+            double momentum = 0.1, bool affine = true, bool track_running_stats = true);
+  Tensor forward(const Tensor& input) override;
+
+ private:
+  int64_t expected_dim_, num_features_;
+  double eps_, momentum_;
+  bool track_;
+};
+class BatchNorm1d : public BatchNorm {
+ public:
+  explicit BatchNorm1d(int64_t c, double eps = 1e-5, double m = 0.1) : BatchNorm("BatchNorm1d", 2, c, eps, m) {}
+};
+class BatchNorm2d : public BatchNorm {
+ public:
+  explicit BatchNorm2d(int64_t c, double eps = 1e-5, double m = 0.1) : BatchNorm("BatchNorm2d", 4, c, eps, m) {}
+};
+class BatchNorm3d : public BatchNorm {
+ public:
+  explicit BatchNorm3d(int64_t c, double eps = 1e-5, double m = 0.1) : BatchNorm("BatchNorm3d", 5, c, eps, m) {}
+};
+
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(DimVector normalized_shape, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& input) override;
+
+ private:
+  DimVector shape_;
+  double eps_;
+};
+
+class GroupNorm : public Module {
+ public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& input) override;
+
+ private:
+  int64_t groups_;
+  double eps_;
+};
+
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters(Generator* gen = nullptr);
+};
+
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num_embeddings, int64_t dim);
+  Tensor forward(const Tensor& indices) override;
+};
+
+class ReLU : public Module {
+ public:
+  ReLU() : Module("ReLU") {}
+  Tensor forward(const Tensor& x) override;
+};
+class GELU : public Module {
+ public:
+  explicit GELU(std::string approximate = "none") : Module("GELU"), approximate_(std::move(approximate)) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  std::string approximate_;
+};
+class Identity : public Module {
+ public:
+  Identity() : Module("Identity") {}
+  Tensor forward(const Tensor& x) override { return x; }
+};
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5) : Module("Dropout"), p_(p) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  double p_;
+};
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : Module("Flatten"), start_(start_dim), end_(end_dim) {}
+  Tensor forward(const Tensor& x) override { return x.flatten(start_, end_); }
+
+ private:
+  int64_t start_, end_;
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(DimVector kernel, DimVector stride = {}, DimVector padding = {0}, bool ceil_mode = false)
+      : Module("MaxPool2d"), k_(kernel), s_(stride), p_(padding), ceil_(ceil_mode) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  DimVector k_, s_, p_;
+  bool ceil_;
+};
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(DimVector kernel, DimVector stride = {}, DimVector padding = {0})
+      : Module("AvgPool2d"), k_(kernel), s_(stride), p_(padding) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  DimVector k_, s_, p_;
+};
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(DimVector output_size) : Module("AdaptiveAvgPool2d"), size_(output_size) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  DimVector size_;
+};
+
+class Sequential : public Module {
+ public:
+  Sequential() : Module("Sequential") {}
+  Sequential(std::initializer_list<std::shared_ptr<Module>> modules);
+  // Children are named "0", "1", ... as in PyTorch.
+  void push_back(std::shared_ptr<Module> m);
+  Tensor forward(const Tensor& x) override;
+  size_t size() const { return named_children().size(); }
+  std::shared_ptr<Module> operator[](size_t i) const { return named_children()[i].second; }
+};
+
+class ModuleList : public Module {
+ public:
+  ModuleList() : Module("ModuleList") {}
+  void push_back(std::shared_ptr<Module> m);
+  size_t size() const { return named_children().size(); }
+  std::shared_ptr<Module> operator[](size_t i) const { return named_children()[i].second; }
+};
+
+}  // namespace strider::nn

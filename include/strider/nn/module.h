@@ -1,0 +1,115 @@
+#pragma once
+// Module: named parameters, buffers and children, train/eval, dtype and memory-format
+// conversion, state dicts and forward hooks. Layers read their parameters from the registry on
+// every call, so a wrapper (FSDP) can swap in gathered tensors by name.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strider/core/tensor.h"
+
+namespace strider::nn {
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  using ForwardPreHook = std::function<std::optional<Tensor>(Module&, const Tensor& input)>;
+  using ForwardHook = std::function<std::optional<Tensor>(Module&, const Tensor& input, const Tensor& output)>;
+
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The computation; override in layers. Call through operator() so hooks run.
+  virtual Tensor forward(const Tensor& input);
+  Tensor operator()(const Tensor& input);
+
+  const std::string& type_name() const { return type_name_; }
+
+  // ---- registration (names are unique within a module; dots are not allowed)
+  Tensor& register_parameter(const std::string& name, Tensor value, bool requires_grad = true);
+  Tensor& register_buffer(const std::string& name, Tensor value);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+  // ---- access
+  Tensor& param(const std::string& name);
+  const Tensor& param(const std::string& name) const;
+  bool has_param(const std::string& name) const;
+  Tensor& buffer(const std::string& name);
+  // Replaces a parameter's tensor (same name), e.g. after a dtype/format change or by FSDP.
+  void set_param(const std::string& name, Tensor value);
+  void set_buffer(const std::string& name, Tensor value);
+
+  // Recursive, in registration order, names dotted from this module ("layer1.0.conv1.weight").
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
+  std::vector<std::shared_ptr<Module>> children() const;
+  // This module ("" prefix) and every descendant.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(const std::string& prefix = "");
+  int64_t num_parameters() const;
+  // Calls fn on this module and every descendant (pre-order); usable inside constructors.
+  void apply(const std::function<void(Module&)>& fn);
+
+  // ---- modes and conversion
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  // Casts floating-point parameters and buffers.
+  void to(ScalarType dtype);
+  // PyTorch's module.to(memory_format=...): every 4-d/5-d parameter and buffer goes through
+  // Tensor::to(fmt); a parameter of the wrong rank for the format raises (naming it).
+  void to(MemoryFormat fmt);
+  void zero_grad();
+
+  // ---- state
+  std::map<std::string, Tensor> state_dict() const;
+  // Copies values in (keeping each parameter's layout). strict: missing or unexpected keys
+  // raise; shapes must always match.
+  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+
+  // ---- hooks (FSDP builds on these)
+  int register_forward_pre_hook(ForwardPreHook hook);
+  int register_forward_hook(ForwardHook hook);
+  void remove_hook(int handle);
+
+ protected:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  // Replaces a registered child (wrap policies use it).
+  void replace_child(const std::string& name, std::shared_ptr<Module> module);
+  friend class ModuleTreeEditor;
+
+ private:
+  void collect_params(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
+  void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
+  template <class F>
+  void apply_to_tensors(F f);
+
+  std::string type_name_;
+  bool training_ = true;
+  std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
+  std::vector<std::pair<int, ForwardHook>> post_hooks_;
+  int next_hook_ = 0;
+};
+
+// Gives wrappers (FSDP's auto-wrap) a way to swap a module's child in place.
+class ModuleTreeEditor {
+ public:
+  static void replace_child(Module& parent, const std::string& name, std::shared_ptr<Module> child) {
+    parent.replace_child(name, std::move(child));
+  }
+};
+
+}  // namespace strider::nn

@@ -1,0 +1,22 @@
+#pragma once
+// nn utilities: PyTorch's torch.nn.utils.memory_format helpers and gradient clipping.
+#include <vector>
+
+#include "strider/nn/module.h"
+
+namespace strider::nn::utils {
+
+// For every Conv2d / ConvTranspose2d weight under `module`: clone, make dense in `fmt`, and
+// force `fmt`'s formula strides (so a [C,1,k,k] weight really suggests channels-last). Once the
+// weights are channels-last, every convolution's output is too.
+void convert_conv2d_weight_memory_format(Module& module, MemoryFormat fmt);
+// The same for Conv3d / ConvTranspose3d weights (channels_last_3d).
+void convert_conv3d_weight_memory_format(Module& module, MemoryFormat fmt);
+
+// Scales gradients so their total `norm_type` norm is at most max_norm; returns the norm before
+// clipping. Works on whatever gradients the tensors hold (FSDP passes local shards and reduces).
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
+// The total norm of the gradients (no clipping).
+double grad_norm(const std::vector<Tensor>& parameters, double norm_type = 2.0);
+
+}  // namespace strider::nn::utils

@@ -1,0 +1,73 @@
+#pragma once
+// Optimizers keep per-parameter state keyed by parameter name, so a sharded optimizer or a
+// checkpoint can address it by name. Steps run without recording a graph and update the
+// parameters in place (their layout, channels-last included, is kept).
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strider/core/tensor.h"
+
+namespace strider::optim {
+
+using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
+
+class Optimizer {
+ public:
+  explicit Optimizer(NamedParameters params, double lr);
+  virtual ~Optimizer() = default;
+  virtual void step() = 0;
+  // Drops gradients (set to none, as PyTorch 2.x does by default).
+  void zero_grad();
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  const NamedParameters& params() const { return params_; }
+  // Replaces the parameter tensors (same names), e.g. after FSDP re-sharding or offload.
+  void set_params(NamedParameters params);
+  // name -> state tensors ("momentum_buffer", "exp_avg", "exp_avg_sq", ...) and the step count.
+  std::map<std::string, std::map<std::string, Tensor>>& state() { return state_; }
+  int64_t step_count() const { return steps_; }
+  void set_step_count(int64_t s) { steps_ = s; }
+
+ protected:
+  NamedParameters params_;
+  double lr_;
+  int64_t steps_ = 0;
+  std::map<std::string, std::map<std::string, Tensor>> state_;
+};
+
+struct SGDOptions {
+  double lr = 0.01, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(NamedParameters params, SGDOptions options);
+  void step() override;
+
+ private:
+  SGDOptions o_;
+};
+
+struct AdamOptions {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+  bool decoupled_weight_decay = false;  // true: AdamW
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(NamedParameters params, AdamOptions options);
+  void step() override;
+
+ private:
+  AdamOptions o_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(NamedParameters params, AdamOptions options);
+};
+
+}  // namespace strider::optim

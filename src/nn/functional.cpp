@@ -1,0 +1,211 @@
+// Losses, dropout, layer/group norm and embedding, composed from differentiable ops; nll_loss and
+// embedding are indexing ops with their own backward.
+#include "strider/nn/functional.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "strider/autograd/grad_mode.h"
+#include "strider/autograd/record.h"
+#include "strider/core/dispatch.h"
+#include "strider/ops/factory.h"
+
+namespace strider::nn::functional {
+namespace {
+
+Tensor reduce(const Tensor& per_item, Reduction r) {
+  switch (r) {
+    case Reduction::Mean: return mean(per_item);
+    case Reduction::Sum: return sum(per_item);
+    case Reduction::None: return per_item;
+  }
+  return per_item;
+}
+
+// Gathers -log_probs[i, target[i]] (0 for ignored targets) into a [N] tensor.
+Tensor pick(const Tensor& lp, const Tensor& target, int64_t ignore_index) {
+  const int64_t n = lp.sizes()[0], c = lp.sizes()[1];
+  Tensor out = empty({n}, lp.dtype());
+  Tensor t = target.contiguous();
+  const int64_t* tp = t.data_ptr<int64_t>();
+  dispatch_floating(lp.dtype(), "nll_loss", [&]<class T>() {
+    const T* p = static_cast<const T*>(lp.data());
+    T* o = out.data_ptr<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = tp[i];
+      if (k == ignore_index) {
+        o[i] = T(0.0f);
+        continue;
+      }
+      STRIDER_CHECK(k >= 0 && k < c, "nll_loss", "target ", k, " is out of bounds for ", c, " classes (row ", i, ")");
+      o[i] = static_cast<T>(-static_cast<opmath_t<T>>(p[i * lp.strides()[0] + k * lp.strides()[1]]));
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  STRIDER_CHECK(target.dtype() == kLong, "nll_loss", "expected int64 class targets, got ", target.dtype());
+  Tensor lp = log_probs, tg = target;
+  if (lp.dim() > 2) {
+    // [N, C, d...] -> [N*d..., C]
+    DimVector perm = {0};
+    for (int64_t d = 2; d < lp.dim(); ++d) perm.push_back(d);
+    perm.push_back(1);
+    lp = lp.permute(perm).reshape({-1, log_probs.sizes()[1]});
+    tg = tg.reshape({-1});
+  }
+  STRIDER_CHECK(lp.dim() == 2 && tg.dim() == 1 && tg.sizes()[0] == lp.sizes()[0], "nll_loss",
+                "expected log-probabilities [N, C] and targets [N], got ", log_probs.sizes(), " and ", target.sizes());
+  Tensor per_item;
+  {
+    autograd::NoGradGuard g;
+    per_item = pick(lp, tg, ignore_index);
+  }
+  Tensor valid;
+  {
+    autograd::NoGradGuard g;
+    valid = ne(tg, ignore_index).to(lp.dtype());
+  }
+  if (autograd::any_requires_grad({&lp})) {
+    autograd::SavedTensor st(tg);
+    const DimVector shape = lp.sizes().vec();
+    const ScalarType dt = lp.dtype();
+    per_item = autograd::record("NllLossBackward", {&lp}, per_item,
+                                [=](const std::vector<Tensor>& g, const autograd::Node&) -> std::vector<Tensor> {
+      Tensor grad = zeros(shape, dt);
+      Tensor t = st.unpack("nll_loss").contiguous();
+      Tensor go = g[0].to(dt).contiguous();
+      const int64_t* tp = t.data_ptr<int64_t>();
+      dispatch_floating(dt, "nll_loss", [&]<class T>() {
+        T* gp = grad.data_ptr<T>();
+        const T* gop = go.data_ptr<T>();
+        for (int64_t i = 0; i < shape[0]; ++i)
+          if (tp[i] != ignore_index) gp[i * shape[1] + tp[i]] = static_cast<T>(-static_cast<opmath_t<T>>(gop[i]));
+      });
+      return {grad};
+    });
+  }
+  if (reduction == Reduction::Mean) return sum(per_item) / sum(valid).item<double>();
+  if (reduction == Reduction::None && log_probs.dim() > 2) {
+    DimVector out_shape = {log_probs.sizes()[0]};
+    for (int64_t d = 2; d < log_probs.dim(); ++d) out_shape.push_back(log_probs.sizes()[d]);
+    return per_item.reshape(out_shape);
+  }
+  return reduce(per_item, reduction);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double label_smoothing,
+                     int64_t ignore_index) {
+  STRIDER_CHECK(logits.dim() >= 2, "cross_entropy", "expected logits [N, C, ...], got ", logits.sizes());
+  STRIDER_CHECK(label_smoothing >= 0 && label_smoothing <= 1, "cross_entropy", "label_smoothing must be in [0, 1], got ",
+                label_smoothing);
+  Tensor lp = log_softmax(logits, 1);
+  Tensor nll = nll_loss(lp, target, reduction, ignore_index);
+  if (label_smoothing == 0) return nll;
+  // Smoothed: (1 - eps) * nll + eps * mean over classes of -log p (over non-ignored items).
+  Tensor uniform = neg(mean(lp, {1}));
+  Tensor keep;
+  {
+    autograd::NoGradGuard g;
+    keep = ne(target, ignore_index).to(lp.dtype());
+  }
+  Tensor smooth_items = uniform * keep;
+  Tensor smooth = reduction == Reduction::Mean ? sum(smooth_items) / sum(keep).item<double>()
+                                               : reduce(smooth_items, reduction);
+  return nll * (1.0 - label_smoothing) + smooth * label_smoothing;
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  STRIDER_CHECK(input.sizes() == target.sizes(), "mse_loss", "input ", input.sizes(), " and target ",
+                target.sizes(), " must have the same shape");
+  Tensor d = input - target;
+  return reduce(d * d, reduction);
+}
+
+Tensor dropout(const Tensor& input, double p, bool training, Generator* gen) {
+  STRIDER_CHECK(p >= 0 && p <= 1, "dropout", "probability has to be between 0 and 1, but got ", p);
+  if (!training || p == 0) return input;
+  if (p == 1) return input * 0.0;
+  Tensor mask;
+  {
+    autograd::NoGradGuard g;
+    mask = ge(rand_like(input, MemoryFormat::Preserve, gen), p).to(input.dtype()) * (1.0 / (1.0 - p));
+  }
+  return input * mask;
+}
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  STRIDER_CHECK(k >= 1 && input.dim() >= k, "layer_norm", "normalized_shape ", normalized_shape,
+                " does not fit input ", input.sizes());
+  for (int64_t i = 0; i < k; ++i)
+    STRIDER_CHECK(input.sizes()[input.dim() - k + i] == normalized_shape[i], "layer_norm", "expected input with "
+                  "trailing shape ", normalized_shape, ", got ", input.sizes());
+  DimVector dims;
+  for (int64_t i = 0; i < k; ++i) dims.push_back(input.dim() - k + i);
+  Tensor x = input.contiguous();
+  Tensor mu = mean(x, dims, true);
+  Tensor centered = x - mu;
+  Tensor y = centered * rsqrt(var(x, dims, 0, true) + eps);
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y.contiguous();
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  STRIDER_CHECK(input.dim() >= 2, "group_norm", "expected input [N, C, ...], got ", input.sizes());
+  const int64_t n = input.sizes()[0], c = input.sizes()[1];
+  STRIDER_CHECK(num_groups > 0 && c % num_groups == 0, "group_norm", "expected number of channels ", c,
+                " to be divisible by num_groups ", num_groups);
+  const MemoryFormat fmt = input.suggest_memory_format();
+  Tensor x = input.contiguous().reshape({n, num_groups, -1});
+  Tensor y = (x - mean(x, {2}, true)) * rsqrt(var(x, {2}, 0, true) + eps);
+  y = y.reshape(input.sizes());
+  DimVector shape(input.dim(), 1);
+  shape[1] = c;
+  if (weight.defined()) y = y * weight.reshape(shape);
+  if (bias.defined()) y = y + bias.reshape(shape);
+  return fmt == MemoryFormat::Contiguous ? y : y.contiguous(fmt);
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight) {
+  STRIDER_CHECK(indices.dtype() == kLong, "embedding", "expected int64 indices, got ", indices.dtype());
+  STRIDER_CHECK(weight.dim() == 2, "embedding", "weight must be [num_embeddings, dim], got ", weight.sizes());
+  const int64_t num = weight.sizes()[0], dim = weight.sizes()[1];
+  Tensor idx = indices.contiguous();
+  const int64_t count = idx.numel();
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  for (int64_t i = 0; i < count; ++i)
+    STRIDER_CHECK(ip[i] >= 0 && ip[i] < num, "embedding", "index ", ip[i], " is out of range for ", num, " embeddings");
+  DimVector out_shape = indices.sizes().vec();
+  out_shape.push_back(dim);
+  Tensor out = empty(out_shape, weight.dtype());
+  {
+    autograd::NoGradGuard g;
+    Tensor w = weight.contiguous();
+    const size_t row = static_cast<size_t>(dim) * w.element_size();
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(static_cast<char*>(out.data()) + i * row, static_cast<const char*>(w.data()) + ip[i] * row, row);
+  }
+  if (!autograd::any_requires_grad({&weight})) return out;
+  autograd::SavedTensor si(idx);
+  const ScalarType dt = weight.dtype();
+  return autograd::record("EmbeddingBackward", {&weight}, out,
+                          [=](const std::vector<Tensor>& g, const autograd::Node&) -> std::vector<Tensor> {
+    Tensor grad = zeros({num, dim}, kDouble);
+    Tensor go = g[0].to(kDouble, MemoryFormat::Contiguous, true);
+    Tensor ii = si.unpack("embedding");
+    const int64_t* p = ii.data_ptr<int64_t>();
+    double* gp = grad.data_ptr<double>();
+    const double* src = go.data_ptr<double>();
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t j = 0; j < dim; ++j) gp[p[i] * dim + j] += src[i * dim + j];
+    return {grad.to(dt)};
+  });
+}
+
+}  // namespace strider::nn::functional

@@ -1,0 +1,68 @@
+#include "strider/nn/init.h"
+
+#include <cmath>
+#include <string>
+
+#include "strider/autograd/functions.h"
+#include "strider/autograd/grad_mode.h"
+#include "strider/ops/factory.h"
+
+namespace strider::nn::init {
+
+std::pair<int64_t, int64_t> fans(const Tensor& t) {
+  STRIDER_CHECK(t.dim() >= 2, "init", "fan in/out need a tensor of at least 2 dimensions, got ", t.sizes());
+  int64_t receptive = 1;
+  for (int64_t d = 2; d < t.dim(); ++d) receptive *= t.sizes()[d];
+  return {t.sizes()[1] * receptive, t.sizes()[0] * receptive};
+}
+
+void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
+  autograd::NoGradGuard g;
+  t.copy_(rand(t.sizes(), kDouble, gen) * (hi - lo) + lo);
+}
+
+void normal_(const Tensor& t, double mean, double std, Generator* gen) {
+  autograd::NoGradGuard g;
+  t.copy_(randn(t.sizes(), kDouble, gen) * std + mean);
+}
+
+void constant_(const Tensor& t, double value) {
+  autograd::NoGradGuard g;
+  t.fill_(value);
+}
+void zeros_(const Tensor& t) { constant_(t, 0.0); }
+void ones_(const Tensor& t) { constant_(t, 1.0); }
+
+double calculate_gain(const std::string& nl, double a) {
+  if (nl == "linear" || nl == "sigmoid" || nl.rfind("conv", 0) == 0) return 1.0;
+  if (nl == "tanh") return 5.0 / 3.0;
+  if (nl == "relu") return std::sqrt(2.0);
+  if (nl == "leaky_relu") return std::sqrt(2.0 / (1.0 + a * a));
+  STRIDER_CHECK(false, "calculate_gain", "unsupported nonlinearity '", nl,
+                "'; use linear, sigmoid, tanh, relu or leaky_relu");
+  return 1.0;
+}
+
+void kaiming_uniform_(const Tensor& t, double a, bool fan_in, const std::string& nl, Generator* gen) {
+  auto [fi, fo] = fans(t);
+  const double bound = std::sqrt(3.0) * calculate_gain(nl, a) / std::sqrt(static_cast<double>(fan_in ? fi : fo));
+  uniform_(t, -bound, bound, gen);
+}
+
+void kaiming_normal_(const Tensor& t, double a, bool fan_in, const std::string& nl, Generator* gen) {
+  auto [fi, fo] = fans(t);
+  normal_(t, 0.0, calculate_gain(nl, a) / std::sqrt(static_cast<double>(fan_in ? fi : fo)), gen);
+}
+
+void xavier_uniform_(const Tensor& t, double gain, Generator* gen) {
+  auto [fi, fo] = fans(t);
+  const double bound = gain * std::sqrt(6.0 / static_cast<double>(fi + fo));
+  uniform_(t, -bound, bound, gen);
+}
+
+void xavier_normal_(const Tensor& t, double gain, Generator* gen) {
+  auto [fi, fo] = fans(t);
+  normal_(t, 0.0, gain * std::sqrt(2.0 / static_cast<double>(fi + fo)), gen);
+}
+
+}  // namespace strider::nn::init

@@ -1,0 +1,112 @@
+#include "strider/nn/layers.h"
+
+#include <cmath>
+
+#include "strider/autograd/functions.h"
+#include "strider/autograd/grad_mode.h"
+#include "strider/nn/functional.h"
+#include "strider/nn/init.h"
+#include "strider/ops/factory.h"
+
+namespace strider::nn {
+
+namespace F = functional;
+
+BatchNorm::BatchNorm(std::string type, int64_t expected_dim, int64_t c, double eps, double momentum, bool affine,
+                     bool track)
+    : Module(std::move(type)), expected_dim_(expected_dim), num_features_(c), eps_(eps), momentum_(momentum), track_(track) {
+  STRIDER_CHECK(c > 0, type_name().c_str(), "num_features must be positive, got ", c);
+  if (affine) {
+    register_parameter("weight", ones({c}));
+    register_parameter("bias", zeros({c}));
+  }
+  if (track) {
+    register_buffer("running_mean", zeros({c}));
+    register_buffer("running_var", ones({c}));
+    register_buffer("num_batches_tracked", zeros({}, kLong));
+  }
+}
+
+Tensor BatchNorm::forward(const Tensor& x) {
+  const bool ok = x.dim() == expected_dim_ || (expected_dim_ == 2 && x.dim() == 3);
+  STRIDER_CHECK(ok, type_name().c_str(), "expected ", expected_dim_, "D input, got shape ", x.sizes());
+  STRIDER_CHECK(x.sizes()[1] == num_features_, type_name().c_str(), "expected input with ", num_features_,
+                " channels, got ", x.sizes()[1], " (input ", x.sizes(), ")");
+  Tensor w = has_param("weight") ? param("weight") : Tensor(), b = has_param("bias") ? param("bias") : Tensor();
+  const bool use_batch_stats = is_training() || !track_;
+  Tensor rm = track_ ? buffer("running_mean") : Tensor(), rv = track_ ? buffer("running_var") : Tensor();
+  if (is_training() && track_) {
+    autograd::NoGradGuard g;
+    add_(buffer("num_batches_tracked"), Scalar(int64_t{1}));
+  }
+  return batch_norm(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
+}
+
+LayerNorm::LayerNorm(DimVector shape, double eps, bool affine) : Module("LayerNorm"), shape_(shape), eps_(eps) {
+  if (affine) {
+    register_parameter("weight", ones(shape));
+    register_parameter("bias", zeros(shape));
+  }
+}
+Tensor LayerNorm::forward(const Tensor& x) {
+  return F::layer_norm(x, shape_, has_param("weight") ? param("weight") : Tensor(),
+                       has_param("bias") ? param("bias") : Tensor(), eps_);
+}
+
+GroupNorm::GroupNorm(int64_t groups, int64_t channels, double eps, bool affine)
+    : Module("GroupNorm"), groups_(groups), eps_(eps) {
+  STRIDER_CHECK(groups > 0 && channels % groups == 0, "GroupNorm", "num_channels ", channels,
+                " must be divisible by num_groups ", groups);
+  if (affine) {
+    register_parameter("weight", ones({channels}));
+    register_parameter("bias", zeros({channels}));
+  }
+}
+Tensor GroupNorm::forward(const Tensor& x) {
+  return F::group_norm(x, groups_, has_param("weight") ? param("weight") : Tensor(),
+                       has_param("bias") ? param("bias") : Tensor(), eps_);
+}
+
+Linear::Linear(int64_t in, int64_t out, bool bias) : Module("Linear") {
+  STRIDER_CHECK(in > 0 && out > 0, "Linear", "in_features and out_features must be positive, got ", in, " and ", out);
+  register_parameter("weight", empty({out, in}));
+  if (bias) register_parameter("bias", empty({out}));
+  reset_parameters();
+}
+void Linear::reset_parameters(Generator* gen) {
+  init::kaiming_uniform_(param("weight"), std::sqrt(5.0), true, "leaky_relu", gen);
+  if (has_param("bias")) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(param("weight").sizes()[1]));
+    init::uniform_(param("bias"), -bound, bound, gen);
+  }
+}
+Tensor Linear::forward(const Tensor& x) { return linear(x, param("weight"), has_param("bias") ? param("bias") : Tensor()); }
+
+Embedding::Embedding(int64_t num, int64_t dim) : Module("Embedding") {
+  register_parameter("weight", empty({num, dim}));
+  init::normal_(param("weight"));
+}
+Tensor Embedding::forward(const Tensor& idx) { return F::embedding(idx, param("weight")); }
+
+Tensor ReLU::forward(const Tensor& x) { return relu(x); }
+Tensor GELU::forward(const Tensor& x) { return gelu(x, approximate_); }
+Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, p_, is_training()); }
+Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, k_, s_, p_, {1}, ceil_); }
+Tensor AvgPool2d::forward(const Tensor& x) { return avg_pool2d(x, k_, s_, p_); }
+Tensor AdaptiveAvgPool2d::forward(const Tensor& x) {
+  DimVector size = size_.size() == 1 ? DimVector{size_[0], size_[0]} : size_;
+  return adaptive_avg_pool2d(x, size);
+}
+
+Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Module("Sequential") {
+  for (auto& m : modules) push_back(m);
+}
+void Sequential::push_back(std::shared_ptr<Module> m) { add_child(std::to_string(size()), std::move(m)); }
+Tensor Sequential::forward(const Tensor& x) {
+  Tensor y = x;
+  for (auto& [name, m] : named_children()) y = (*m)(y);
+  return y;
+}
+void ModuleList::push_back(std::shared_ptr<Module> m) { add_child(std::to_string(size()), std::move(m)); }
+
+}  // namespace strider::nn

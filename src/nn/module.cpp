@@ -1,0 +1,239 @@
+#include "strider/nn/module.h"
+
+#include <algorithm>
+#include <set>
+
+#include "strider/autograd/functions.h"
+#include "strider/autograd/grad_mode.h"
+
+namespace strider::nn {
+namespace {
+
+void check_name(const std::string& name, const std::string& type) {
+  STRIDER_CHECK(!name.empty() && name.find('.') == std::string::npos, "Module::register",
+                "invalid name '", name, "' in ", type, ": names must be non-empty and contain no '.'");
+}
+
+template <class V>
+auto find(V& v, const std::string& name) {
+  return std::find_if(v.begin(), v.end(), [&](const auto& p) { return p.first == name; });
+}
+
+}  // namespace
+
+Tensor Module::forward(const Tensor&) {
+  STRIDER_CHECK(false, type_name_.c_str(), "this module has no single-input forward(); call its own methods");
+  return Tensor();
+}
+
+Tensor Module::operator()(const Tensor& input) {
+  Tensor x = input;
+  for (auto& [id, hook] : pre_hooks_)
+    if (auto r = hook(*this, x)) x = *r;
+  Tensor out = forward(x);
+  for (auto& [id, hook] : post_hooks_)
+    if (auto r = hook(*this, x, out)) out = *r;
+  return out;
+}
+
+Tensor& Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
+  check_name(name, type_name_);
+  STRIDER_CHECK(find(params_, name) == params_.end() && find(buffers_, name) == buffers_.end(),
+                type_name_.c_str(), "parameter '", name, "' is already registered");
+  if (value.defined()) {
+    value = value.detach();
+    if (requires_grad) value.requires_grad_(true);
+  }
+  params_.emplace_back(name, value);
+  return params_.back().second;
+}
+
+Tensor& Module::register_buffer(const std::string& name, Tensor value) {
+  check_name(name, type_name_);
+  STRIDER_CHECK(find(buffers_, name) == buffers_.end() && find(params_, name) == params_.end(),
+                type_name_.c_str(), "buffer '", name, "' is already registered");
+  buffers_.emplace_back(name, value.defined() ? value.detach() : value);
+  return buffers_.back().second;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_name(name, type_name_);
+  STRIDER_CHECK(module != nullptr, type_name_.c_str(), "child '", name, "' is null");
+  STRIDER_CHECK(find(children_, name) == children_.end(), type_name_.c_str(), "child '", name, "' is already registered");
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::replace_child(const std::string& name, std::shared_ptr<Module> module) {
+  auto it = find(children_, name);
+  STRIDER_CHECK(it != children_.end(), type_name_.c_str(), "no child named '", name, "'");
+  it->second = std::move(module);
+}
+
+Tensor& Module::param(const std::string& name) {
+  auto it = find(params_, name);
+  STRIDER_CHECK(it != params_.end(), type_name_.c_str(), "no parameter named '", name, "'");
+  return it->second;
+}
+const Tensor& Module::param(const std::string& name) const { return const_cast<Module*>(this)->param(name); }
+bool Module::has_param(const std::string& name) const { return find(params_, name) != params_.end(); }
+
+Tensor& Module::buffer(const std::string& name) {
+  auto it = find(buffers_, name);
+  STRIDER_CHECK(it != buffers_.end(), type_name_.c_str(), "no buffer named '", name, "'");
+  return it->second;
+}
+
+void Module::set_param(const std::string& name, Tensor value) { param(name) = std::move(value); }
+void Module::set_buffer(const std::string& name, Tensor value) { buffer(name) = std::move(value); }
+
+void Module::collect_params(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const {
+  for (const auto& [n, t] : params_)
+    if (t.defined()) out.emplace_back(prefix + n, t);
+  if (recurse)
+    for (const auto& [n, c] : children_) c->collect_params(prefix + n + ".", out, true);
+}
+
+void Module::collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const {
+  for (const auto& [n, t] : buffers_)
+    if (t.defined()) out.emplace_back(prefix + n, t);
+  if (recurse)
+    for (const auto& [n, c] : children_) c->collect_buffers(prefix + n + ".", out, true);
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect_params("", out, recurse);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [n, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect_buffers("", out, recurse);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (auto& [n, c] : children_) out.push_back(c);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix) {
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out = {{prefix, shared_from_this()}};
+  for (auto& [n, c] : children_) {
+    auto sub = c->named_modules(prefix.empty() ? n : prefix + "." + n);
+    out.insert(out.end(), sub.begin(), sub.end());
+  }
+  return out;
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  fn(*this);
+  for (auto& [n, c] : children_) c->apply(fn);
+}
+
+int64_t Module::num_parameters() const {
+  int64_t n = 0;
+  for (auto& [name, t] : named_parameters()) n += t.numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [n, c] : children_) c->train(on);
+}
+
+template <class F>
+void Module::apply_to_tensors(F f) {
+  autograd::NoGradGuard no_grad;
+  for (auto& [n, t] : params_) {
+    if (!t.defined()) continue;
+    const bool rg = t.requires_grad();
+    Tensor converted = f(n, t);
+    if (!converted.is_same(t)) {
+      Tensor grad = t.grad();
+      t = converted.detach();
+      if (rg) t.requires_grad_(true);
+      if (grad.defined()) t.set_grad(f(n, grad).detach());
+    }
+  }
+  for (auto& [n, t] : buffers_)
+    if (t.defined()) t = f(n, t).detach();
+  for (auto& [n, c] : children_) c->apply_to_tensors(f);
+}
+
+void Module::to(ScalarType dtype) {
+  apply_to_tensors([&](const std::string&, const Tensor& t) {
+    return is_floating_point(t.dtype()) ? t.to(dtype) : t;
+  });
+}
+
+void Module::to(MemoryFormat fmt) {
+  apply_to_tensors([&](const std::string& name, const Tensor& t) {
+    if (t.dim() != 4 && t.dim() != 5) return t;
+    try {
+      return t.to(fmt);
+    } catch (const Error& e) {
+      STRIDER_CHECK(false, (type_name_ + ".to").c_str(), "cannot move '", name, "' of shape ", t.sizes(),
+                    " to ", fmt, ": ", e.what());
+      return t;
+    }
+  });
+}
+
+void Module::zero_grad() {
+  for (auto& [n, t] : named_parameters()) t.set_grad(Tensor());
+}
+
+std::map<std::string, Tensor> Module::state_dict() const {
+  std::map<std::string, Tensor> out;
+  for (auto& [n, t] : named_parameters()) out[n] = t.detach();
+  for (auto& [n, t] : named_buffers()) out[n] = t.detach();
+  return out;
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+  autograd::NoGradGuard no_grad;
+  std::set<std::string> seen;
+  auto load = [&](const std::string& name, const Tensor& dst) {
+    auto it = state.find(name);
+    if (it == state.end()) {
+      STRIDER_CHECK(!strict, "load_state_dict", "missing key '", name, "' in state dict for ", type_name_,
+                    " (pass strict=false to allow)");
+      return;
+    }
+    seen.insert(name);
+    STRIDER_CHECK(it->second.sizes() == dst.sizes(), "load_state_dict", "size mismatch for '", name,
+                  "': copying a tensor of shape ", it->second.sizes(), " into a parameter of shape ", dst.sizes());
+    dst.copy_(it->second);
+  };
+  for (auto& [n, t] : named_parameters()) load(n, t);
+  for (auto& [n, t] : named_buffers()) load(n, t);
+  if (strict)
+    for (auto& [n, t] : state)
+      STRIDER_CHECK(seen.count(n), "load_state_dict", "unexpected key '", n, "' in state dict for ", type_name_,
+                    " (pass strict=false to ignore)");
+}
+
+int Module::register_forward_pre_hook(ForwardPreHook hook) {
+  pre_hooks_.emplace_back(next_hook_, std::move(hook));
+  return next_hook_++;
+}
+
+int Module::register_forward_hook(ForwardHook hook) {
+  post_hooks_.emplace_back(next_hook_, std::move(hook));
+  return next_hook_++;
+}
+
+void Module::remove_hook(int handle) {
+  std::erase_if(pre_hooks_, [&](auto& p) { return p.first == handle; });
+  std::erase_if(post_hooks_, [&](auto& p) { return p.first == handle; });
+}
+
+}  // namespace strider::nn

@@ -1,0 +1,65 @@
+#include "strider/nn/utils.h"
+
+#include <cmath>
+#include <limits>
+
+#include "strider/autograd/functions.h"
+#include "strider/autograd/grad_mode.h"
+
+namespace strider::nn::utils {
+namespace {
+
+void convert(Module& module, MemoryFormat fmt, std::initializer_list<const char*> types) {
+  autograd::NoGradGuard g;
+  for (auto& [name, m] : module.named_modules()) {
+    bool match = false;
+    for (const char* t : types) match |= m->type_name() == t;
+    if (!match || !m->has_param("weight")) continue;
+    Tensor& w = m->param("weight");
+    const bool rg = w.requires_grad();
+    Tensor c = w.detach().clone().contiguous(fmt);
+    c.resize_(c.sizes(), fmt);
+    if (rg) c.requires_grad_(true);
+    m->set_param("weight", c);
+  }
+}
+
+}  // namespace
+
+void convert_conv2d_weight_memory_format(Module& module, MemoryFormat fmt) {
+  convert(module, fmt, {"Conv2d", "ConvTranspose2d"});
+}
+
+void convert_conv3d_weight_memory_format(Module& module, MemoryFormat fmt) {
+  convert(module, fmt, {"Conv3d", "ConvTranspose3d"});
+}
+
+double grad_norm(const std::vector<Tensor>& parameters, double norm_type) {
+  autograd::NoGradGuard g;
+  double total = 0;
+  const bool inf = std::isinf(norm_type);
+  for (const Tensor& p : parameters) {
+    const Tensor& gr = p.grad();
+    if (!gr.defined() || gr.numel() == 0) continue;
+    Tensor a = abs(gr.to(kDouble));
+    if (inf) total = std::max(total, amax(a).item<double>());
+    else total += sum(pow(a, norm_type)).item<double>();
+  }
+  return inf ? total : std::pow(total, 1.0 / norm_type);
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+  STRIDER_CHECK(max_norm > 0, "clip_grad_norm_", "max_norm must be positive, got ", max_norm);
+  const double norm = grad_norm(parameters, norm_type);
+  STRIDER_CHECK(std::isfinite(norm), "clip_grad_norm_", "the total norm of the gradients is non-finite (", norm,
+                "); check the loss for NaN/inf");
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1) {
+    autograd::NoGradGuard g;
+    for (const Tensor& p : parameters)
+      if (p.grad().defined()) mul_(p.grad(), coef);
+  }
+  return norm;
+}
+
+}  // namespace strider::nn::utils

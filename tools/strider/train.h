@@ -1,0 +1,31 @@
+#pragma once
+// `strider train`: a model on Fashion-MNIST with progress, per-epoch test accuracy, a JSON-lines
+// metrics log, an SVG plot and a resumable safetensors checkpoint.
+#include <cstdint>
+#include <string>
+
+namespace strider::tools {
+
+struct TrainOptions {
+  std::string model = "fmnist_resnet";  // fmnist_resnet | small_cnn | resnet18
+  std::string memory_format = "channels_last";
+  std::string dtype = "float32";        // float32 | bfloat16 (bf16 compute, float32 masters)
+  std::string optimizer = "sgd";        // sgd | adamw
+  int64_t epochs = 4;
+  int64_t batch_size = 128;
+  double lr = 0.1;
+  double weight_decay = 5e-4;
+  double label_smoothing = 0.0;
+  int threads = 0;                      // 0 = all cores
+  uint64_t seed = 0;
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string out_dir = "strider-run";
+  std::string resume;                   // checkpoint to resume from
+  int64_t limit_batches = 0;            // > 0: stop each epoch early (quick checks)
+  bool json = false;
+  bool progress = true;
+};
+
+int run_train(const TrainOptions& options);
+
+}  // namespace strider::tools
