@@ -169,7 +169,8 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   shape[1] = c;
   if (weight.defined()) y = y * weight.reshape(shape);
   if (bias.defined()) y = y + bias.reshape(shape);
-  return fmt == MemoryFormat::Contiguous ? y : y.contiguous(fmt);
+  // Allocated in the input's suggested format with its formula strides (SPEC §11), size-1 dims too.
+  return fmt == MemoryFormat::Contiguous ? y : y.to(fmt);
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight) {

@@ -295,6 +295,25 @@ Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& i
     if (op == "adaptive_max_pool3d") return adaptive_max_pool3d(in[0], size);
   }
   if (op == "linear") return linear(in[0], in[1], in.size() > 2 ? in[2] : Tensor());
+  if (op == "pad") {
+    std::string mode = a.value("mode", std::string("constant"));
+    double value = a.contains("value") && !a["value"].is_null() ? a["value"].get<double>() : 0.0;
+    return nn::functional::pad(in[0], dims(a["pad"]), mode, value);
+  }
+  if (op == "pixel_shuffle") return nn::functional::pixel_shuffle(in[0], a["r"].get<int64_t>());
+  if (op == "pixel_unshuffle") return nn::functional::pixel_unshuffle(in[0], a["r"].get<int64_t>());
+  if (op == "interpolate") {
+    nn::functional::InterpolateOptions io;
+    io.mode = a.value("mode", std::string("nearest"));
+    if (a.contains("align_corners") && !a["align_corners"].is_null()) io.align_corners = a["align_corners"];
+    if (a.contains("size") && !a["size"].is_null()) io.size = a["size"].is_array() ? dims(a["size"]) : DimVector{a["size"].get<int64_t>()};
+    if (a.contains("scale_factor") && !a["scale_factor"].is_null()) io.scale_factor = {a["scale_factor"].get<double>()};
+    return nn::functional::interpolate(in[0], io);
+  }
+  if (op == "layer_norm") return nn::functional::layer_norm(in[0], dims(a["normalized_shape"]));
+  if (op == "group_norm")
+    return nn::functional::group_norm(in[0], a["num_groups"].get<int64_t>(), in.size() > 1 ? in[1] : Tensor(),
+                                      in.size() > 2 ? in[2] : Tensor());
   throw SkipCase{"op '" + op + "' is not in strider yet"};
 }
 

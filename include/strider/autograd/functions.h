@@ -161,5 +161,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
+// Gathers slices along `dim` (index: 1-d int64); differentiable w.r.t. self.
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
 
 }  // namespace strider

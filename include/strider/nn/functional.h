@@ -50,4 +50,21 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight 
 // weight [num_embeddings, dim], indices int64 of any shape -> [..., dim].
 Tensor embedding(const Tensor& indices, const Tensor& weight);
 
+// F.pad: `pad` lists (left, right) pairs starting from the last dimension; negative pads crop.
+// mode: "constant" (allocated in the input's suggested format), "reflect", "replicate",
+// "circular" (contiguous, as PyTorch 1.13 on CPU).
+Tensor pad(const Tensor& input, IntArrayRef pad, const std::string& mode = "constant", double value = 0.0);
+// [N, C*r*r, H, W] <-> [N, C, H*r, W*r]; the output takes the input's suggested format.
+Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+
+struct InterpolateOptions {
+  DimVector size;                  // output spatial size, or
+  std::vector<double> scale_factor;  // one per spatial dim (or one for all)
+  std::string mode = "nearest";    // nearest | nearest-exact | linear | bilinear | bicubic | trilinear | area
+  bool align_corners = false;
+};
+// F.interpolate with PyTorch's coordinate rules; differentiable. Layout per SPEC §11.
+Tensor interpolate(const Tensor& input, const InterpolateOptions& options);
+
 }  // namespace strider::nn::functional

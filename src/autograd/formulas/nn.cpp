@@ -1,6 +1,7 @@
 // Differentiable batch norm, pooling and matrix products.
 #include "autograd/formulas/grad_utils.h"
 #include "strider/autograd/functions.h"
+#include "strider/ops/index.h"
 #include "strider/ops/linear.h"
 #include "strider/ops/norm.h"
 #include "strider/ops/pool.h"
@@ -140,6 +141,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (da.defined()) da = ops::reshape(da, ga.sizes);
     if (db.defined()) db = ops::reshape(db, gb.sizes);
     return {da, db};
+  });
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor out = ops::index_select(self, dim, index);
+  if (!autograd::any_requires_grad({&self})) return out;
+  SavedTensor si(index);
+  InputGeometry gs(self);
+  return record("IndexSelectBackward", {&self}, out, [=](const Grads& g, const Node&) -> Grads {
+    return {ops::index_add_into(gs.sizes, dim, si.unpack("index_select"), g[0])};
   });
 }
 

@@ -1,0 +1,13 @@
+#pragma once
+// Gathering along a dimension without autograd (strider::index_select is the differentiable form).
+#include "strider/core/tensor.h"
+
+namespace strider::ops {
+
+// out.select(dim, i) = self.select(dim, index[i]); index is int64 1-d. The output keeps self's
+// dimension order (its layout is self's, densified).
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+// The adjoint: out (zeros of `sizes`) accumulates src.select(dim, i) into out.select(dim, index[i]).
+Tensor index_add_into(IntArrayRef sizes, int64_t dim, const Tensor& index, const Tensor& src);
+
+}  // namespace strider::ops

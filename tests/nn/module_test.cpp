@@ -1,0 +1,189 @@
+// Modules: registration and naming, modes, dtype/format conversion, state dicts, hooks, and
+// PyTorch's memory-format module rules (SPEC §10.5).
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "support/compare.h"
+#include "support/gradcheck.h"
+
+namespace strider {
+namespace {
+
+using testing::all_close;
+constexpr auto CL = MemoryFormat::ChannelsLast;
+
+std::shared_ptr<nn::Sequential> conv_bn() {
+  return std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Conv2d>(nn::ConvOptions{.in_channels = 3, .out_channels = 4, .kernel_size = {3}, .padding = {1}}),
+      std::make_shared<nn::BatchNorm2d>(4), std::make_shared<nn::ReLU>(), std::make_shared<nn::Flatten>(),
+      std::make_shared<nn::Linear>(4 * 5 * 5, 2)});
+}
+
+TEST(Module, NamesParametersAndBuffers) {
+  auto m = conv_bn();
+  std::vector<std::string> names;
+  for (auto& [n, t] : m->named_parameters()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "4.weight", "4.bias"}));
+  EXPECT_EQ(m->named_buffers().size(), 3u);
+  EXPECT_EQ(m->num_parameters(), 4 * 3 * 9 + 4 + 4 + 4 + 100 * 2 + 2);
+  for (auto& p : m->parameters()) EXPECT_TRUE(p.requires_grad() && p.is_leaf());
+  auto r = models::resnet18();
+  EXPECT_EQ(r->num_parameters(), 11689512);  // torchvision's resnet18
+  EXPECT_EQ(models::resnet50()->num_parameters(), 25557032);
+  EXPECT_TRUE(r->state_dict().count("layer3.0.downsample.0.weight"));
+}
+
+TEST(Module, ToChannelsLastConvertsFourDimensionalTensorsOnly) {
+  auto m = conv_bn();
+  m->to(CL);
+  auto params = m->named_parameters();
+  EXPECT_EQ(params[0].second.suggest_memory_format(), CL);           // conv weight
+  EXPECT_EQ(params[4].second.strides(), IntArrayRef({100, 1}));      // linear weight untouched
+  EXPECT_TRUE(params[0].second.requires_grad());
+  Tensor y = (*(*m)[0])(rand({2, 3, 5, 5}));  // contiguous input, CL weight: CL output
+  EXPECT_EQ(y.suggest_memory_format(), CL);
+  auto m3 = std::make_shared<nn::Conv3d>(nn::ConvOptions{.in_channels = 2, .out_channels = 2, .kernel_size = {2}});
+  EXPECT_THROW(m3->to(CL), Error);  // a 5-d weight can't be channels_last
+  EXPECT_NO_THROW(m3->to(MemoryFormat::ChannelsLast3d));
+}
+
+TEST(Module, ConvertConvWeightMemoryFormat) {
+  auto m = std::make_shared<nn::Conv2d>(nn::ConvOptions{.in_channels = 1, .out_channels = 6, .kernel_size = {3}});
+  nn::utils::convert_conv2d_weight_memory_format(*m, CL);
+  EXPECT_EQ(m->param("weight").strides(), IntArrayRef({9, 1, 3, 1}));  // formula strides, suggests CL
+  EXPECT_EQ(m->param("weight").suggest_memory_format(), CL);
+  auto m3 = std::make_shared<nn::Conv3d>(nn::ConvOptions{.in_channels = 2, .out_channels = 3, .kernel_size = {2}});
+  nn::utils::convert_conv3d_weight_memory_format(*m3, MemoryFormat::ChannelsLast3d);
+  EXPECT_EQ(m3->param("weight").suggest_memory_format(), MemoryFormat::ChannelsLast3d);
+}
+
+TEST(Module, StateDictRoundTripAndErrors) {
+  manual_seed(1);
+  auto a = conv_bn();
+  manual_seed(2);
+  auto b = conv_bn();
+  b->to(CL);
+  b->load_state_dict(a->state_dict());
+  EXPECT_TRUE(all_close(b->named_parameters()[0].second, a->named_parameters()[0].second, 0, 0));
+  EXPECT_EQ(b->named_parameters()[0].second.suggest_memory_format(), CL);  // layout kept
+  auto sd = a->state_dict();
+  sd.erase("0.bias");
+  EXPECT_THROW(b->load_state_dict(sd), Error);
+  sd = a->state_dict();
+  sd["extra"] = zeros({1});
+  EXPECT_THROW(b->load_state_dict(sd), Error);
+  sd = a->state_dict();
+  sd["4.weight"] = zeros({3, 3});
+  try {
+    b->load_state_dict(sd);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("4.weight"), std::string::npos);
+  }
+}
+
+TEST(Module, TrainEvalAndHooks) {
+  auto m = conv_bn();
+  m->eval();
+  EXPECT_FALSE((*m)[1]->is_training());
+  m->train();
+  int pre = 0, post = 0;
+  int h1 = m->register_forward_pre_hook([&](nn::Module&, const Tensor&) { ++pre; return std::nullopt; });
+  m->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) { ++post; return out * 2.0; });
+  Tensor x = rand({2, 3, 5, 5});
+  Tensor y = (*m)(x);
+  EXPECT_EQ(pre, 1);
+  EXPECT_EQ(post, 1);
+  m->remove_hook(h1);
+  (*m)(x);
+  EXPECT_EQ(pre, 1);
+}
+
+TEST(Module, BatchNormTracksRunningStatistics) {
+  nn::BatchNorm2d bn(3);
+  Tensor x = rand({8, 3, 4, 4}) * 2.0 + 1.0;
+  bn(x);
+  Tensor expected_mean = mean(x, {0, 2, 3}) * 0.1;
+  EXPECT_TRUE(all_close(bn.buffer("running_mean"), expected_mean, 1e-5, 1e-6));
+  EXPECT_EQ(bn.buffer("num_batches_tracked").item<int64_t>(), 1);
+  bn.eval();
+  Tensor y = bn(x);
+  Tensor manual = (x - bn.buffer("running_mean").reshape({1, 3, 1, 1})) /
+                  sqrt(bn.buffer("running_var").reshape({1, 3, 1, 1}) + 1e-5);
+  EXPECT_TRUE(all_close(y, manual, 1e-4, 1e-5));
+}
+
+TEST(Functional, LossesAgainstHandComputedValues) {
+  namespace F = nn::functional;
+  Tensor logits = tensor(std::vector<double>{1, 2, 3, 1, 0, -1}, kDouble).reshape({2, 3});
+  Tensor target = tensor(std::vector<int64_t>{2, 0});
+  const double l0 = -std::log(std::exp(3.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0)));
+  const double l1 = -std::log(std::exp(1.0) / (std::exp(1.0) + 1 + std::exp(-1.0)));
+  EXPECT_NEAR(F::cross_entropy(logits, target).item<double>(), (l0 + l1) / 2, 1e-12);
+  EXPECT_NEAR(F::cross_entropy(logits, target, F::Reduction::Sum).item<double>(), l0 + l1, 1e-12);
+  Tensor ignore = tensor(std::vector<int64_t>{2, -100});
+  EXPECT_NEAR(F::cross_entropy(logits, ignore).item<double>(), l0, 1e-12);
+  // Label smoothing: (1-e) nll + e * mean(-log p).
+  Tensor lp = log_softmax(logits, 1);
+  const double smooth = -mean(lp, {1}).mean().item<double>();
+  EXPECT_NEAR(F::cross_entropy(logits, target, F::Reduction::Mean, 0.1).item<double>(),
+              0.9 * (l0 + l1) / 2 + 0.1 * smooth, 1e-12);
+  EXPECT_NEAR(F::mse_loss(tensor(std::vector<double>{1, 2}), tensor(std::vector<double>{0, 0})).item<double>(), 2.5, 1e-6);
+  EXPECT_THROW(F::cross_entropy(logits, tensor(std::vector<int64_t>{5, 0})), Error);
+}
+
+TEST(Functional, Gradchecks) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor>;
+  Tensor logits = testing::leaf({4, 5}, 50);
+  Tensor target = tensor(std::vector<int64_t>{1, 0, 4, 2});
+  EXPECT_TRUE(testing::gradcheck([&](const V& v) { return F::cross_entropy(v[0], target, F::Reduction::Mean, 0.2); }, {logits}));
+  Tensor x = testing::leaf({2, 3, 4}, 51), w = testing::leaf({4}, 52), b = testing::leaf({4}, 53);
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::layer_norm(v[0], {4}, v[1], v[2]); }, {x, w, b}));
+  Tensor g = testing::leaf({2, 4, 3, 3}, 54, -1, 1, MemoryFormat::ChannelsLast), gw = testing::leaf({4}, 55), gb = testing::leaf({4}, 56);
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::group_norm(v[0], 2, v[1], v[2]); }, {g, gw, gb}));
+  Tensor emb = testing::leaf({6, 3}, 57);
+  Tensor idx = tensor(std::vector<int64_t>{1, 5, 1, 0}).reshape({2, 2});
+  EXPECT_TRUE(testing::gradcheck([&](const V& v) { return F::embedding(idx, v[0]); }, {emb}));
+}
+
+TEST(Functional, DropoutKeepsExpectation) {
+  namespace F = nn::functional;
+  Tensor x = ones({100000});
+  Tensor y = F::dropout(x, 0.3, true);
+  EXPECT_NEAR(mean(y).item<double>(), 1.0, 0.02);
+  EXPECT_NEAR(mean(eq(y, 0.0).to(kFloat)).item<double>(), 0.3, 0.01);
+  EXPECT_TRUE(F::dropout(x, 0.3, false).is_same(x));
+}
+
+}  // namespace
+}  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(Functional, ResamplingGradchecks) {
+  namespace F = nn::functional;
+  using V = std::vector<Tensor>;
+  Tensor x = testing::leaf({1, 2, 3, 4}, 60, -1, 1, MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {1, 2, 0, 1}, "constant", 0.5); }, {x}));
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {1, 1, 2, 1}, "reflect"); }, {x}));
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {2, 1}, "replicate"); }, {x}));
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {1, 1}, "circular"); }, {x}));
+  for (std::string mode : {"nearest", "nearest-exact", "bilinear", "bicubic"}) {
+    F::InterpolateOptions o;
+    o.mode = mode;
+    o.scale_factor = {1.5};
+    EXPECT_TRUE(testing::gradcheck([&](const V& v) { return F::interpolate(v[0], o); }, {x})) << mode;
+  }
+  F::InterpolateOptions ac{.size = {5, 7}, .mode = "bilinear", .align_corners = true};
+  EXPECT_TRUE(testing::gradcheck([&](const V& v) { return F::interpolate(v[0], ac); }, {x}));
+  Tensor ps = testing::leaf({1, 8, 2, 3}, 61);
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pixel_shuffle(v[0], 2); }, {ps}));
+  EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pixel_unshuffle(F::pixel_shuffle(v[0], 2), 2); }, {ps}));
+  Tensor idx = tensor(std::vector<int64_t>{2, 0, 2});
+  EXPECT_TRUE(testing::gradcheck([&](const V& v) { return index_select(v[0], 3, idx); }, {x}));
+}
+
+}  // namespace
+}  // namespace strider

@@ -1,0 +1,114 @@
+// Optimizers against hand-derived updates, layout preservation, and schedules.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "support/compare.h"
+
+namespace strider {
+namespace {
+
+using testing::values;
+
+TEST(SGD, MomentumNesterovWeightDecay) {
+  Tensor p = tensor(std::vector<double>{1.0}, kDouble).requires_grad_();
+  optim::SGD opt({{"p", p}}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.5, .nesterov = true});
+  // d = g + wd*p; buf = d (first step); update = d + 0.9 buf
+  p.set_grad(tensor(std::vector<double>{2.0}, kDouble));
+  opt.step();
+  double d = 2.0 + 0.5 * 1.0, buf = d, expected = 1.0 - 0.1 * (d + 0.9 * buf);
+  EXPECT_NEAR(p.item<double>(), expected, 1e-12);
+  p.set_grad(tensor(std::vector<double>{1.0}, kDouble));
+  opt.step();
+  d = 1.0 + 0.5 * expected;
+  buf = 0.9 * buf + d;
+  expected -= 0.1 * (d + 0.9 * buf);
+  EXPECT_NEAR(p.item<double>(), expected, 1e-12);
+}
+
+TEST(Adam, MatchesTheFormulaAndAdamWDecouples) {
+  for (bool decoupled : {false, true}) {
+    Tensor p = tensor(std::vector<double>{0.5}, kDouble).requires_grad_();
+    optim::AdamOptions o{.lr = 0.01, .weight_decay = 0.1};
+    std::unique_ptr<optim::Optimizer> opt = decoupled ? std::unique_ptr<optim::Optimizer>(new optim::AdamW({{"p", p}}, o))
+                                                      : std::unique_ptr<optim::Optimizer>(new optim::Adam({{"p", p}}, o));
+    double m = 0, v = 0, x = 0.5;
+    for (int t = 1; t <= 3; ++t) {
+      const double g = 0.3 * t;
+      p.set_grad(tensor(std::vector<double>{g}, kDouble));
+      opt->step();
+      double gg = g;
+      if (decoupled) x *= 1 - 0.01 * 0.1;
+      else gg += 0.1 * x;
+      m = 0.9 * m + 0.1 * gg;
+      v = 0.999 * v + 0.001 * gg * gg;
+      const double mh = m / (1 - std::pow(0.9, t)), vh = v / (1 - std::pow(0.999, t));
+      x -= 0.01 * mh / (std::sqrt(vh) + 1e-8);
+      EXPECT_NEAR(p.item<double>(), x, 1e-9) << "step " << t << " decoupled " << decoupled;
+    }
+  }
+}
+
+TEST(Optimizer, KeepsChannelsLastParametersChannelsLast) {
+  Tensor w = rand({4, 3, 3, 3}).to(MemoryFormat::ChannelsLast).requires_grad_();
+  optim::SGD opt({{"w", w}}, {.lr = 0.1, .momentum = 0.9});
+  sum(w * w).backward();
+  void* data = w.data();
+  opt.step();
+  EXPECT_EQ(w.data(), data);
+  EXPECT_EQ(w.suggest_memory_format(), MemoryFormat::ChannelsLast);
+  EXPECT_EQ(opt.state()["w"]["momentum_buffer"].strides(), w.strides());
+  opt.zero_grad();
+  EXPECT_FALSE(w.grad().defined());
+}
+
+TEST(Schedulers, StepAndCosineWarmup) {
+  Tensor p = zeros({1}).requires_grad_();
+  optim::SGD opt({{"p", p}}, {.lr = 1.0});
+  optim::StepLR s(opt, 2, 0.5);
+  s.step();
+  EXPECT_DOUBLE_EQ(opt.lr(), 1.0);
+  s.step();
+  EXPECT_DOUBLE_EQ(opt.lr(), 0.5);
+  optim::SGD opt2({{"p", p}}, {.lr = 1.0});
+  optim::CosineWithWarmup c(opt2, 2, 10);
+  EXPECT_DOUBLE_EQ(opt2.lr(), 0.5);
+  c.step();
+  EXPECT_DOUBLE_EQ(opt2.lr(), 1.0);
+  for (int i = 0; i < 9; ++i) c.step();
+  EXPECT_NEAR(opt2.lr(), 0.0, 1e-12);
+}
+
+TEST(ClipGradNorm, ScalesToMaxNorm) {
+  Tensor a = zeros({2}).requires_grad_(), b = zeros({1}).requires_grad_();
+  a.set_grad(tensor(std::vector<double>{3, 0}));
+  b.set_grad(tensor(std::vector<double>{4}));
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({a, b}, 1.0), 5.0, 1e-6);
+  EXPECT_NEAR(nn::utils::grad_norm({a, b}), 1.0, 1e-5);
+}
+
+TEST(Training, SmallNetworkLearnsAndChannelsLastMatchesContiguous) {
+  // Two identical models, one channels-last: the same steps give the same losses.
+  std::vector<double> losses[2];
+  for (int variant = 0; variant < 2; ++variant) {
+    manual_seed(3);
+    auto model = models::small_cnn(10, 1);
+    if (variant == 1) model->to(MemoryFormat::ChannelsLast);
+    optim::SGD opt(model->named_parameters(), {.lr = 0.05, .momentum = 0.9});
+    Generator g(4);
+    Tensor x = randn({16, 1, 28, 28}, kFloat, &g);
+    Tensor y = tensor(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5});
+    if (variant == 1) x = x.contiguous(MemoryFormat::ChannelsLast);
+    for (int step = 0; step < 15; ++step) {
+      Tensor loss = nn::functional::cross_entropy((*model)(x), y);
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+      losses[variant].push_back(loss.item<double>());
+    }
+  }
+  EXPECT_LT(losses[0].back(), 0.5 * losses[0].front());
+  for (size_t i = 0; i < losses[0].size(); ++i) EXPECT_NEAR(losses[0][i], losses[1][i], 1e-3 * (1 + losses[0][i]));
+}
+
+}  // namespace
+}  // namespace strider
