@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <strider/strider.h>
 
+#include "bench.h"
 #include "train.h"
 
 using namespace strider;
@@ -71,12 +72,27 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--resume", t.resume, "checkpoint to resume from");
   train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches");
   train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
+  strider::tools::BenchOptions b;
+  auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
+  auto* bench_model = bench_cmd->add_subcommand("model", "time training steps or inference of a model");
+  bench_cmd->require_subcommand(1);
+  bench_model->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | fmnist_resnet")->capture_default_str();
+  bench_model->add_option("--mode", b.mode, "train | infer")->capture_default_str();
+  bench_model->add_option("--batch", b.batch)->capture_default_str();
+  bench_model->add_option("--image-size", b.image_size)->capture_default_str();
+  bench_model->add_option("--memory-format", b.memory_format, "channels_last | contiguous")->capture_default_str();
+  bench_model->add_option("--dtype", b.dtype, "float32 | bfloat16")->capture_default_str();
+  bench_model->add_option("--threads", b.threads)->capture_default_str();
+  bench_model->add_option("--warmup", b.warmup)->capture_default_str();
+  bench_model->add_option("--steps", b.steps)->capture_default_str();
+  bench_model->add_flag("--json", b.json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
   if (const char* v = std::getenv("STRIDER_CHECK_MEMORY_FORMAT"); v && std::string(v) == "1")
     set_memory_format_check(true);
   if (const char* v = std::getenv("STRIDER_VERBOSE"); v && std::string(v) == "1") set_kernel_verbose(true);
   try {
     if (demo_cmd->parsed()) return demo();
+    if (bench_model->parsed()) return strider::tools::run_bench_model(b);
     return strider::tools::run_train(t);  // the default job
   } catch (const Error& e) {
     std::cerr << "strider: " << e.what() << "\n";

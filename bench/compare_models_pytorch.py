@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Side-by-side model benchmark: strider vs PyTorch 1.13 (Debian python3-torch +
+python3-torchvision), same model, batch, threads, memory format and dtype, in one run.
+
+    bench/compare_models_pytorch.py [--strider build/tools/strider] [--model resnet50]
+        [--batch 16] [--threads 2] [--steps 3] [--modes train,infer] [--dtypes float32,bfloat16]
+        [--openblas]
+
+For every configuration it prints strider's and PyTorch's median ms/step and the ratio
+strider/PyTorch (< 1 means strider is faster), plus each library's channels-last speedup over
+its own contiguous run. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 compute with
+float32 master weights. --openblas runs PyTorch with OpenBLAS as its BLAS (Debian's default is
+the reference BLAS), with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS 0.3.21 needs on this CPU.
+PyTorch is skipped when it is not installed.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+TORCH_SNIPPET = r'''
+import json, sys, time, torch, torchvision
+cfg = json.loads(sys.argv[1])
+torch.set_num_threads(cfg["threads"])
+torch.manual_seed(0)
+model = getattr(torchvision.models, cfg["model"])()
+fmt = torch.channels_last if cfg["memory_format"] == "channels_last" else torch.contiguous_format
+model = model.to(memory_format=fmt)
+x = torch.randn(cfg["batch"], 3, 224, 224).contiguous(memory_format=fmt)
+y = torch.zeros(cfg["batch"], dtype=torch.long)
+opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+bf16 = cfg["dtype"] == "bfloat16"
+train = cfg["mode"] == "train"
+if not train:
+    model.eval()
+def step():
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        if train:
+            loss = torch.nn.functional.cross_entropy(model(x).float(), y)
+        else:
+            with torch.no_grad():
+                model(x)
+            return
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+for _ in range(cfg["warmup"]):
+    step()
+ms = []
+for _ in range(cfg["steps"]):
+    t0 = time.perf_counter(); step(); ms.append((time.perf_counter() - t0) * 1000)
+ms.sort()
+print(json.dumps({"ms_per_step": ms[len(ms) // 2]}))
+'''
+
+
+def run_strider(args, cfg):
+    cmd = [args.strider, "bench", "model", "--model", cfg["model"], "--mode", cfg["mode"], "--batch", str(cfg["batch"]),
+           "--memory-format", cfg["memory_format"], "--dtype", cfg["dtype"], "--threads", str(cfg["threads"]),
+           "--warmup", str(cfg["warmup"]), "--steps", str(cfg["steps"]), "--json"]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["ms_per_step"]
+
+
+def run_torch(cfg, openblas):
+    env = dict(os.environ)
+    if openblas:
+        env["LD_LIBRARY_PATH"] = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+        env["OPENBLAS_CORETYPE"] = "SkylakeX"
+    else:
+        env.pop("OPENBLAS_CORETYPE", None)
+    r = subprocess.run(["/usr/bin/python3", "-c", TORCH_SNIPPET, json.dumps(cfg)], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        return None
+    return json.loads(r.stdout.strip().splitlines()[-1])["ms_per_step"]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--strider", default="build/tools/strider")
+    p.add_argument("--model", default="resnet50")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--modes", default="train,infer")
+    p.add_argument("--dtypes", default="float32,bfloat16")
+    p.add_argument("--openblas", action="store_true")
+    args = p.parse_args()
+    have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision"], capture_output=True).returncode == 0
+    if not have_torch:
+        print("PyTorch/torchvision not installed (apt-get install python3-torch python3-torchvision): strider only")
+    rows = {}
+    print(f"{'mode':6} {'dtype':9} {'format':14} {'strider ms':>11} {'pytorch ms':>11} {'strider/pytorch':>16}")
+    for mode in args.modes.split(","):
+        for dtype in args.dtypes.split(","):
+            for fmt in ["contiguous", "channels_last"]:
+                cfg = dict(model=args.model, mode=mode, batch=args.batch, memory_format=fmt, dtype=dtype,
+                           threads=args.threads, warmup=args.warmup, steps=args.steps)
+                s = run_strider(args, cfg)
+                t = run_torch(cfg, args.openblas) if have_torch else None
+                rows[(mode, dtype, fmt)] = (s, t)
+                ratio = f"{s / t:16.2f}" if t else f"{'n/a':>16}"
+                tt = f"{t:11.1f}" if t else f"{'n/a':>11}"
+                print(f"{mode:6} {dtype:9} {fmt:14} {s:11.1f} {tt} {ratio}", flush=True)
+            s_c, t_c = rows[(mode, dtype, "contiguous")]
+            s_l, t_l = rows[(mode, dtype, "channels_last")]
+            line = f"  channels-last speedup over contiguous ({mode}, {dtype}): strider {s_c / s_l:.2f}x"
+            if t_c and t_l:
+                line += f", pytorch {t_c / t_l:.2f}x"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
