@@ -17,6 +17,7 @@
 #include "strider/io/data_loader.h"
 #include "strider/io/idx.h"
 #include "strider/io/safetensors.h"
+#include "strider/models/gpt.h"
 #include "strider/models/resnet.h"
 #include "strider/nn/conv.h"
 #include "strider/nn/functional.h"

@@ -1,6 +1,8 @@
 #include "strider/core/allocator.h"
 
 #include <atomic>
+#include <malloc.h>
+
 #include <cstdlib>
 #include <new>
 
@@ -87,7 +89,14 @@ class AlignedCpuAllocator final : public Allocator {
 }  // namespace
 
 Allocator& cpu_allocator() {
-  static AlignedCpuAllocator allocator;
+  static AlignedCpuAllocator allocator = [] {
+    // Activations of tens of MB are freed and reallocated every step. glibc serves blocks above
+    // its mmap threshold (at most 32 MiB) with fresh mmaps, so every step would page-fault its
+    // activations in again; keeping them in the heap makes reuse free.
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return AlignedCpuAllocator();
+  }();
   return allocator;
 }
 

@@ -3,6 +3,7 @@
 #include <strider/strider.h>
 
 #include "support/compare.h"
+#include "support/gradcheck.h"
 
 namespace strider {
 namespace {
@@ -108,6 +109,41 @@ TEST(Training, SmallNetworkLearnsAndChannelsLastMatchesContiguous) {
   }
   EXPECT_LT(losses[0].back(), 0.5 * losses[0].front());
   for (size_t i = 0; i < losses[0].size(); ++i) EXPECT_NEAR(losses[0][i], losses[1][i], 1e-3 * (1 + losses[0][i]));
+}
+
+}  // namespace
+}  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(Training, GptLearnsARepeatingSequence) {
+  manual_seed(5);
+  models::GPT gpt({.vocab_size = 8, .block_size = 16, .n_layer = 2, .n_head = 2, .n_embd = 32});
+  optim::AdamW opt(gpt.named_parameters(), {.lr = 3e-3, .weight_decay = 0.0});
+  std::vector<int64_t> seq;
+  for (int i = 0; i < 2 * 17; ++i) seq.push_back(i % 8);
+  Tensor data = tensor(seq).reshape({2, 17});
+  Tensor x = data.narrow(1, 0, 16).contiguous(), y = data.narrow(1, 1, 16).contiguous();
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    Tensor logits = gpt(x);
+    Tensor loss = nn::functional::cross_entropy(logits.reshape({-1, 8}), y.reshape({-1}));
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, 0.2 * first);
+}
+
+TEST(Gradcheck, AttentionBlock) {
+  using V = std::vector<Tensor>;
+  manual_seed(6);
+  auto attn = std::make_shared<models::CausalSelfAttention>(models::GPTConfig{.n_head = 2, .n_embd = 4});
+  attn->to(kDouble);
+  Tensor x = testing::leaf({1, 3, 4}, 70);
+  EXPECT_TRUE(testing::gradcheck([&](const V& v) { return (*attn)(v[0]); }, {x}));
 }
 
 }  // namespace
