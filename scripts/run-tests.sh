@@ -13,7 +13,7 @@ cmake --build build -j$jobs
 ctest --test-dir build -j$jobs --output-on-failure
 
 echo "== ASan + UBSan build and unit tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRIDER_SANITIZE=ON \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DSTRIDER_SANITIZE=ON \
   -DSTRIDER_BUILD_BENCHMARKS=OFF > /dev/null
 cmake --build build-asan -j$jobs
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -30,7 +30,18 @@ Tensor Module::operator()(const Tensor& input) {
   Tensor x = input;
   for (auto& [id, hook] : pre_hooks_)
     if (auto r = hook(*this, x)) x = *r;
-  Tensor out = forward(x);
+  Tensor out;
+  try {
+    out = forward(x);
+  } catch (const Error& e) {
+    // Prefix the module chain, outermost first: "in ResNet > Sequential > BasicBlock > Conv2d
+    // (weight [64, 64, 3, 3]): [conv2d] ...".
+    std::string what = e.what();
+    std::string own = type_name_;
+    if (has_param("weight")) own += " (weight " + detail::str(param("weight").sizes()) + ")";
+    if (what.rfind("in ", 0) == 0) throw Error("in " + type_name_ + " > " + what.substr(3));
+    throw Error("in " + own + ": " + what);
+  }
   for (auto& [id, hook] : post_hooks_)
     if (auto r = hook(*this, x, out)) out = *r;
   return out;

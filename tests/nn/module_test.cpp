@@ -187,3 +187,21 @@ TEST(Functional, ResamplingGradchecks) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(Module, ErrorsNameTheModuleChain) {
+  auto m = models::small_cnn(10, 1);
+  try {
+    (*m)(rand({2, 3, 28, 28}));  // 3 channels into a 1-channel model
+    FAIL();
+  } catch (const Error& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("in Sequential > Conv2d (weight [32, 1, 3, 3])"), std::string::npos) << w;
+    EXPECT_NE(w.find("to have 1 channels, but got 3 channels"), std::string::npos) << w;
+  }
+}
+
+}  // namespace
+}  // namespace strider
