@@ -26,7 +26,7 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
   case BinaryOp::X: f.template operator()<BinaryOp::X>(); return;
   switch (op) {
     STRIDER_CASE(Add) STRIDER_CASE(Sub) STRIDER_CASE(Mul) STRIDER_CASE(Div) STRIDER_CASE(Pow)
-    STRIDER_CASE(Maximum) STRIDER_CASE(Minimum) STRIDER_CASE(Eq) STRIDER_CASE(Ne)
+    STRIDER_CASE(Maximum) STRIDER_CASE(Minimum) STRIDER_CASE(ThresholdBackward) STRIDER_CASE(Eq) STRIDER_CASE(Ne)
     STRIDER_CASE(Lt) STRIDER_CASE(Le) STRIDER_CASE(Gt) STRIDER_CASE(Ge)
     STRIDER_CASE(LogicalAnd) STRIDER_CASE(LogicalOr)
   }

@@ -15,7 +15,8 @@ enum class UnaryOp {
   Reciprocal, Sign, LogicalNot, Erf,
 };
 enum class BinaryOp {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, ThresholdBackward,
+  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,  // comparisons last: they write bool
 };
 
 // Extra arguments: alpha for Add/Sub; lo/hi for Clamp (NaN = no bound); exponent for PowScalar.

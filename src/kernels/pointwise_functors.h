@@ -82,6 +82,7 @@ inline auto exact_binary(BinaryOp op, T x, T y, const PointwiseArgs& a) {
     case BinaryOp::Minimum:
       if constexpr (std::is_floating_point_v<T>) if (x != x || y != y) return static_cast<T>(NAN);
       return x < y ? x : y;
+    case BinaryOp::ThresholdBackward: return y > T(0) ? x : T(0);  // relu's gradient: x where y > 0
     default: break;
   }
   return x;

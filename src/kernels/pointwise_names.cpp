@@ -10,7 +10,7 @@ const char* name(UnaryOp op) {
 }
 
 const char* name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",
+  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "threshold_backward", "eq",
                                 "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"};
   return names[static_cast<int>(op)];
 }

@@ -154,6 +154,9 @@ Tensor pow(const Tensor& a, const Scalar& e) {
   return binary_op(BinaryOp::Pow, a, e);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Maximum, a, b); }
+Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
+  return binary_op(BinaryOp::ThresholdBackward, grad, result);
+}
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
 
 Tensor neg(const Tensor& a) { return unary_op(UnaryOp::Neg, a); }

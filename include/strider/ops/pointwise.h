@@ -25,6 +25,8 @@ Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a
 Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(const Tensor& a, const Scalar& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);
+// relu's backward in one pass: grad where result > 0, else 0 (grad's layout decides).
+Tensor threshold_backward(const Tensor& grad, const Tensor& result);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
 Tensor neg(const Tensor& a);

@@ -179,7 +179,7 @@ Tensor reciprocal(const Tensor& a) {
 }
 Tensor relu(const Tensor& a) {
   return unary("ReluBackward", a, ops::relu(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::mul(g, ops::to(ops::gt(y, 0), g.dtype()));
+    return ops::threshold_backward(g, y);
   });
 }
 Tensor sigmoid(const Tensor& a) {
