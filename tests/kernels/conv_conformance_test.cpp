@@ -59,7 +59,9 @@ void check(ScalarType dt, double tol) {
         ref = ops::convolution(in, w, b, c.args);
       }
       EXPECT_TRUE(all_close(out, ref, tol, tol)) << IntArrayRef(c.in) << " w " << IntArrayRef(c.w) << " " << f;
-      if ((is4d || is5d) && f != MemoryFormat::Contiguous) EXPECT_EQ(out.suggest_memory_format(), fmt);
+      if ((is4d || is5d) && f != MemoryFormat::Contiguous) {
+        EXPECT_EQ(out.suggest_memory_format(), fmt);
+      }
       Tensor go = testing::sample(out.sizes(), kFloat, 4).to(dt);
       auto [gi, gw, gb] = ops::convolution_backward(go, in, w, c.args, {true, true, c.bias});
       Tensor rgi, rgw, rgb;

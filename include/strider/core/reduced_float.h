@@ -3,6 +3,7 @@
 // with round-to-nearest-even, the way PyTorch's CPU kernels treat both types.
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 namespace strider {
 
@@ -13,11 +14,11 @@ struct BFloat16 {
   BFloat16(float f) : bits(round_from_float(f)) {}
   operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
+  // Branch-free so loops over bfloat16 vectorize: round to nearest even, NaN stays a quiet NaN.
   static uint16_t round_from_float(float f) {
-    uint32_t u = std::bit_cast<uint32_t>(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN stays a quiet NaN
-    u += 0x7fffu + ((u >> 16) & 1u);                    // round to nearest even
-    return static_cast<uint16_t>(u >> 16);
+    const uint32_t u = std::bit_cast<uint32_t>(f);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rounded);
   }
 };
 
@@ -55,5 +56,14 @@ struct Half {
     return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
   }
 };
+
+// Writes v into dst. For the 16-bit floats it assigns the bits directly: assigning a freshly
+// constructed struct defeats GCC's loop vectorizer.
+template <class T, class V>
+inline void store_as(T& dst, V v) {
+  if constexpr (std::is_same_v<T, BFloat16>) dst.bits = BFloat16::round_from_float(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, Half>) dst.bits = Half::from_float(static_cast<float>(v));
+  else dst = static_cast<T>(v);
+}
 
 }  // namespace strider

@@ -128,7 +128,10 @@ void copy(const Tensor& dst, const Tensor& src) {
         const auto* in = reinterpret_cast<const TI*>(p[1]);
         if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {
 #pragma omp simd
-          for (int64_t i = 0; i < n; ++i) o[i] = convert<TO, TI>(in[i]);
+          for (int64_t i = 0; i < n; ++i) {
+            if constexpr (std::is_same_v<TO, bool>) o[i] = convert<TO, TI>(in[i]);
+            else store_as(o[i], static_cast<opmath_t<TI>>(in[i]));
+          }
         } else {
           char* po = p[0];
           const char* pi = p[1];

@@ -15,10 +15,10 @@ inline void unary_inner(char** p, const int64_t* s, int64_t n, const F& f) {
   const auto* a = reinterpret_cast<const TIn*>(p[1]);
   if (s[0] == sizeof(TOut) && s[1] == sizeof(TIn)) {
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(static_cast<M>(a[i])));
+    for (int64_t i = 0; i < n; ++i) store_as(o[i], f(static_cast<M>(a[i])));
   } else if (s[0] == sizeof(TOut) && s[1] == 0) {
-    TOut v = static_cast<TOut>(f(static_cast<M>(a[0])));
-    for (int64_t i = 0; i < n; ++i) o[i] = v;
+    const auto v = f(static_cast<M>(a[0]));
+    for (int64_t i = 0; i < n; ++i) store_as(o[i], v);
   } else {
     char* po = p[0];
     const char* pa = p[1];
@@ -38,20 +38,20 @@ inline void binary_inner(char** p, const int64_t* s, int64_t n, const F& f) {
   if (s[0] == so && s[1] == si && s[2] == si) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i)
-      o[i] = static_cast<TOut>(f(static_cast<M>(a[i]), static_cast<M>(b[i])));
+      store_as(o[i], f(static_cast<M>(a[i]), static_cast<M>(b[i])));
   } else if (s[0] == so && s[1] == si && s[2] == 0) {
     const M bv = static_cast<M>(b[0]);
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(static_cast<M>(a[i]), bv));
+    for (int64_t i = 0; i < n; ++i) store_as(o[i], f(static_cast<M>(a[i]), bv));
   } else if (s[0] == so && s[1] == 0 && s[2] == si) {
     const M av = static_cast<M>(a[0]);
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TOut>(f(av, static_cast<M>(b[i])));
+    for (int64_t i = 0; i < n; ++i) store_as(o[i], f(av, static_cast<M>(b[i])));
   } else {
     char* po = p[0];
     const char *pa = p[1], *pb = p[2];
     for (int64_t i = 0; i < n; ++i, po += s[0], pa += s[1], pb += s[2])
-      *reinterpret_cast<TOut*>(po) = static_cast<TOut>(
+      store_as(*reinterpret_cast<TOut*>(po), 
           f(static_cast<M>(*reinterpret_cast<const TIn*>(pa)),
             static_cast<M>(*reinterpret_cast<const TIn*>(pb))));
   }
@@ -73,7 +73,7 @@ inline void ternary_inner(char** p, const int64_t* s, int64_t n, const F& f) {
     char* po = p[0];
     const char *pa = p[1], *pb = p[2], *pc = p[3];
     for (int64_t i = 0; i < n; ++i, po += s[0], pa += s[1], pb += s[2], pc += s[3])
-      *reinterpret_cast<TOut*>(po) = static_cast<TOut>(
+      store_as(*reinterpret_cast<TOut*>(po), 
           f(static_cast<opmath_t<A>>(*reinterpret_cast<const A*>(pa)),
             static_cast<opmath_t<B>>(*reinterpret_cast<const B*>(pb)),
             static_cast<opmath_t<C>>(*reinterpret_cast<const C*>(pc))));
