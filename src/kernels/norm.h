@@ -15,3 +15,15 @@ void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                          const Tensor& mean, const Tensor& var, bool training, double eps);
 
 }  // namespace strider::kernels::dnnl_ops
+
+namespace strider::kernels::dnnl_ops {
+
+// Layer normalization over the last dimension of a contiguous 2-d [rows, n] tensor; mean and
+// var ([rows], float32) are written by the forward and read by the backward.
+void layer_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
+                        const Tensor& mean, const Tensor& var, double eps);
+void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& in, const Tensor& weight, const Tensor& mean,
+                         const Tensor& var, double eps);
+
+}  // namespace strider::kernels::dnnl_ops

@@ -9,6 +9,7 @@
 #include "strider/autograd/record.h"
 #include "strider/core/dispatch.h"
 #include "strider/ops/factory.h"
+#include "strider/ops/norm.h"
 
 namespace strider::nn::functional {
 namespace {
@@ -145,6 +146,10 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
   for (int64_t i = 0; i < k; ++i)
     STRIDER_CHECK(input.sizes()[input.dim() - k + i] == normalized_shape[i], "layer_norm", "expected input with "
                   "trailing shape ", normalized_shape, ", got ", input.sizes());
+  const int64_t n = product(normalized_shape);
+  const bool same_dtype = (!weight.defined() || weight.dtype() == kFloat || weight.dtype() == input.dtype());
+  if (ops::layer_norm_supported(input.dtype()) && same_dtype && n > 0) return layer_norm_fused(input, n, weight, bias, eps);
+  // Other dtypes: composed from differentiable ops (float64 gradient checks run this path).
   DimVector dims;
   for (int64_t i = 0; i < k; ++i) dims.push_back(input.dim() - k + i);
   Tensor x = input.contiguous();

@@ -155,4 +155,34 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
   return {mask[0] ? gi : Tensor(), mask[1] ? cast(gw) : Tensor(), mask[2] ? cast(gb) : Tensor()};
 }
 
+bool layer_norm_supported(ScalarType dtype) { return kernels::dnnl_ops::supports(dtype); }
+
+LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {
+  STRIDER_CHECK(layer_norm_supported(input.dtype()), "layer_norm", "the oneDNN path supports float32 and bfloat16, got ",
+                input.dtype());
+  STRIDER_CHECK(n > 0 && input.numel() % n == 0, "layer_norm", "cannot normalize ", input.sizes(), " over ", n, " elements");
+  Tensor x = reshape(contiguous(input), {-1, n});
+  const int64_t rows = x.sizes()[0];
+  Tensor out = empty(x.sizes(), input.dtype()), mean = empty({rows}), var = empty({rows});
+  if (rows > 0)
+    kernels::dnnl_ops::layer_norm_forward(out, x, weight.defined() ? as_float(reshape(weight, {n})) : Tensor(),
+                                          bias.defined() ? as_float(reshape(bias, {n})) : Tensor(), mean, var, eps);
+  return {view(out, input.sizes()), mean, var};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t n,
+                                                       const Tensor& weight, const Tensor& mean, const Tensor& var,
+                                                       double eps, std::array<bool, 3> mask) {
+  Tensor x = reshape(contiguous(input), {-1, n});
+  Tensor go = reshape(contiguous(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype())), {-1, n});
+  Tensor gi = empty(x.sizes(), input.dtype());
+  Tensor gw = weight.defined() ? empty({n}) : Tensor(), gb = weight.defined() ? empty({n}) : Tensor();
+  kernels::dnnl_ops::layer_norm_backward(gi, gw, gb, go, x, weight.defined() ? as_float(reshape(weight, {n})) : Tensor(),
+                                         mean, var, eps);
+  auto back = [&](const Tensor& t) {
+    return t.defined() && weight.defined() ? view(weight.dtype() == kFloat ? t : to(t, weight.dtype()), weight.sizes()) : t;
+  };
+  return {mask[0] ? view(gi, input.sizes()) : Tensor(), mask[1] ? back(gw) : Tensor(), mask[2] ? back(gb) : Tensor()};
+}
+
 }  // namespace strider::ops

@@ -205,3 +205,24 @@ TEST(Module, ErrorsNameTheModuleChain) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(Functional, FusedLayerNormMatchesComposedFloat64) {
+  namespace F = nn::functional;
+  Generator g(80);
+  Tensor x64 = randn({3, 4, 6}, kDouble, &g), w64 = randn({4, 6}, kDouble, &g), b64 = randn({4, 6}, kDouble, &g);
+  Tensor go = randn({3, 4, 6}, kDouble, &g);
+  auto run = [&](ScalarType dt) {
+    Tensor x = x64.to(dt).requires_grad_(), w = w64.to(dt).requires_grad_(), b = b64.to(dt).requires_grad_();
+    Tensor y = F::layer_norm(x, {4, 6}, w, b);
+    y.backward(go.to(dt));
+    return std::vector<Tensor>{y, x.grad(), w.grad(), b.grad()};
+  };
+  auto fused = run(kFloat), composed = run(kDouble);
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(testing::all_close(fused[i], composed[i], 1e-4, 1e-4)) << "output " << i;
+}
+
+}  // namespace
+}  // namespace strider

@@ -26,6 +26,20 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
                                                        const Tensor& var, bool training, double eps,
                                                        std::array<bool, 3> mask);
 
+struct LayerNormResult {
+  Tensor out;   // contiguous, input's shape and dtype
+  Tensor mean;  // float32 [rows]
+  Tensor var;   // float32 [rows], biased
+};
+// Normalizes over the trailing dims whose product is `n` (oneDNN for float32/bfloat16 inputs).
+// weight/bias ([n] after flattening) may be undefined.
+LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps);
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t n,
+                                                       const Tensor& weight, const Tensor& mean, const Tensor& var,
+                                                       double eps, std::array<bool, 3> mask);
+// Whether layer_norm runs in oneDNN for this dtype (otherwise callers compose it from ops).
+bool layer_norm_supported(ScalarType dtype);
+
 // The layout batch_norm gives its output for this input.
 MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguous);
 

@@ -32,6 +32,18 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   });
 }
 
+Tensor layer_norm_fused(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {
+  ops::LayerNormResult r = ops::layer_norm(input, n, weight, bias, eps);
+  if (!autograd::any_requires_grad({&input, &weight, &bias})) return r.out;
+  SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var);
+  return record("LayerNormBackward", {&input, &weight, &bias}, r.out, [=](const Grads& g, const Node& nd) -> Grads {
+    auto [gi, gw, gb] = ops::layer_norm_backward(g[0], si.unpack("layer_norm"), n, sw.unpack("layer_norm"),
+                                                 sm.unpack("layer_norm"), sv.unpack("layer_norm"), eps,
+                                                 {nd.needs_input_grad(0), nd.needs_input_grad(1), nd.needs_input_grad(2)});
+    return {gi, gw, gb};
+  });
+}
+
 namespace {
 
 ops::PoolArgs pool_args(IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
