@@ -115,54 +115,69 @@ void pool_forward(const Tensor& out, const Tensor& indices, const Tensor& in, co
   });
 }
 
-void pool_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices, const PoolParams& p) {
+namespace {
+
+// The input region an output element averaged over, and the divisor it used.
+struct Region {
+  int64_t start[3], end[3], divisor;
+};
+
+// Scatters grad_out into (zeroed) grad_in: to the recorded index for max pooling, or evenly over
+// region(o) for average pooling. Each (n, c) plane belongs to one thread, so no races.
+template <class RegionFn>
+void scatter_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices, bool is_max,
+                      const char* name, RegionFn region) {
   const Geo g = geo(grad_in, grad_out);
-  const Win w = win(p, grad_in.dim() - 2);
-  dispatch_floating(grad_in.dtype(), "pool_backward", [&]<class T>() {
+  dispatch_floating(grad_in.dtype(), name, [&]<class T>() {
     T* gx = static_cast<T*>(grad_in.data());
     const T* gy = static_cast<const T*>(grad_out.data());
     const int64_t* idx = indices.defined() ? static_cast<const int64_t*>(indices.data()) : nullptr;
-    // Each (n, c) plane is owned by one thread, so scattering within it is race-free.
     for_each_output(g, [&](int64_t n, int64_t c, int64_t od, int64_t oh, int64_t ow) {
       const int64_t oo = n * g.out_st[0] + c * g.out_st[1] + od * g.out_st[2] + oh * g.out_st[3] + ow * g.out_st[4];
       const double go = static_cast<double>(static_cast<opmath_t<T>>(gy[oo]));
-      auto at = [&](int64_t id, int64_t ih, int64_t iw) -> T& {
-        return gx[n * g.in_st[0] + c * g.in_st[1] + id * g.in_st[2] + ih * g.in_st[3] + iw * g.in_st[4]];
+      auto add = [&](int64_t id, int64_t ih, int64_t iw, double v) {
+        T& dst = gx[n * g.in_st[0] + c * g.in_st[1] + id * g.in_st[2] + ih * g.in_st[3] + iw * g.in_st[4]];
+        dst = static_cast<T>(static_cast<double>(static_cast<opmath_t<T>>(dst)) + v);
       };
-      if (p.is_max) {
+      if (is_max) {
         const int64_t b = idx[oo];
-        if (b < 0) return;
-        T& dst = at(b / (g.in[1] * g.in[2]), (b / g.in[2]) % g.in[1], b % g.in[2]);
-        dst = static_cast<T>(static_cast<double>(static_cast<opmath_t<T>>(dst)) + go);
+        if (b >= 0) add(b / (g.in[1] * g.in[2]), (b / g.in[2]) % g.in[1], b % g.in[2], go);
         return;
       }
       const int64_t o[3] = {od, oh, ow};
-      int64_t start[3], end[3], pool_size = 1, count = 1;
-      for (int i = 0; i < 3; ++i) {
-        start[i] = o[i] * w.s[i] - w.p[i];
-        end[i] = std::min(start[i] + w.k[i], g.in[i] + w.p[i]);
-        pool_size *= end[i] - start[i];
-        start[i] = std::max<int64_t>(start[i], 0);
-        end[i] = std::min(end[i], g.in[i]);
-        count *= std::max<int64_t>(end[i] - start[i], 0);
-      }
-      const int64_t div = p.divisor_override ? p.divisor_override : (p.count_include_pad ? pool_size : count);
-      if (div <= 0) return;
-      const double share = go / static_cast<double>(div);
-      for (int64_t id = start[0]; id < end[0]; ++id)
-        for (int64_t ih = start[1]; ih < end[1]; ++ih)
-          for (int64_t iw = start[2]; iw < end[2]; ++iw) {
-            T& dst = at(id, ih, iw);
-            dst = static_cast<T>(static_cast<double>(static_cast<opmath_t<T>>(dst)) + share);
-          }
+      const Region r = region(g, o);
+      if (r.divisor <= 0) return;
+      const double share = go / static_cast<double>(r.divisor);
+      for (int64_t id = r.start[0]; id < r.end[0]; ++id)
+        for (int64_t ih = r.start[1]; ih < r.end[1]; ++ih)
+          for (int64_t iw = r.start[2]; iw < r.end[2]; ++iw) add(id, ih, iw, share);
     });
   });
 }
 
-namespace {
 inline int64_t start_index(int64_t o, int64_t O, int64_t I) { return (o * I) / O; }
 inline int64_t end_index(int64_t o, int64_t O, int64_t I) { return ((o + 1) * I + O - 1) / O; }
+
 }  // namespace
+
+void pool_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices, const PoolParams& p) {
+  const Win w = win(p, grad_in.dim() - 2);
+  scatter_backward(grad_in, grad_out, indices, p.is_max, "pool_backward", [&](const Geo& g, const int64_t* o) {
+    Region r{};
+    int64_t pool_size = 1, count = 1;
+    for (int i = 0; i < 3; ++i) {
+      r.start[i] = o[i] * w.s[i] - w.p[i];
+      r.end[i] = std::min(r.start[i] + w.k[i], g.in[i] + w.p[i]);
+      pool_size *= r.end[i] - r.start[i];
+      r.start[i] = std::max<int64_t>(r.start[i], 0);
+      r.end[i] = std::min(r.end[i], g.in[i]);
+      count *= std::max<int64_t>(r.end[i] - r.start[i], 0);
+    }
+    r.divisor = p.divisor_override ? p.divisor_override : (p.count_include_pad ? pool_size : count);
+    return r;
+  });
+}
+
 
 void adaptive_pool_forward(const Tensor& out, const Tensor& indices, const Tensor& in, bool is_max) {
   const Geo g = geo(in, out);
@@ -199,39 +214,15 @@ void adaptive_pool_forward(const Tensor& out, const Tensor& indices, const Tenso
 }
 
 void adaptive_pool_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices, bool is_max) {
-  const Geo g = geo(grad_in, grad_out);
-  dispatch_floating(grad_in.dtype(), "adaptive_pool_backward", [&]<class T>() {
-    T* gx = static_cast<T*>(grad_in.data());
-    const T* gy = static_cast<const T*>(grad_out.data());
-    const int64_t* idx = indices.defined() ? static_cast<const int64_t*>(indices.data()) : nullptr;
-    for_each_output(g, [&](int64_t n, int64_t c, int64_t od, int64_t oh, int64_t ow) {
-      const int64_t oo = n * g.out_st[0] + c * g.out_st[1] + od * g.out_st[2] + oh * g.out_st[3] + ow * g.out_st[4];
-      const double go = static_cast<double>(static_cast<opmath_t<T>>(gy[oo]));
-      auto at = [&](int64_t id, int64_t ih, int64_t iw) -> T& {
-        return gx[n * g.in_st[0] + c * g.in_st[1] + id * g.in_st[2] + ih * g.in_st[3] + iw * g.in_st[4]];
-      };
-      if (is_max) {
-        const int64_t b = idx[oo];
-        if (b < 0) return;
-        T& dst = at(b / (g.in[1] * g.in[2]), (b / g.in[2]) % g.in[1], b % g.in[2]);
-        dst = static_cast<T>(static_cast<double>(static_cast<opmath_t<T>>(dst)) + go);
-        return;
-      }
-      const int64_t o[3] = {od, oh, ow};
-      int64_t s[3], e[3], count = 1;
-      for (int i = 0; i < 3; ++i) {
-        s[i] = start_index(o[i], g.out[i], g.in[i]);
-        e[i] = end_index(o[i], g.out[i], g.in[i]);
-        count *= e[i] - s[i];
-      }
-      const double share = go / static_cast<double>(count);
-      for (int64_t id = s[0]; id < e[0]; ++id)
-        for (int64_t ih = s[1]; ih < e[1]; ++ih)
-          for (int64_t iw = s[2]; iw < e[2]; ++iw) {
-            T& dst = at(id, ih, iw);
-            dst = static_cast<T>(static_cast<double>(static_cast<opmath_t<T>>(dst)) + share);
-          }
-    });
+  scatter_backward(grad_in, grad_out, indices, is_max, "adaptive_pool_backward", [](const Geo& g, const int64_t* o) {
+    Region r{};
+    r.divisor = 1;
+    for (int i = 0; i < 3; ++i) {
+      r.start[i] = start_index(o[i], g.out[i], g.in[i]);
+      r.end[i] = end_index(o[i], g.out[i], g.in[i]);
+      r.divisor *= r.end[i] - r.start[i];
+    }
+    return r;
   });
 }
 
