@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages strider builds with, when any is missing.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libdnnl-dev dataset-fashion-mnist)
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libdnnl-dev dataset-fashion-mnist
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,64 @@
+#pragma once
+// ProcessGroup: the collectives data-parallel training needs, over tensors of any supported dtype
+// (bfloat16 included). Every collective has a blocking form and an async form returning a Work
+// handle, so communication can overlap computation. Passed explicitly, never a global.
+#include <chrono>
+#include <memory>
+
+#include "strider/core/tensor.h"
+
+namespace strider::dist {
+
+enum class ReduceOp { Sum, Avg, Max };
+
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Blocks until the collective finished (a timed-out collective aborts the job with a message).
+  virtual void wait() = 0;
+  virtual bool is_completed() = 0;
+};
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // In place over every rank's `t` (dense tensors).
+  virtual std::shared_ptr<Work> all_reduce_async(const Tensor& t, ReduceOp op) = 0;
+  // `out` (numel = size() * in.numel()) receives every rank's `in`, rank-major.
+  virtual std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) = 0;
+  // `in` (numel = size() * out.numel()) is reduced across ranks; rank r keeps block r in `out`.
+  virtual std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) = 0;
+  virtual std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) = 0;
+  virtual void barrier() = 0;
+
+  void all_reduce(const Tensor& t, ReduceOp op = ReduceOp::Sum) { all_reduce_async(t, op)->wait(); }
+  void all_gather(const Tensor& out, const Tensor& in) { all_gather_async(out, in)->wait(); }
+  void reduce_scatter(const Tensor& out, const Tensor& in, ReduceOp op = ReduceOp::Sum) {
+    reduce_scatter_async(out, in, op)->wait();
+  }
+  void broadcast(const Tensor& t, int root = 0) { broadcast_async(t, root)->wait(); }
+
+  // A collective waiting longer than this aborts the whole job, naming the collective.
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ protected:
+  std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
+};
+
+// World size 1: every collective is a local copy. Lets the same training code run without MPI.
+class SingleProcessGroup final : public ProcessGroup {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::shared_ptr<Work> all_reduce_async(const Tensor& t, ReduceOp op) override;
+  std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) override;
+  std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
+  std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
+  void barrier() override {}
+};
+
+}  // namespace strider::dist

@@ -1,0 +1,27 @@
+#pragma once
+// The little arithmetic the communication layer needs on dense buffers, without depending on
+// the ops layer (dist sits directly above core).
+#include <cstring>
+
+#include "strider/core/dispatch.h"
+#include "strider/core/tensor.h"
+
+namespace strider::dist::detail {
+
+// t *= factor over a dense tensor of any dtype.
+inline void scale_in_place(const Tensor& t, double factor) {
+  dispatch_all(t.dtype(), "all_reduce", [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* p = static_cast<T*>(t.data());
+      for (int64_t i = 0; i < t.numel(); ++i)
+        store_as(p[i], static_cast<double>(static_cast<opmath_t<T>>(p[i])) * factor);
+    }
+  });
+}
+
+// Byte copy between two dense tensors of one dtype and element count.
+inline void copy_dense(const Tensor& dst, const Tensor& src) {
+  if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), src.nbytes());
+}
+
+}  // namespace strider::dist::detail

@@ -1,0 +1,43 @@
+#include "strider/dist/process_group.h"
+
+#include "dist/buffer_math.h"
+
+namespace strider::dist {
+namespace {
+
+class DoneWork final : public Work {
+ public:
+  void wait() override {}
+  bool is_completed() override { return true; }
+};
+
+void check_sizes(const Tensor& out, const Tensor& in, const char* op) {
+  STRIDER_CHECK(out.numel() == in.numel() && out.dtype() == in.dtype(), op, "output has ", out.numel(), " ",
+                out.dtype(), " elements but input has ", in.numel(), " ", in.dtype(), " (world size 1)");
+  STRIDER_CHECK((out.is_non_overlapping_and_dense() && in.is_non_overlapping_and_dense() &&
+                 out.strides() == in.strides()) || (out.is_contiguous() && in.is_contiguous()), op,
+                "collectives need dense tensors of one layout; call .contiguous() first");
+}
+
+}  // namespace
+
+std::shared_ptr<Work> SingleProcessGroup::all_reduce_async(const Tensor&, ReduceOp) { return std::make_shared<DoneWork>(); }
+
+std::shared_ptr<Work> SingleProcessGroup::all_gather_async(const Tensor& out, const Tensor& in) {
+  check_sizes(out, in, "all_gather");
+  detail::copy_dense(out, in);
+  return std::make_shared<DoneWork>();
+}
+
+std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp) {
+  check_sizes(out, in, "reduce_scatter");
+  detail::copy_dense(out, in);
+  return std::make_shared<DoneWork>();
+}
+
+std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor&, int root) {
+  STRIDER_CHECK(root == 0, "broadcast", "root ", root, " does not exist in a world of size 1");
+  return std::make_shared<DoneWork>();
+}
+
+}  // namespace strider::dist

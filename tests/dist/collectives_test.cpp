@@ -1,0 +1,106 @@
+// Collectives against values computed locally, for several dtypes and uneven sizes. Runs under
+// `mpirun -np N` (CTest runs 1, 2 and 4 ranks) and as a plain process (world size 1).
+#include <gtest/gtest.h>
+#include <strider/dist/mpi_process_group.h>
+#include <strider/strider.h>
+
+#include "support/compare.h"
+
+namespace strider {
+namespace {
+
+std::shared_ptr<dist::MpiProcessGroup> pg;
+
+// A tensor whose element k on rank r is r * 100 + k (exact in every dtype used here).
+Tensor rank_tensor(int64_t n, int rank, ScalarType dt) {
+  return (arange(n).to(kDouble) + 100.0 * rank).to(dt);
+}
+
+TEST(Collectives, AllReduceSumAvgMax) {
+  const int r = pg->rank(), w = pg->size();
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16, kLong, kInt}) {
+    for (int64_t n : {1, 7, 1000}) {
+      Tensor t = rank_tensor(n, r, dt);
+      pg->all_reduce(t, dist::ReduceOp::Sum);
+      // sum_r (r*100 + k) = w*k + 100*w(w-1)/2
+      Tensor expect = arange(n).to(kDouble) * static_cast<double>(w) + 100.0 * w * (w - 1) / 2.0;
+      EXPECT_TRUE(testing::all_close(t, expect, dt == kBFloat16 ? 1e-2 : 0, 0)) << to_string(dt) << " n=" << n;
+      Tensor m = rank_tensor(n, r, dt);
+      pg->all_reduce(m, dist::ReduceOp::Max);
+      EXPECT_TRUE(testing::all_close(m, arange(n).to(kDouble) + 100.0 * (w - 1), dt == kBFloat16 ? 1e-2 : 0, 0));
+    }
+  }
+  Tensor a = rank_tensor(5, r, kFloat);
+  pg->all_reduce(a, dist::ReduceOp::Avg);
+  EXPECT_TRUE(testing::all_close(a, arange(5).to(kDouble) + 100.0 * (w - 1) / 2.0, 1e-6, 1e-6));
+}
+
+TEST(Collectives, AllGatherReduceScatterBroadcast) {
+  const int r = pg->rank(), w = pg->size();
+  for (ScalarType dt : {kFloat, kBFloat16, kLong, kByte}) {
+    const int64_t n = 13;
+    Tensor in = rank_tensor(n, r, dt == kByte ? kDouble : dt).to(dt == kByte ? kByte : dt);
+    if (dt == kByte) in = (arange(n) + r).to(kByte);
+    Tensor out = empty({w * n}, dt);
+    pg->all_gather(out, in);
+    for (int q = 0; q < w; ++q) {
+      Tensor expect = dt == kByte ? (arange(n) + q).to(kDouble) : arange(n).to(kDouble) + 100.0 * q;
+      EXPECT_TRUE(testing::all_close(out.narrow(0, q * n, n), expect.to(dt), 0, 0)) << to_string(dt) << " block " << q;
+    }
+  }
+  // reduce_scatter: every rank contributes w blocks of 5; rank q keeps the sum of block q.
+  Tensor big = arange(w * 5).to(kFloat) + 1000.0 * r;
+  Tensor mine = empty({5});
+  pg->reduce_scatter(mine, big, dist::ReduceOp::Sum);
+  Tensor expect = (arange(5).to(kDouble) + 5.0 * r) * static_cast<double>(w) + 1000.0 * w * (w - 1) / 2.0;
+  EXPECT_TRUE(testing::all_close(mine, expect, 0, 0));
+  Tensor b = r == w - 1 ? full({4}, 7.0) : zeros({4});
+  pg->broadcast(b, w - 1);
+  EXPECT_TRUE(testing::all_close(b, full({4}, 7.0), 0, 0));
+}
+
+TEST(Collectives, AsyncOverlapsAndErrorsAreClear) {
+  const int w = pg->size();
+  Tensor a = ones({100000}), b = ones({3});
+  auto wa = pg->all_reduce_async(a, dist::ReduceOp::Sum);
+  auto wb = pg->all_reduce_async(b, dist::ReduceOp::Sum);
+  Tensor local = exp(zeros({1000}));  // work while the collectives run
+  wb->wait();
+  wa->wait();
+  EXPECT_TRUE(wa->is_completed());
+  EXPECT_EQ(a[99999].item<double>(), w);
+  EXPECT_EQ(b[0].item<double>(), w);
+  EXPECT_THROW(pg->all_gather(empty({3}), ones({2})), Error);
+  EXPECT_THROW(pg->all_reduce(ones({4, 8}).slice(1, 0, std::nullopt, 2), dist::ReduceOp::Sum), Error);  // gaps
+  EXPECT_THROW(pg->broadcast(ones({1}), w), Error);
+  pg->barrier();
+}
+
+TEST(Collectives, SingleProcessGroupIsTheIdentity) {
+  dist::SingleProcessGroup single;
+  Tensor t = arange(4).to(kFloat), out = empty({4});
+  single.all_reduce(t, dist::ReduceOp::Avg);
+  single.all_gather(out, t);
+  EXPECT_TRUE(testing::all_close(out, arange(4).to(kFloat), 0, 0));
+  EXPECT_THROW(single.broadcast(t, 1), Error);
+}
+
+}  // namespace
+}  // namespace strider
+
+int main(int argc, char** argv) {
+  strider::pg = strider::dist::MpiProcessGroup::init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  // Only rank 0 prints the report; every rank's failures still set the exit code.
+  if (strider::pg->rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  int worst = rc;
+  strider::Tensor flag = strider::full({1}, static_cast<double>(rc), strider::kInt);
+  strider::pg->all_reduce(flag, strider::dist::ReduceOp::Max);
+  worst = flag.item<int>();
+  strider::pg.reset();
+  return worst;
+}

@@ -1,0 +1,18 @@
+// A rank that throws mid-step must end the whole job with a message naming it, not hang the
+// others in their next collective. CTest expects the message (and a non-zero exit).
+#include <strider/dist/mpi_process_group.h>
+#include <strider/strider.h>
+
+#include <stdexcept>
+
+int main(int argc, char** argv) {
+  auto pg = strider::dist::MpiProcessGroup::init(&argc, &argv);
+  pg->set_timeout(std::chrono::seconds(20));
+  return strider::dist::run_or_abort(pg, [&] {
+    strider::Tensor t = strider::ones({8});
+    pg->all_reduce(t);
+    if (pg->rank() == pg->size() - 1) throw std::runtime_error("simulated failure in step 1");
+    pg->all_reduce(t);  // the other ranks wait here; the abort must end them
+    return 0;
+  });
+}
