@@ -86,39 +86,37 @@ Tensor pad(const Tensor& input, IntArrayRef pads, const std::string& mode, doubl
   return y.contiguous();
 }
 
-Tensor pixel_shuffle(const Tensor& x, int64_t r) {
-  STRIDER_CHECK(x.dim() >= 3 && r > 0 && x.sizes()[x.dim() - 3] % (r * r) == 0, "pixel_shuffle", "expected [..., C*r*r, H, W] "
-                "with r=", r, ", got ", x.sizes());
-  const int64_t nd = x.dim(), c = x.sizes()[nd - 3] / (r * r), h = x.sizes()[nd - 2], w = x.sizes()[nd - 1];
-  DimVector lead(x.sizes().begin(), x.sizes().end() - 3);
-  DimVector s1 = lead;
-  for (int64_t v : {c, r, r, h, w}) s1.push_back(v);
-  DimVector perm;
+namespace {
+
+// Moves r x r blocks between channels and space: [.., C*r*r, H, W] <-> [.., C, H*r, W*r], as one
+// reshape-permute-reshape; the result takes the input's suggested format (SPEC §11).
+Tensor shuffle_pixels(const Tensor& x, int64_t r, bool to_space) {
+  const char* op = to_space ? "pixel_shuffle" : "pixel_unshuffle";
+  const int64_t nd = x.dim();
+  STRIDER_CHECK(nd >= 3 && r > 0, op, "expected a [..., C, H, W] input and a positive factor, got ", x.sizes(), " and ", r);
+  const int64_t c = x.sizes()[nd - 3], h = x.sizes()[nd - 2], w = x.sizes()[nd - 1];
+  STRIDER_CHECK(to_space ? c % (r * r) == 0 : (h % r == 0 && w % r == 0), op, "shape ", x.sizes(),
+                to_space ? " needs channels divisible by r*r" : " needs H and W divisible by r", " (r=", r, ")");
+  DimVector lead(x.sizes().begin(), x.sizes().end() - 3), split = lead, perm, out = lead;
   const int64_t b = static_cast<int64_t>(lead.size());
   for (int64_t i = 0; i < b; ++i) perm.push_back(i);
-  for (int64_t v : {b, b + 3, b + 1, b + 4, b + 2}) perm.push_back(v);
-  DimVector out = lead;
-  for (int64_t v : {c, h * r, w * r}) out.push_back(v);
-  Tensor y = x.reshape(s1).permute(perm).reshape(out);
-  return x.dim() == 4 && x.suggest_memory_format() != MemoryFormat::Contiguous ? y.to(x.suggest_memory_format()) : y;
+  if (to_space) {
+    for (int64_t v : {c / (r * r), r, r, h, w}) split.push_back(v);
+    for (int64_t v : {b, b + 3, b + 1, b + 4, b + 2}) perm.push_back(v);
+    for (int64_t v : {c / (r * r), h * r, w * r}) out.push_back(v);
+  } else {
+    for (int64_t v : {c, h / r, r, w / r, r}) split.push_back(v);
+    for (int64_t v : {b, b + 2, b + 4, b + 1, b + 3}) perm.push_back(v);
+    for (int64_t v : {c * r * r, h / r, w / r}) out.push_back(v);
+  }
+  Tensor y = x.reshape(split).permute(perm).reshape(out);
+  return nd == 4 && x.suggest_memory_format() != MemoryFormat::Contiguous ? y.to(x.suggest_memory_format()) : y;
 }
 
-Tensor pixel_unshuffle(const Tensor& x, int64_t r) {
-  STRIDER_CHECK(x.dim() >= 3 && r > 0 && x.sizes()[x.dim() - 2] % r == 0 && x.sizes()[x.dim() - 1] % r == 0,
-                "pixel_unshuffle", "expected [..., C, H, W] with H and W divisible by ", r, ", got ", x.sizes());
-  const int64_t nd = x.dim(), c = x.sizes()[nd - 3], h = x.sizes()[nd - 2] / r, w = x.sizes()[nd - 1] / r;
-  DimVector lead(x.sizes().begin(), x.sizes().end() - 3);
-  DimVector s1 = lead;
-  for (int64_t v : {c, h, r, w, r}) s1.push_back(v);
-  DimVector perm;
-  const int64_t b = static_cast<int64_t>(lead.size());
-  for (int64_t i = 0; i < b; ++i) perm.push_back(i);
-  for (int64_t v : {b, b + 2, b + 4, b + 1, b + 3}) perm.push_back(v);
-  DimVector out = lead;
-  for (int64_t v : {c * r * r, h, w}) out.push_back(v);
-  Tensor y = x.reshape(s1).permute(perm).reshape(out);
-  return x.dim() == 4 && x.suggest_memory_format() != MemoryFormat::Contiguous ? y.to(x.suggest_memory_format()) : y;
-}
+}  // namespace
+
+Tensor pixel_shuffle(const Tensor& x, int64_t r) { return shuffle_pixels(x, r, true); }
+Tensor pixel_unshuffle(const Tensor& x, int64_t r) { return shuffle_pixels(x, r, false); }
 
 Tensor interpolate(const Tensor& input, const InterpolateOptions& o) {
   const int64_t nsp = input.dim() - 2;
