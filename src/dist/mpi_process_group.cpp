@@ -1,14 +1,20 @@
-// MPI collectives. Non-blocking MPI calls back every collective; Work::wait polls with a
-// deadline, so a rank that never arrives ends the job with a message instead of a hang.
+// MPI collectives, run on the comm thread: OpenMPI's non-blocking collectives or strider's
+// rings, chosen per collective and size (algorithm_for).
 #include "strider/dist/mpi_process_group.h"
 
 #include <mpi.h>
 
 #include <cstdio>
-#include <thread>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "strider/core/reduced_float.h"
 #include "dist/buffer_math.h"
+#include "dist/comm_thread.h"
+#include "dist/ring.h"
 
 namespace strider::dist {
 namespace {
@@ -67,44 +73,29 @@ void check_dense(const Tensor& t, const char* op) {
   STRIDER_CHECK(t.numel() < (int64_t{1} << 31), op, "tensor of ", t.numel(), " elements exceeds MPI's int count");
 }
 
-class MpiWork final : public Work {
+// Completed by the comm thread; the caller blocks on it. The comm thread enforces the timeout
+// (it is the one waiting on MPI), so wait() itself needs none.
+class QueuedWork final : public Work {
  public:
-  MpiWork(const MpiProcessGroup* pg, const char* name, std::function<void()> after)
-      : pg_(pg), name_(name), after_(std::move(after)) {}
-  MPI_Request* request() { return &request_; }
-
-  bool is_completed() override {
-    if (done_) return true;
-    int flag = 0;
-    MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
-    if (flag) finish();
-    return done_;
+  void complete() {
+    std::lock_guard lock(mutex_);
+    done_.store(true);
+    cv_.notify_all();
   }
-
+  bool is_completed() override { return done_.load(); }
   void wait() override {
-    const auto deadline = std::chrono::steady_clock::now() + pg_->timeout();
-    int spins = 0;
-    while (!is_completed()) {
-      if (std::chrono::steady_clock::now() > deadline)
-        pg_->abort(std::string(name_) + " did not complete within " + std::to_string(pg_->timeout().count()) +
-                   " ms: at least one other rank never reached it (crashed, hung, or took a different path)");
-      if (++spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    if (done_.load()) return;
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return done_.load(); });
   }
 
  private:
-  void finish() {
-    done_ = true;
-    if (after_) after_();
-  }
-  const MpiProcessGroup* pg_;
-  const char* name_;
-  std::function<void()> after_;
-  MPI_Request request_ = MPI_REQUEST_NULL;
-  bool done_ = false;
+  std::atomic<bool> done_{false};
+  std::mutex mutex_;
+  std::condition_variable cv_;
 };
 
-void check(int rc, const MpiProcessGroup* pg, const char* op) {
+void check_rc(int rc, const MpiProcessGroup* pg, const char* op) {
   if (rc != MPI_SUCCESS) {
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -112,6 +103,8 @@ void check(int rc, const MpiProcessGroup* pg, const char* op) {
     pg->abort(std::string(op) + " failed: " + std::string(msg, static_cast<size_t>(len)));
   }
 }
+
+int64_t bytes_of(const Tensor& t) { return t.numel() * static_cast<int64_t>(element_size(t.dtype())); }
 
 }  // namespace
 
@@ -121,8 +114,9 @@ std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) 
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // The comm thread makes the MPI calls while other threads may call MPI_Abort.
     int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 1;
@@ -132,10 +126,21 @@ std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) 
   return world;
 }
 
+MpiProcessGroup::MpiProcessGroup(int rank, int size) : rank_(rank), size_(size) {
+  comm_ = std::make_unique<detail::CommThread>(rank, size, [this](const std::string& m) { abort(m); });
+  comm_->set_timeout(timeout_);
+}
+
 MpiProcessGroup::~MpiProcessGroup() {
+  comm_.reset();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
+}
+
+void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
+  ProcessGroup::set_timeout(t);
+  comm_->set_timeout(t);
 }
 
 void MpiProcessGroup::abort(const std::string& message) const {
@@ -145,15 +150,51 @@ void MpiProcessGroup::abort(const std::string& message) const {
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
+// Chosen from bench/collectives_bench on this machine (docs/benchmarks.md): OpenMPI's
+// all-gather is as fast as the ring, its reduce-scatter is not; all-reduce is latency-bound
+// below 256 KiB, where OpenMPI's recursive doubling wins.
+Algorithm MpiProcessGroup::algorithm_for(Collective c, int64_t bytes) const {
+  const Algorithm chosen = algorithms_[static_cast<int>(c)];
+  if (chosen != Algorithm::Auto) return chosen;
+  switch (c) {
+    case Collective::AllGather: return Algorithm::Mpi;
+    case Collective::ReduceScatter: return Algorithm::Ring;
+    case Collective::AllReduce: return bytes < (int64_t{256} << 10) ? Algorithm::Mpi : Algorithm::Ring;
+  }
+  return Algorithm::Mpi;
+}
+
+namespace {
+
+std::shared_ptr<Work> submit(detail::CommThread& comm, const char* name, detail::CommThread::Task task) {
+  auto work = std::make_shared<QueuedWork>();
+  comm.enqueue(name, std::move(task), [work] { work->complete(); });
+  return work;
+}
+
+}  // namespace
+
 std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceOp op) {
   check_dense(t, "all_reduce");
-  const int n = size_;
-  auto work = std::make_shared<MpiWork>(this, "all_reduce", op == ReduceOp::Avg ? std::function<void()>([t, n] {
-                                                                detail::scale_in_place(t, 1.0 / n);
-                                                              }) : nullptr);
-  check(MPI_Iallreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), mpi_op(t.dtype(), op),
-                       MPI_COMM_WORLD, work->request()), this, "all_reduce");
-  return work;
+  const Algorithm algo = algorithm_for(Collective::AllReduce, bytes_of(t));
+  return submit(*comm_, "all_reduce", [this, t, op, algo](detail::RequestWaiter& waiter) {
+    const MPI_Op mop = mpi_op(t.dtype(), op == ReduceOp::Avg ? ReduceOp::Sum : op);
+    if (algo == Algorithm::Ring && size_ > 1) {
+      const auto blocks = detail::split_blocks(t.numel(), size_);
+      const int64_t item = static_cast<int64_t>(element_size(t.dtype()));
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+      char* base = static_cast<char*>(t.data());
+      detail::ring_reduce_scatter(c, base, base + blocks[rank_] * item, blocks, t.dtype(),
+                                  op == ReduceOp::Avg ? ReduceOp::Sum : op);
+      detail::ring_all_gather(c, base, blocks, t.dtype());
+    } else {
+      MPI_Request req;
+      check_rc(MPI_Iallreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), mop,
+                              comm_->data_comm(), &req), this, "all_reduce");
+      waiter.wait(&req);
+    }
+    if (op == ReduceOp::Avg) detail::scale_in_place(t, 1.0 / size_);
+  });
 }
 
 std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const Tensor& in) {
@@ -161,41 +202,64 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
   check_dense(in, "all_gather");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, "all_gather", "output of ",
                 out.numel(), " ", out.dtype(), " elements cannot hold ", size_, " x ", in.numel(), " ", in.dtype());
-  auto work = std::make_shared<MpiWork>(this, "all_gather", nullptr);
-  check(MPI_Iallgather(in.data(), static_cast<int>(in.numel()), mpi_type(in.dtype()), out.data(),
-                       static_cast<int>(in.numel()), mpi_type(out.dtype()), MPI_COMM_WORLD, work->request()),
-        this, "all_gather");
-  return work;
+  const Algorithm algo = algorithm_for(Collective::AllGather, bytes_of(out));
+  return submit(*comm_, "all_gather", [this, out, in, algo](detail::RequestWaiter& waiter) {
+    if (algo == Algorithm::Ring) {
+      const int64_t bytes = bytes_of(in);
+      std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), static_cast<size_t>(bytes));
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+      detail::ring_all_gather(c, out.data(), detail::even_blocks(in.numel(), size_), in.dtype());
+      return;
+    }
+    MPI_Request req;
+    check_rc(MPI_Iallgather(in.data(), static_cast<int>(in.numel()), mpi_type(in.dtype()), out.data(),
+                            static_cast<int>(in.numel()), mpi_type(out.dtype()), comm_->data_comm(), &req),
+             this, "all_gather");
+    waiter.wait(&req);
+  });
 }
 
 std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
   check_dense(out, "reduce_scatter");
   check_dense(in, "reduce_scatter");
   STRIDER_CHECK(out.dtype() == in.dtype() && in.numel() == out.numel() * size_, "reduce_scatter", "input of ",
-                in.numel(), " elements does not split into ", size_, " blocks of ", out.numel());
-  const int n = size_;
-  auto work = std::make_shared<MpiWork>(this, "reduce_scatter", op == ReduceOp::Avg ? std::function<void()>([out, n] {
-                                                                    detail::scale_in_place(out, 1.0 / n);
-                                                                  }) : nullptr);
-  check(MPI_Ireduce_scatter_block(in.data(), out.data(), static_cast<int>(out.numel()), mpi_type(in.dtype()),
-                                  mpi_op(in.dtype(), op), MPI_COMM_WORLD, work->request()),
-        this, "reduce_scatter");
-  return work;
+                in.numel(), " ", in.dtype(), " elements does not split into ", size_, " blocks of ", out.numel(),
+                " ", out.dtype());
+  const Algorithm algo = algorithm_for(Collective::ReduceScatter, bytes_of(in));
+  return submit(*comm_, "reduce_scatter", [this, out, in, op, algo](detail::RequestWaiter& waiter) {
+    const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
+    if (algo == Algorithm::Ring) {
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+      detail::ring_reduce_scatter(c, in.data(), out.data(), detail::even_blocks(out.numel(), size_), in.dtype(),
+                                  base_op);
+    } else {
+      MPI_Request req;
+      check_rc(MPI_Ireduce_scatter_block(in.data(), out.data(), static_cast<int>(out.numel()), mpi_type(in.dtype()),
+                                         mpi_op(in.dtype(), base_op), comm_->data_comm(), &req),
+               this, "reduce_scatter");
+      waiter.wait(&req);
+    }
+    if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
+  });
 }
 
 std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root) {
   check_dense(t, "broadcast");
   STRIDER_CHECK(root >= 0 && root < size_, "broadcast", "root ", root, " is not a rank of a world of size ", size_);
-  auto work = std::make_shared<MpiWork>(this, "broadcast", nullptr);
-  check(MPI_Ibcast(t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), root, MPI_COMM_WORLD, work->request()),
-        this, "broadcast");
-  return work;
+  return submit(*comm_, "broadcast", [this, t, root](detail::RequestWaiter& waiter) {
+    MPI_Request req;
+    check_rc(MPI_Ibcast(t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), root, comm_->data_comm(), &req),
+             this, "broadcast");
+    waiter.wait(&req);
+  });
 }
 
 void MpiProcessGroup::barrier() {
-  MpiWork work(this, "barrier", nullptr);
-  check(MPI_Ibarrier(MPI_COMM_WORLD, work.request()), this, "barrier");
-  work.wait();
+  submit(*comm_, "barrier", [this](detail::RequestWaiter& waiter) {
+    MPI_Request req;
+    check_rc(MPI_Ibarrier(comm_->data_comm(), &req), this, "barrier");
+    waiter.wait(&req);
+  })->wait();
 }
 
 int run_or_abort(const std::shared_ptr<MpiProcessGroup>& pg, const std::function<int()>& fn) {

@@ -76,6 +76,43 @@ TEST(Collectives, AsyncOverlapsAndErrorsAreClear) {
   pg->barrier();
 }
 
+// Every algorithm (OpenMPI's and the ring) against the same locally computed values, with
+// element counts that do not split evenly across ranks.
+TEST(Collectives, EveryAlgorithmAgreesOnUnevenSizes) {
+  const int r = pg->rank(), w = pg->size();
+  for (dist::Algorithm algo : {dist::Algorithm::Mpi, dist::Algorithm::Ring}) {
+    for (dist::Collective c : {dist::Collective::AllReduce, dist::Collective::AllGather, dist::Collective::ReduceScatter})
+      pg->set_algorithm(c, algo);
+    const char* name = algo == dist::Algorithm::Mpi ? "mpi" : "ring";
+    for (ScalarType dt : {kFloat, kDouble, kBFloat16, kInt}) {
+      for (int64_t n : {1, 5, 1001, 70001}) {
+        Tensor t = rank_tensor(n, r, dt);
+        pg->all_reduce(t, dist::ReduceOp::Sum);
+        Tensor expect = arange(n).to(kDouble) * static_cast<double>(w) + 100.0 * w * (w - 1) / 2.0;
+        const double tol = dt == kBFloat16 ? 2e-2 : 0;
+        EXPECT_TRUE(testing::all_close(t, expect, tol, tol)) << name << " all_reduce " << to_string(dt) << " n=" << n;
+        Tensor m = rank_tensor(n, r, dt);
+        pg->all_reduce(m, dist::ReduceOp::Max);
+        EXPECT_TRUE(testing::all_close(m, arange(n).to(kDouble) + 100.0 * (w - 1), tol, 0)) << name << " max n=" << n;
+
+        Tensor out = empty({w * n}, dt);
+        pg->all_gather(out, rank_tensor(n, r, dt));
+        for (int q = 0; q < w; ++q)
+          EXPECT_TRUE(testing::all_close(out.narrow(0, q * n, n), rank_tensor(n, q, dt), 0, 0)) << name << " gather";
+
+        Tensor big = (arange(w * n).to(kDouble) + 3.0 * r).to(dt);
+        Tensor mine = empty({n}, dt);
+        pg->reduce_scatter(mine, big, dist::ReduceOp::Avg);
+        Tensor want = arange(n).to(kDouble) + static_cast<double>(n * r) + 3.0 * (w - 1) / 2.0;
+        EXPECT_TRUE(testing::all_close(mine, want, dt == kBFloat16 ? 2e-2 : 1e-6, dt == kInt ? 1.0 : 1e-6))
+            << name << " reduce_scatter " << to_string(dt) << " n=" << n;
+      }
+    }
+  }
+  for (dist::Collective c : {dist::Collective::AllReduce, dist::Collective::AllGather, dist::Collective::ReduceScatter})
+    pg->set_algorithm(c, dist::Algorithm::Auto);
+}
+
 TEST(Collectives, SingleProcessGroupIsTheIdentity) {
   dist::SingleProcessGroup single;
   Tensor t = arange(4).to(kFloat), out = empty({4});

@@ -1,17 +1,32 @@
 #pragma once
 // ProcessGroup over MPI (OpenMPI). Run the same binary under `mpirun -np N` on one machine or
 // across nodes; without mpirun it is a world of size 1.
+//
+// Collectives run in issue order on one communication thread per process, so an async
+// collective progresses while the caller computes. A collective that waits longer than
+// timeout() aborts the job with a message naming it and the ranks that had not arrived.
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "strider/dist/process_group.h"
 
 namespace strider::dist {
 
+namespace detail {
+class CommThread;
+}
+
+enum class Collective { AllReduce, AllGather, ReduceScatter };
+// Mpi: OpenMPI's own non-blocking collective. Ring: strider's ring over point-to-point with a
+// reused scratch buffer. Auto: the faster one for the message size, as measured by
+// bench/collectives_bench (docs/benchmarks.md).
+enum class Algorithm { Auto, Mpi, Ring };
+
 class MpiProcessGroup final : public ProcessGroup {
  public:
-  // Initializes MPI once per process (thread level "serialized") and returns the world group.
+  // Initializes MPI once per process and returns the world group.
   static std::shared_ptr<MpiProcessGroup> init(int* argc = nullptr, char*** argv = nullptr);
   ~MpiProcessGroup() override;
 
@@ -22,14 +37,22 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   void barrier() override;
+  void set_timeout(std::chrono::milliseconds t) override;
 
-  // Prints "[rank r] <message>" to stderr and aborts every rank (MPI_Abort): no rank hangs
+  void set_algorithm(Collective c, Algorithm a) { algorithms_[static_cast<int>(c)] = a; }
+  // The algorithm Auto resolves to for a message of `bytes` (per rank's whole buffer).
+  Algorithm algorithm_for(Collective c, int64_t bytes) const;
+
+  // Prints "[rank r of n] <message>" to stderr and aborts every rank (MPI_Abort): no rank hangs
   // waiting for one that failed.
   [[noreturn]] void abort(const std::string& message) const;
 
  private:
-  MpiProcessGroup(int rank, int size) : rank_(rank), size_(size) {}
+  MpiProcessGroup(int rank, int size);
   int rank_, size_;
+  Algorithm algorithms_[3] = {Algorithm::Auto, Algorithm::Auto, Algorithm::Auto};
+  std::unique_ptr<detail::CommThread> comm_;
+  std::vector<char> scratch_;  // ring buffers, only touched on the comm thread
 };
 
 // Runs fn(); if it throws, aborts the whole MPI job with the error and this rank's number.

@@ -42,7 +42,7 @@ class ProcessGroup {
   void broadcast(const Tensor& t, int root = 0) { broadcast_async(t, root)->wait(); }
 
   // A collective waiting longer than this aborts the whole job, naming the collective.
-  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+  virtual void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  protected:

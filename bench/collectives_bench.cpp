@@ -1,0 +1,92 @@
+// Collective bandwidth under mpirun: every algorithm of every collective for 4 KiB .. 64 MiB,
+// as bus bandwidth (the bytes each rank must move, nccl-tests' definition) and as a ratio to a
+// memcpy of the same bytes timed in the same run. Picks MpiProcessGroup's Auto choices.
+//
+//   mpirun -np 2 build/bench/strider_bench_collectives [--max-mib 64] [--reps 20]
+#include <strider/dist/mpi_process_group.h>
+#include <strider/strider.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace strider;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median seconds of `reps` runs of fn, after two warm-ups; ranks start each run together.
+template <class F>
+double time_it(dist::ProcessGroup& pg, int reps, F&& fn) {
+  std::vector<double> t;
+  for (int i = 0; i < reps + 2; ++i) {
+    pg.barrier();
+    const auto start = Clock::now();
+    fn();
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (i >= 2) t.push_back(s);
+  }
+  // The slowest rank defines the collective's time.
+  Tensor worst = full({1}, median(t), kDouble);
+  pg.all_reduce(worst, dist::ReduceOp::Max);
+  return worst.item<double>();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto pg = dist::MpiProcessGroup::init(&argc, &argv);
+  int64_t max_mib = 64;
+  int reps = 20;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--max-mib") max_mib = std::stoll(argv[i + 1]);
+    if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
+  }
+  const int n = pg->size(), rank = pg->rank();
+  if (rank == 0)
+    std::printf("%d ranks; bus bandwidth in GB/s; 'vs memcpy' = memcpy time of the same bytes / collective time\n"
+                "%-15s %10s %10s %10s %10s %10s %10s\n",
+                n, "collective", "bytes", "mpi GB/s", "ring GB/s", "mpi/mcpy", "ring/mcpy", "auto");
+  for (int64_t bytes = 4096; bytes <= (max_mib << 20); bytes *= 4) {
+    const int64_t count = bytes / 4;  // float32 elements of the whole (gathered / unreduced) buffer
+    const int64_t block = count / n;
+    Tensor full_buf = ones({block * n}), part = ones({block}), src = ones({block * n});
+    std::vector<char> a(static_cast<size_t>(bytes)), b(static_cast<size_t>(bytes), 1);
+    const double memcpy_s = time_it(*pg, reps, [&] { std::memcpy(a.data(), b.data(), a.size()); });
+    struct Row {
+      const char* name;
+      dist::Collective c;
+      double factor;  // bus bytes per buffer byte
+    };
+    const double ring_factor = static_cast<double>(n - 1) / n;
+    for (Row row : {Row{"all_gather", dist::Collective::AllGather, ring_factor},
+                    Row{"reduce_scatter", dist::Collective::ReduceScatter, ring_factor},
+                    Row{"all_reduce", dist::Collective::AllReduce, 2 * ring_factor}}) {
+      double secs[2];
+      int k = 0;
+      for (dist::Algorithm algo : {dist::Algorithm::Mpi, dist::Algorithm::Ring}) {
+        pg->set_algorithm(row.c, algo);
+        secs[k++] = time_it(*pg, reps, [&] {
+          if (row.c == dist::Collective::AllGather) pg->all_gather(full_buf, part);
+          if (row.c == dist::Collective::ReduceScatter) pg->reduce_scatter(part, src, dist::ReduceOp::Sum);
+          if (row.c == dist::Collective::AllReduce) pg->all_reduce(full_buf, dist::ReduceOp::Sum);
+        });
+      }
+      pg->set_algorithm(row.c, dist::Algorithm::Auto);
+      const double busbytes = row.factor * static_cast<double>(bytes);
+      if (rank == 0)
+        std::printf("%-15s %10lld %10.2f %10.2f %10.2f %10.2f %10s\n", row.name, static_cast<long long>(bytes),
+                    busbytes / secs[0] / 1e9, busbytes / secs[1] / 1e9, memcpy_s / secs[0], memcpy_s / secs[1],
+                    pg->algorithm_for(row.c, bytes) == dist::Algorithm::Ring ? "ring" : "mpi");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,179 @@
+#include "dist/comm_thread.h"
+
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace strider::dist::detail {
+namespace {
+
+constexpr int kQueryTag = 1, kReplyTag = 2;
+
+// A rank's answer to "where are you?": the collective it is in (0 when idle) and the last one
+// it finished, with the current collective's name.
+struct Status {
+  uint64_t current = 0, finished = 0;
+  char name[32] = {};
+};
+
+}  // namespace
+
+void RequestWaiter::wait(MPI_Request* requests, int count) { owner_.wait_requests(requests, count); }
+
+CommThread::CommThread(int rank, int size, Abort abort) : rank_(rank), size_(size), abort_(std::move(abort)) {
+  MPI_Comm_dup(MPI_COMM_WORLD, &data_comm_);
+  MPI_Comm_dup(MPI_COMM_WORLD, &control_comm_);
+  thread_ = std::thread([this] { loop(); });
+}
+
+CommThread::~CommThread() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    MPI_Comm_free(&data_comm_);
+    MPI_Comm_free(&control_comm_);
+  }
+}
+
+uint64_t CommThread::enqueue(const char* name, Task task, std::function<void()> done) {
+  uint64_t seq;
+  {
+    std::lock_guard lock(mutex_);
+    seq = next_seq_++;
+    queue_.push_back({seq, name, std::move(task), std::move(done)});
+  }
+  cv_.notify_one();
+  return seq;
+}
+
+void CommThread::run_sync(const std::function<void()>& fn) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool finished = false;
+  enqueue("setup", [&](RequestWaiter&) { fn(); }, [&] {
+    std::lock_guard lock(m);
+    finished = true;
+    cv.notify_one();
+  });
+  std::unique_lock lock(m);
+  cv.wait(lock, [&] { return finished; });
+}
+
+void CommThread::loop() {
+  RequestWaiter waiter(*this);
+  for (;;) {
+    Item item;
+    {
+      std::unique_lock lock(mutex_);
+      // Idle: wake up now and then to answer queries from ranks that are stuck waiting on us.
+      while (queue_.empty() && !stopping_) {
+        lock.unlock();
+        answer_queries();
+        lock.lock();
+        cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return !queue_.empty() || stopping_; });
+      }
+      if (queue_.empty()) return;
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    current_seq_ = item.seq;
+    current_name_ = item.name;
+    item.task(waiter);
+    finished_seq_ = item.seq;
+    current_seq_ = 0;
+    if (item.done) item.done();
+  }
+}
+
+void CommThread::wait_requests(MPI_Request* requests, int count) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms_.load());
+  for (int spins = 0;; ++spins) {
+    int flag = 0;
+    MPI_Testall(count, requests, &flag, MPI_STATUSES_IGNORE);
+    if (flag) return;
+    // Large transfers only move while MPI is called, so keep calling; yield so a compute thread
+    // of this rank gets the core when it needs it, and sleep only when the peer is clearly away.
+    if ((spins & 255) == 255) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now > deadline) report_timeout();
+      if (now - start > std::chrono::milliseconds(200)) {
+        answer_queries();
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+    }
+    std::this_thread::yield();
+  }
+}
+
+void CommThread::answer_queries() {
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, control_comm_, &flag, &st);
+    if (!flag) return;
+    uint64_t asker_seq = 0;
+    MPI_Recv(&asker_seq, 1, MPI_UINT64_T, st.MPI_SOURCE, kQueryTag, control_comm_, MPI_STATUS_IGNORE);
+    Status s;
+    s.current = current_seq_;
+    s.finished = finished_seq_;
+    std::snprintf(s.name, sizeof s.name, "%s", current_name_.c_str());
+    MPI_Send(&s, sizeof s, MPI_BYTE, st.MPI_SOURCE, kReplyTag, control_comm_);  // small: sent eagerly
+  }
+}
+
+void CommThread::report_timeout() {
+  const uint64_t mine = current_seq_;
+  std::vector<Status> replies(static_cast<size_t>(size_));
+  std::vector<MPI_Request> recvs(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    MPI_Send(&mine, 1, MPI_UINT64_T, r, kQueryTag, control_comm_);
+    MPI_Irecv(&replies[r], sizeof(Status), MPI_BYTE, r, kReplyTag, control_comm_, &recvs[r]);
+  }
+  // Ranks that are alive answer within milliseconds (from their idle loop or their own wait).
+  const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  std::vector<int> answered(static_cast<size_t>(size_), 0);
+  while (std::chrono::steady_clock::now() < grace) {
+    bool all = true;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_ || answered[r]) continue;
+      MPI_Test(&recvs[r], &answered[r], MPI_STATUS_IGNORE);
+      all = all && answered[r];
+    }
+    if (all) break;
+    answer_queries();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::ostringstream msg;
+  msg << current_name_ << " (collective #" << mine << ") did not complete within " << timeout_ms_.load()
+      << " ms; ranks that had not arrived:";
+  bool any = false;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    const Status& s = replies[r];
+    if (answered[r] && (s.current >= mine || s.finished >= mine)) continue;
+    any = true;
+    msg << " " << r;
+    if (!answered[r])
+      msg << " (no answer: hung, dead or stuck outside strider)";
+    else if (s.current)
+      msg << " (waiting in " << s.name << " #" << s.current << ")";
+    else
+      msg << " (computing; its last collective was #" << s.finished << ")";
+    msg << ";";
+  }
+  if (!any) msg << " none (all ranks arrived; the transport itself is stuck)";
+  abort_(msg.str());
+  std::abort();
+}
+
+}  // namespace strider::dist::detail

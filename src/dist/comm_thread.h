@@ -1,0 +1,82 @@
+#pragma once
+// CommThread: after MPI_Init every MPI call of a process group happens on this one background
+// thread, in the order collectives were issued (the CPU analog of a communication stream). The
+// caller's threads keep computing while a collective runs, so prefetching overlaps for real;
+// OpenMPI's shared-memory transport only makes progress inside MPI calls, which this thread keeps
+// making. A request that waits past the timeout asks every rank where it is and aborts the job
+// with the ranks that never arrived.
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace strider::dist::detail {
+
+class CommThread;
+
+// Handed to a running collective: waits on its MPI requests under the timeout.
+class RequestWaiter {
+ public:
+  explicit RequestWaiter(CommThread& owner) : owner_(owner) {}
+  void wait(MPI_Request* requests, int count);
+  void wait(MPI_Request* request) { wait(request, 1); }
+
+ private:
+  CommThread& owner_;
+};
+
+class CommThread {
+ public:
+  using Task = std::function<void(RequestWaiter&)>;
+  using Abort = std::function<void(const std::string&)>;
+
+  CommThread(int rank, int size, Abort abort);
+  ~CommThread();  // drains the queue, then joins
+  CommThread(const CommThread&) = delete;
+  CommThread& operator=(const CommThread&) = delete;
+
+  // Queues `task` as collective number `seq` (returned) named `name`; `done` runs on the
+  // comm thread when it finished.
+  uint64_t enqueue(const char* name, Task task, std::function<void()> done);
+  // Runs fn on the comm thread and waits for it (setup calls such as MPI_Comm_dup).
+  void run_sync(const std::function<void()>& fn);
+
+  void set_timeout(std::chrono::milliseconds t) { timeout_ms_.store(t.count()); }
+  MPI_Comm data_comm() const { return data_comm_; }
+
+ private:
+  friend class RequestWaiter;
+  struct Item {
+    uint64_t seq;
+    const char* name;
+    Task task;
+    std::function<void()> done;
+  };
+  void loop();
+  void wait_requests(MPI_Request* requests, int count);
+  // Answers other ranks' "where are you?" queries (called while idle and while waiting).
+  void answer_queries();
+  [[noreturn]] void report_timeout();
+
+  const int rank_, size_;
+  Abort abort_;
+  MPI_Comm data_comm_ = MPI_COMM_NULL, control_comm_ = MPI_COMM_NULL;
+  std::atomic<int64_t> timeout_ms_{600'000};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  uint64_t next_seq_ = 1;
+  // What this rank's comm thread is doing, for answering queries (only touched on the thread).
+  uint64_t current_seq_ = 0, finished_seq_ = 0;
+  std::string current_name_ = "none";
+  std::thread thread_;
+};
+
+}  // namespace strider::dist::detail

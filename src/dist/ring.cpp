@@ -1,0 +1,139 @@
+#include "dist/ring.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "strider/core/dispatch.h"
+#include "strider/core/reduced_float.h"
+
+namespace strider::dist::detail {
+namespace {
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+// MPI counts are int: large blocks travel as several messages of at most 1 GiB.
+constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
+
+void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes) {
+  const int right = mod(c.rank + 1, c.size), left = mod(c.rank - 1, c.size);
+  for (int64_t off = 0; off < std::max(send_bytes, recv_bytes); off += kMaxMessageBytes) {
+    const int ns = static_cast<int>(std::clamp<int64_t>(send_bytes - off, 0, kMaxMessageBytes));
+    const int nr = static_cast<int>(std::clamp<int64_t>(recv_bytes - off, 0, kMaxMessageBytes));
+    // Send and receive lengths differ when blocks are uneven; empty messages are not posted, so
+    // both neighbours agree on what travels.
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (nr > 0) MPI_Irecv(recv + off, nr, MPI_BYTE, left, 0, c.comm, &req[0]);
+    if (ns > 0) MPI_Isend(send + off, ns, MPI_BYTE, right, 0, c.comm, &req[1]);
+    c.waiter.wait(req, 2);
+  }
+}
+
+// Chunks of this size are posted together, so the reduction of one chunk overlaps the transfer
+// of the next.
+constexpr int64_t kChunkBytes = int64_t{1} << 20;
+
+void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op);
+
+// Sends `send`, receives `count` elements from the left and writes received (op) mine into dst
+// (dst may be the receive buffer).
+void exchange_and_reduce(const RingContext& c, const char* send, int64_t send_bytes, char* recv, const char* mine,
+                         char* dst, int64_t count, ScalarType dtype, ReduceOp op) {
+  const int right = mod(c.rank + 1, c.size), left = mod(c.rank - 1, c.size);
+  const int64_t item = static_cast<int64_t>(element_size(dtype)), recv_bytes = count * item;
+  const int64_t chunk = kChunkBytes / item * item;
+  std::vector<MPI_Request> sends, recvs;
+  for (int64_t off = 0; off < send_bytes; off += chunk)
+    MPI_Isend(send + off, static_cast<int>(std::min(chunk, send_bytes - off)), MPI_BYTE, right, 0, c.comm,
+              &sends.emplace_back());
+  for (int64_t off = 0; off < recv_bytes; off += chunk)
+    MPI_Irecv(recv + off, static_cast<int>(std::min(chunk, recv_bytes - off)), MPI_BYTE, left, 0, c.comm,
+              &recvs.emplace_back());
+  for (size_t j = 0; j < recvs.size(); ++j) {
+    c.waiter.wait(&recvs[j]);
+    const int64_t off = static_cast<int64_t>(j) * chunk;
+    const int64_t n = std::min(chunk, recv_bytes - off) / item;
+    reduce_blocks(dst + off, recv + off, mine + off, n, dtype, op);
+  }
+  if (!sends.empty()) c.waiter.wait(sends.data(), static_cast<int>(sends.size()));
+}
+
+void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op) {
+  dispatch_all(dtype, "reduce_scatter", [&]<class T>() {
+    T* d = static_cast<T*>(dst);
+    const T* x = static_cast<const T*>(a);
+    const T* y = static_cast<const T*>(b);
+    if constexpr (std::is_same_v<T, bool>) {
+      for (int64_t i = 0; i < n; ++i) d[i] = x[i] || y[i];
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_integral_v<T>) {
+      if (op == ReduceOp::Max) {
+#pragma GCC ivdep
+        for (int64_t i = 0; i < n; ++i) d[i] = x[i] > y[i] ? x[i] : y[i];
+      } else {
+#pragma GCC ivdep
+        for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(x[i] + y[i]);
+      }
+    } else {  // bfloat16 / float16: through float32, rounded once per step
+      for (int64_t i = 0; i < n; ++i) {
+        const float p = static_cast<float>(x[i]), q = static_cast<float>(y[i]);
+        store_as(d[i], op == ReduceOp::Max ? (p > q ? p : q) : p + q);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+BlockOffsets even_blocks(int64_t block, int size) {
+  BlockOffsets o(static_cast<size_t>(size) + 1);
+  for (int i = 0; i <= size; ++i) o[i] = block * i;
+  return o;
+}
+
+BlockOffsets split_blocks(int64_t count, int size) {
+  BlockOffsets o(static_cast<size_t>(size) + 1);
+  const int64_t base = count / size, extra = count % size;
+  for (int i = 0; i < size; ++i) o[i + 1] = o[i] + base + (i < extra ? 1 : 0);
+  return o;
+}
+
+void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const BlockOffsets& blocks,
+                         ScalarType dtype, ReduceOp op) {
+  const int64_t item = static_cast<int64_t>(element_size(dtype));
+  auto length = [&](int b) { return blocks[b + 1] - blocks[b]; };
+  const char* src = static_cast<const char*>(in);
+  auto block_ptr = [&](int b) { return src + blocks[b] * item; };
+  if (c.size == 1) {
+    std::memmove(out, in, static_cast<size_t>(length(0) * item));
+    return;
+  }
+  int64_t largest = 0;
+  for (int b = 0; b < c.size; ++b) largest = std::max(largest, length(b));
+  // Two block buffers: one travels right while the other is filled from the left.
+  if (c.scratch.size() < static_cast<size_t>(2 * largest * item)) c.scratch.resize(static_cast<size_t>(2 * largest * item));
+  char* send = c.scratch.data();
+  char* recv = c.scratch.data() + largest * item;
+  // Step s sends the partial sum of block (rank-s-1) and receives block (rank-s-2); after N-1
+  // steps the received block is this rank's own, holding every other rank's contribution. Step 0
+  // sends straight from `in`; the last step reduces straight into `out`.
+  for (int s = 0; s < c.size - 1; ++s) {
+    const int sent = mod(c.rank - s - 1, c.size), got = mod(c.rank - s - 2, c.size);
+    const bool last = s == c.size - 2;
+    char* dst = last ? static_cast<char*>(out) : recv;
+    exchange_and_reduce(c, s == 0 ? block_ptr(sent) : send, length(sent) * item, recv, block_ptr(got), dst,
+                        length(got), dtype, op);
+    std::swap(send, recv);
+  }
+}
+
+void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blocks, ScalarType dtype) {
+  const int64_t item = static_cast<int64_t>(element_size(dtype));
+  char* base = static_cast<char*>(buffer);
+  for (int s = 0; s < c.size - 1; ++s) {
+    const int sb = mod(c.rank - s, c.size), rb = mod(c.rank - s - 1, c.size);
+    exchange(c, base + blocks[sb] * item, (blocks[sb + 1] - blocks[sb]) * item, base + blocks[rb] * item,
+             (blocks[rb + 1] - blocks[rb]) * item);
+  }
+}
+
+}  // namespace strider::dist::detail

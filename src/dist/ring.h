@@ -1,0 +1,38 @@
+#pragma once
+// Ring collectives over MPI point-to-point: each of the N-1 steps sends one block to the right
+// neighbour while receiving one from the left, so every byte crosses the transport once per
+// step. OpenMPI 4.1's MPI_Reduce_scatter_block allocates and faults a temporary buffer on every
+// call; this ring reuses one scratch buffer and runs near memcpy speed (bench/collectives_bench).
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "dist/comm_thread.h"
+#include "strider/core/scalar_type.h"
+#include "strider/dist/process_group.h"
+
+namespace strider::dist::detail {
+
+struct RingContext {
+  MPI_Comm comm;
+  int rank, size;
+  RequestWaiter& waiter;
+  std::vector<char>& scratch;  // grown on demand, reused across calls
+};
+
+// Block i of a buffer is elements [offsets[i], offsets[i+1]) (size+1 offsets; blocks may differ
+// in length, which lets all_reduce split any element count).
+using BlockOffsets = std::vector<int64_t>;
+BlockOffsets even_blocks(int64_t block, int size);
+BlockOffsets split_blocks(int64_t count, int size);
+
+// out receives the reduction over all ranks of block `rank` of `in`. Sum and Max (Avg is Sum
+// then a scale, by the caller). `out` may alias block `rank` of `in`.
+void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const BlockOffsets& blocks,
+                         ScalarType dtype, ReduceOp op);
+
+// This rank's block is already in place; on return every block of `buffer` is filled.
+void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blocks, ScalarType dtype);
+
+}  // namespace strider::dist::detail
