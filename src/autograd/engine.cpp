@@ -26,6 +26,9 @@ Tensor zeros_for(const OutputMeta& m) {
   return z;
 }
 
+// Callbacks queued by the backward running on this thread (nested backwards get their own list).
+thread_local std::vector<std::function<void()>>* t_callbacks = nullptr;
+
 void accumulate(std::vector<Tensor>& buffer, uint32_t slot, Tensor grad) {
   if (buffer.size() <= slot) buffer.resize(slot + 1);
   Tensor& cur = buffer[slot];
@@ -39,6 +42,13 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   STRIDER_CHECK(grad_outputs.empty() || grad_outputs.size() == roots.size(), "backward",
                 "got ", grad_outputs.size(), " gradients for ", roots.size(), " tensors");
   NoGradGuard no_grad;  // backward formulas themselves are not recorded
+  std::vector<std::function<void()>> callbacks;
+  auto* outer_callbacks = t_callbacks;
+  t_callbacks = &callbacks;
+  struct Restore {
+    std::vector<std::function<void()>>* outer;
+    ~Restore() { t_callbacks = outer; }
+  } restore{outer_callbacks};
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   std::vector<std::shared_ptr<Node>> root_nodes;
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -120,9 +130,20 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       }
     }
   }
+  // Callbacks may queue more callbacks.
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    auto fn = std::move(callbacks[i]);
+    fn();
+  }
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> fn) {
+  STRIDER_CHECK(t_callbacks != nullptr, "queue_callback", "can only be called while a backward pass runs "
+                "(from a hook or a backward function)");
+  t_callbacks->push_back(std::move(fn));
+}
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_outputs, bool retain_graph) {
   run_backward(roots, grad_outputs, retain_graph, nullptr, nullptr);

@@ -32,4 +32,20 @@ void StorageImpl::grow(size_t nbytes) {
   nbytes_ = nbytes;
 }
 
+void StorageImpl::release() {
+  STRIDER_CHECK(resizable(), "release", "cannot free a storage that wraps external memory (from_blob)");
+  if (data_) allocator_->deallocate(data_, nbytes_);
+  data_ = nullptr;
+  nbytes_ = 0;
+  released_ = true;
+}
+
+void StorageImpl::reallocate(size_t nbytes) {
+  STRIDER_CHECK(resizable(), "reallocate", "cannot allocate into a storage that wraps external memory");
+  if (data_) allocator_->deallocate(data_, nbytes_);
+  data_ = allocator_->allocate(nbytes);
+  nbytes_ = nbytes;
+  released_ = false;
+}
+
 }  // namespace strider

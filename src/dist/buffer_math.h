@@ -5,6 +5,7 @@
 
 #include "strider/core/dispatch.h"
 #include "strider/core/tensor.h"
+#include "strider/dist/process_group.h"
 
 namespace strider::dist::detail {
 
@@ -23,5 +24,11 @@ inline void scale_in_place(const Tensor& t, double factor) {
 inline void copy_dense(const Tensor& dst, const Tensor& src) {
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), src.nbytes());
 }
+
+// Checks a pieces layout against `in` (this rank's pieces) and `out` (all ranks' pieces).
+void check_pieces(const Tensor& out, const Tensor& in, const std::vector<Piece>& pieces, int world);
+
+// Copies the pieces of rank q from `segment` (back to back) into their places in `out`.
+void scatter_pieces(void* out, const void* segment, const std::vector<Piece>& pieces, int q, size_t item);
 
 }  // namespace strider::dist::detail

@@ -254,6 +254,18 @@ std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root
   });
 }
 
+std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
+                                                               std::vector<Piece> pieces) {
+  detail::check_pieces(out, in, pieces, size_);
+  return submit(*comm_, "all_gather", [this, out, in, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
+    const size_t item = element_size(in.dtype());
+    detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+    detail::ring_all_gather_segments(c, in.data(), bytes_of(in), [&](const void* segment, int q) {
+      detail::scatter_pieces(out.data(), segment, pieces, q, item);
+    });
+  });
+}
+
 void MpiProcessGroup::barrier() {
   submit(*comm_, "barrier", [this](detail::RequestWaiter& waiter) {
     MPI_Request req;

@@ -40,4 +40,11 @@ std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor&, int roo
   return std::make_shared<DoneWork>();
 }
 
+std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
+                                                                  std::vector<Piece> pieces) {
+  detail::check_pieces(out, in, pieces, 1);
+  detail::scatter_pieces(out.data(), in.data(), pieces, 0, element_size(in.dtype()));
+  return std::make_shared<DoneWork>();
+}
+
 }  // namespace strider::dist

@@ -136,4 +136,20 @@ void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blo
   }
 }
 
+void ring_all_gather_segments(const RingContext& c, const void* in, int64_t segment_bytes,
+                              const std::function<void(const void* segment, int q)>& scatter) {
+  scatter(in, c.rank);
+  if (c.size == 1) return;
+  if (c.scratch.size() < static_cast<size_t>(2 * segment_bytes)) c.scratch.resize(static_cast<size_t>(2 * segment_bytes));
+  char* send = c.scratch.data();
+  char* recv = c.scratch.data() + segment_bytes;
+  // Step s forwards the segment of rank (rank-s) (step 0: our own, straight from `in`) and
+  // receives rank (rank-s-1)'s, which is scattered while the next step is posted.
+  for (int s = 0; s < c.size - 1; ++s) {
+    exchange(c, s == 0 ? static_cast<const char*>(in) : send, segment_bytes, recv, segment_bytes);
+    scatter(recv, mod(c.rank - s - 1, c.size));
+    std::swap(send, recv);
+  }
+}
+
 }  // namespace strider::dist::detail

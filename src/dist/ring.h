@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "dist/comm_thread.h"
@@ -34,5 +35,10 @@ void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const 
 
 // This rank's block is already in place; on return every block of `buffer` is filled.
 void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blocks, ScalarType dtype);
+
+// `in` is this rank's segment (its pieces back to back, `segment_bytes`); every rank's segment
+// travels around the ring and is scattered into `out` as it passes (scatter(segment, q)).
+void ring_all_gather_segments(const RingContext& c, const void* in, int64_t segment_bytes,
+                              const std::function<void(const void* segment, int q)>& scatter);
 
 }  // namespace strider::dist::detail

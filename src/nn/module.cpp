@@ -74,6 +74,13 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   children_.emplace_back(name, std::move(module));
 }
 
+void Module::register_wrapped_module(std::shared_ptr<Module> module) {
+  STRIDER_CHECK(module != nullptr, type_name_.c_str(), "wrapped module is null");
+  STRIDER_CHECK(children_.empty() && params_.empty() && buffers_.empty(), type_name_.c_str(),
+                "a wrapper holds exactly one module and nothing else");
+  children_.emplace_back("", std::move(module));
+}
+
 void Module::replace_child(const std::string& name, std::shared_ptr<Module> module) {
   auto it = find(children_, name);
   STRIDER_CHECK(it != children_.end(), type_name_.c_str(), "no child named '", name, "'");
@@ -101,14 +108,14 @@ void Module::collect_params(const std::string& prefix, std::vector<std::pair<std
   for (const auto& [n, t] : params_)
     if (t.defined()) out.emplace_back(prefix + n, t);
   if (recurse)
-    for (const auto& [n, c] : children_) c->collect_params(prefix + n + ".", out, true);
+    for (const auto& [n, c] : children_) c->collect_params(n.empty() ? prefix : prefix + n + ".", out, true);
 }
 
 void Module::collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const {
   for (const auto& [n, t] : buffers_)
     if (t.defined()) out.emplace_back(prefix + n, t);
   if (recurse)
-    for (const auto& [n, c] : children_) c->collect_buffers(prefix + n + ".", out, true);
+    for (const auto& [n, c] : children_) c->collect_buffers(n.empty() ? prefix : prefix + n + ".", out, true);
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
@@ -138,7 +145,7 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix) {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> out = {{prefix, shared_from_this()}};
   for (auto& [n, c] : children_) {
-    auto sub = c->named_modules(prefix.empty() ? n : prefix + "." + n);
+    auto sub = c->named_modules(n.empty() ? prefix : prefix.empty() ? n : prefix + "." + n);
     out.insert(out.end(), sub.begin(), sub.end());
   }
   return out;

@@ -113,6 +113,33 @@ TEST(Collectives, EveryAlgorithmAgreesOnUnevenSizes) {
     pg->set_algorithm(c, dist::Algorithm::Auto);
 }
 
+// Three dim-0-sharded tensors of different sizes gathered in one collective.
+TEST(Collectives, AllGatherPiecesPlacesEveryRanksPieces) {
+  const int r = pg->rank(), w = pg->size();
+  const std::vector<int64_t> lengths = {3, 1, 17};
+  std::vector<dist::Piece> pieces;
+  int64_t offset = 0;
+  for (int64_t len : lengths) {
+    pieces.push_back({offset, len});
+    offset += len * w;
+  }
+  for (ScalarType dt : {kFloat, kBFloat16}) {
+    // This rank's piece j holds 50*j + 20*r + k (exact in bfloat16).
+    std::vector<Tensor> mine;
+    for (size_t j = 0; j < lengths.size(); ++j)
+      mine.push_back(arange(lengths[j]).to(kDouble) + (50.0 * j + 20.0 * r));
+    Tensor in = cat(mine, 0).to(dt), out = full({offset}, -1.0, dt);
+    pg->all_gather_pieces_async(out, in, pieces)->wait();
+    for (size_t j = 0; j < lengths.size(); ++j)
+      for (int q = 0; q < w; ++q) {
+        Tensor expect = arange(lengths[j]).to(kDouble) + (50.0 * j + 20.0 * q);
+        EXPECT_TRUE(testing::all_close(out.narrow(0, pieces[j].offset + q * lengths[j], lengths[j]), expect, 0, 0))
+            << "piece " << j << " of rank " << q << " " << to_string(dt);
+      }
+  }
+  EXPECT_THROW(pg->all_gather_pieces_async(empty({4}), ones({21}), pieces), Error);
+}
+
 TEST(Collectives, SingleProcessGroupIsTheIdentity) {
   dist::SingleProcessGroup single;
   Tensor t = arange(4).to(kFloat), out = empty({4});

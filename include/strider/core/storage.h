@@ -24,6 +24,14 @@ class StorageImpl {
   bool resizable() const { return allocator_ != nullptr; }
   // Grows the allocation to at least `nbytes`, keeping the old bytes (resize_).
   void grow(size_t nbytes);
+  // Frees the bytes but keeps this storage (and every tensor viewing it) alive, so the same
+  // tensors can be refilled later; FSDP frees gathered parameters this way while the autograd
+  // graph still holds them, as PyTorch does by resizing the storage to zero.
+  void release();
+  // Allocates `nbytes` fresh (uninitialized) bytes for a released storage.
+  void reallocate(size_t nbytes);
+  bool is_released() const { return data_ == nullptr && nbytes_ == 0 && released_; }
+  Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor
   // saved for backward was modified afterwards (shared by all views of the storage).
@@ -36,6 +44,7 @@ class StorageImpl {
   Allocator* allocator_ = nullptr;
   std::function<void(void*)> deleter_;
   uint64_t version_ = 0;
+  bool released_ = false;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

@@ -36,6 +36,7 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
+  std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override;
   void set_timeout(std::chrono::milliseconds t) override;
 

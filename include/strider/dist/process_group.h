@@ -4,12 +4,19 @@
 // handle, so communication can overlap computation. Passed explicitly, never a global.
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "strider/core/tensor.h"
 
 namespace strider::dist {
 
 enum class ReduceOp { Sum, Avg, Max };
+
+// A run of `length` elements per rank: rank q's copy lives at offset + q * length (elements).
+// This is how a tensor split along dim 0 into one equal piece per rank is laid out when whole.
+struct Piece {
+  int64_t offset = 0, length = 0;
+};
 
 class Work {
  public:
@@ -32,6 +39,12 @@ class ProcessGroup {
   // `in` (numel = size() * out.numel()) is reduced across ranks; rank r keeps block r in `out`.
   virtual std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) = 0;
   virtual std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) = 0;
+  // All-gather of several dim-0-sharded tensors at once: `in` holds this rank's pieces back to
+  // back (sum of lengths elements); on completion rank q's piece j is at
+  // out[pieces[j].offset + q * pieces[j].length] on every rank. One collective, no staging
+  // buffer the size of `out` (FSDP gathers a unit's parameters with it).
+  virtual std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in,
+                                                        std::vector<Piece> pieces) = 0;
   virtual void barrier() = 0;
 
   void all_reduce(const Tensor& t, ReduceOp op = ReduceOp::Sum) { all_reduce_async(t, op)->wait(); }
@@ -58,6 +71,7 @@ class SingleProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
+  std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override {}
 };
 

@@ -84,6 +84,10 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
+  // For wrappers (FSDP, DDP): the one child is registered without a name, so parameter, buffer,
+  // module and state-dict names are those of the wrapped module ("0.weight", not
+  // "module.0.weight").
+  void register_wrapped_module(std::shared_ptr<Module> module);
   // Replaces a registered child (wrap policies use it).
   void replace_child(const std::string& name, std::shared_ptr<Module> module);
   friend class ModuleTreeEditor;
