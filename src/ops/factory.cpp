@@ -22,7 +22,7 @@ int64_t storage_span(IntArrayRef sizes, IntArrayRef strides) {
   return span;
 }
 
-Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype) {
+Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype, Allocator& allocator) {
   for (int64_t s : sizes)
     STRIDER_CHECK(s >= 0, "empty", "negative dimension in size ", IntArrayRef(sizes),
                   "; sizes must be >= 0");
@@ -31,7 +31,7 @@ Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype) {
                   "; strides must be >= 0");
   int64_t span = storage_span(sizes, strides);
   auto storage = std::make_shared<StorageImpl>(
-      static_cast<size_t>(span) * element_size(dtype), cpu_allocator());
+      static_cast<size_t>(span) * element_size(dtype), allocator);
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes),
                                              std::move(strides), 0));
 }
@@ -160,7 +160,9 @@ DimVector like_strides(const Tensor& t, MemoryFormat fmt, const char* op) {
 Tensor empty_like(const Tensor& t, MemoryFormat fmt) { return empty_like(t, t.dtype(), fmt); }
 
 Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt) {
-  return ops::make_tensor(t.sizes().vec(), like_strides(t, fmt, "empty_like"), dtype);
+  Allocator* tier = t.storage() ? t.storage()->allocator() : nullptr;
+  return ops::make_tensor(t.sizes().vec(), like_strides(t, fmt, "empty_like"), dtype,
+                          tier && tier->propagates_to_like() ? *tier : cpu_allocator());
 }
 
 Tensor zeros_like(const Tensor& t, MemoryFormat fmt) { return zeros_like(t, t.dtype(), fmt); }

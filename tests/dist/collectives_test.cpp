@@ -5,11 +5,12 @@
 #include <strider/strider.h>
 
 #include "support/compare.h"
+#include "support/mpi_world.h"
 
 namespace strider {
 namespace {
 
-std::shared_ptr<dist::MpiProcessGroup> pg;
+std::shared_ptr<dist::MpiProcessGroup>& pg = testing::world();
 
 // A tensor whose element k on rank r is r * 100 + k (exact in every dtype used here).
 Tensor rank_tensor(int64_t n, int rank, ScalarType dt) {
@@ -152,19 +153,3 @@ TEST(Collectives, SingleProcessGroupIsTheIdentity) {
 }  // namespace
 }  // namespace strider
 
-int main(int argc, char** argv) {
-  strider::pg = strider::dist::MpiProcessGroup::init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  // Only rank 0 prints the report; every rank's failures still set the exit code.
-  if (strider::pg->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int rc = RUN_ALL_TESTS();
-  int worst = rc;
-  strider::Tensor flag = strider::full({1}, static_cast<double>(rc), strider::kInt);
-  strider::pg->all_reduce(flag, strider::dist::ReduceOp::Max);
-  worst = flag.item<int>();
-  strider::pg.reset();
-  return worst;
-}

@@ -18,6 +18,10 @@ class Allocator {
   virtual ~Allocator() = default;
   virtual void* allocate(size_t nbytes) = 0;
   virtual void deallocate(void* ptr, size_t nbytes) = 0;
+  // True for a memory tier other than compute memory (FSDP's offload files): tensors created
+  // *_like one of its tensors (optimizer state) are placed in the same tier, as PyTorch places
+  // them on the parameter's device.
+  virtual bool propagates_to_like() const { return false; }
 };
 
 // The process-wide CPU allocator (counters are process-wide, as in PyTorch's CPU caching stats).

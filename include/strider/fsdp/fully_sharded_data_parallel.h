@@ -1,0 +1,90 @@
+#pragma once
+// FullyShardedDataParallel: parameters, gradients and optimizer state sharded across the ranks
+// of a ProcessGroup, training code that reads like local training:
+//
+//   auto model = fsdp::FullyShardedDataParallel::wrap(gpt, pg, {
+//       .auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"})});
+//   optim::AdamW opt(model->named_parameters(), {.lr = 3e-4});
+//   Tensor loss = cross_entropy((*model)(x), y);
+//   opt.zero_grad(); loss.backward(); opt.step();
+//
+// Every parameter is split along dim 0 into one equal piece per rank (padded with zero rows),
+// keeping its name, dtype and memory format: between steps named_parameters() are these local
+// shards, so optimizers, state dicts and clip_grad_norm_ work per named parameter. The
+// parameters of one unit travel together: one all-gather before the unit's forward (and again
+// before its backward under FullShard), one reduce-scatter of its gradients after its backward.
+// While gathered, parameters have their original shapes, strides and memory format.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strider/dist/process_group.h"
+#include "strider/fsdp/options.h"
+#include "strider/nn/module.h"
+
+namespace strider::fsdp {
+
+namespace detail {
+struct TreeState;
+class FlatParamUnit;
+}  // namespace detail
+
+class FullyShardedDataParallel : public nn::Module {
+ public:
+  // Shards `module` (auto-wrapping descendants by options.auto_wrap_policy; descendants already
+  // wrapped by hand keep their own units). Every rank must call this with the same model.
+  static std::shared_ptr<FullyShardedDataParallel> wrap(std::shared_ptr<nn::Module> module,
+                                                        std::shared_ptr<dist::ProcessGroup> pg,
+                                                        FSDPOptions options = {});
+  ~FullyShardedDataParallel() override;
+
+  Tensor forward(const Tensor& input) override;
+  const std::shared_ptr<nn::Module>& module() const { return module_; }
+  const FSDPOptions& options() const { return options_; }
+  dist::ProcessGroup& process_group() const { return *pg_; }
+
+  // Gradient accumulation: inside this scope backward keeps full local gradients and skips
+  // communication; the first backward after it reduces everything accumulated.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(FullyShardedDataParallel& m);
+    ~NoSyncGuard();
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    FullyShardedDataParallel& m_;
+  };
+  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  // Scales gradients so the norm over all ranks' shards is at most max_norm; returns the norm
+  // before clipping (the same on every rank).
+  double clip_grad_norm_(double max_norm);
+
+  // The full (unsharded) parameters and buffers under their original names, in the
+  // parameters' original dtype; every rank gets a copy (collective: call on all ranks).
+  std::map<std::string, Tensor> full_state_dict();
+  // Loads a full state dict (as saved from full_state_dict or a local model) into the shards.
+  void load_full_state_dict(const std::map<std::string, Tensor>& state);
+
+  // Units in this tree (this one included), in the order their forward first ran.
+  int64_t num_units() const;
+  // Bytes of the largest unit's gathered parameters (in the compute dtype).
+  int64_t largest_unit_bytes() const;
+
+ private:
+  FullyShardedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg,
+                           FSDPOptions options);
+  friend std::shared_ptr<nn::Module> wrap(std::shared_ptr<nn::Module>);
+  void build_units();
+
+  std::shared_ptr<nn::Module> module_;
+  std::shared_ptr<dist::ProcessGroup> pg_;
+  FSDPOptions options_;
+  std::shared_ptr<detail::TreeState> tree_;
+  std::vector<std::unique_ptr<detail::FlatParamUnit>> units_;  // units this wrapper created
+  std::vector<std::shared_ptr<detail::TreeState>> adopted_;    // trees of hand-wrapped descendants
+};
+
+}  // namespace strider::fsdp

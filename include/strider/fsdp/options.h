@@ -1,0 +1,60 @@
+#pragma once
+// FSDP's options, named as in PyTorch's FullyShardedDataParallel.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "strider/core/scalar_type.h"
+
+namespace strider::nn {
+class Module;
+}
+
+namespace strider::fsdp {
+
+enum class ShardingStrategy {
+  FullShard,    // parameters, gradients and optimizer state sharded; gathered per unit (ZeRO-3)
+  ShardGradOp,  // full parameters kept from forward until the unit's backward ends (ZeRO-2)
+  NoShard,      // replicated, gradients all-reduced (DDP)
+};
+
+// When a unit issues the all-gather of the next unit to run backward.
+enum class BackwardPrefetch {
+  None,         // gather each unit when its backward starts
+  BackwardPre,  // before computing the current unit's gradients
+};
+
+// bfloat16 all-gathers and compute with float32 sharded master parameters, for example
+// {.param_dtype = kBFloat16, .reduce_dtype = kFloat}. Unset fields keep the parameter's dtype.
+struct MixedPrecision {
+  std::optional<ScalarType> param_dtype, reduce_dtype, buffer_dtype;
+};
+
+// Offload of sharded state: a unit's sharded parameters, gradients and optimizer state live in a
+// slower, larger tier (here memory-mapped files in `directory`) and are paged out while the
+// unit is inactive; the optimizer step runs on them there.
+struct CPUOffload {
+  bool offload_params = false;
+  std::string directory = "/tmp";
+};
+
+// Decides which modules become FSDP units. Called with recurse = true to ask "look inside this
+// module?", and with recurse = false to ask "wrap this module?", where nonwrapped_numel counts
+// its parameters not already inside a wrapped descendant (PyTorch's signature).
+using AutoWrapPolicy = std::function<bool(const nn::Module&, bool recurse, int64_t nonwrapped_numel)>;
+
+struct FSDPOptions {
+  AutoWrapPolicy auto_wrap_policy;  // empty: one unit (plus any modules wrapped by hand)
+  ShardingStrategy sharding_strategy = ShardingStrategy::FullShard;
+  std::optional<MixedPrecision> mixed_precision;
+  CPUOffload cpu_offload;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::BackwardPre;
+  bool forward_prefetch = false;
+  // At most this many units gathered ahead of use (bounds the memory prefetch costs).
+  int limit_all_gathers = 1;
+  // Broadcast rank 0's parameters and buffers before sharding (ranks initialised differently).
+  bool sync_module_states = false;
+};
+
+}  // namespace strider::fsdp

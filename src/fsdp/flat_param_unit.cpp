@@ -1,0 +1,303 @@
+#include "fsdp/flat_param_unit.h"
+
+#include <algorithm>
+
+#include "fsdp/offload_tier.h"
+#include "strider/autograd/engine.h"
+#include "strider/autograd/grad_mode.h"
+#include "strider/autograd/record.h"
+#include "strider/core/layout.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/pointwise.h"
+
+namespace strider::fsdp::detail {
+namespace {
+
+// A fresh 1-d tensor whose bytes come from `allocator` (compute memory or the offload tier).
+Tensor flat_tensor(int64_t numel, ScalarType dtype, Allocator& allocator) {
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(numel) * element_size(dtype), allocator);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, DimVector{numel}, DimVector{1}, 0));
+}
+
+MemoryFormat dense_format(const Tensor& p, const std::string& name) {
+  if (p.is_contiguous()) return MemoryFormat::Contiguous;
+  if (p.dim() == 4 && p.is_contiguous(MemoryFormat::ChannelsLast)) return MemoryFormat::ChannelsLast;
+  if (p.dim() == 5 && p.is_contiguous(MemoryFormat::ChannelsLast3d)) return MemoryFormat::ChannelsLast3d;
+  STRIDER_CHECK(false, "FullyShardedDataParallel", "parameter '", name, "' of shape ", p.sizes(), " has strides ",
+                p.strides(), ", which are neither contiguous nor channels-last; make it dense first");
+  return MemoryFormat::Contiguous;
+}
+
+}  // namespace
+
+FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> refs)
+    : tree_(&tree), module_(module) {
+  // A unit may own no parameters (a root whose module was wrapped entirely by the policy); it
+  // still drives the iteration.
+  name_ = refs.empty() ? "(root)" : refs.front().full_name;
+  autograd::NoGradGuard no_grad;
+  const bool sharded = tree.sharded() && !refs.empty();
+  const int n = sharded ? tree.pg->size() : 1, r = sharded ? tree.pg->rank() : 0;
+  dtype_ = refs.empty() ? kFloat : refs.front().owner->param(refs.front().name).dtype();
+  compute_dtype_ = tree.compute_dtype(dtype_);
+  for (const ParamRef& ref : refs) {
+    Tensor p = ref.owner->param(ref.name);
+    STRIDER_CHECK(p.dim() >= 1, "FullyShardedDataParallel", "parameter '", ref.full_name,
+                  "' is 0-dimensional; FSDP shards along dim 0, so reshape it to [1]");
+    STRIDER_CHECK(p.dtype() == dtype_, "FullyShardedDataParallel", "parameters of one unit share one flat buffer, "
+                  "but '", ref.full_name, "' is ", p.dtype(), " while '", name_, "' is ", dtype_,
+                  "; cast the module to one dtype or wrap them in separate units");
+    STRIDER_CHECK(is_floating_point(p.dtype()), "FullyShardedDataParallel", "parameter '", ref.full_name,
+                  "' has dtype ", p.dtype(), "; only floating-point parameters can be trained");
+    ParamSlot s;
+    s.owner = ref.owner;
+    s.name = ref.name;
+    s.full_name = ref.full_name;
+    s.sizes = p.sizes().vec();
+    s.strides = p.strides().vec();
+    s.format = dense_format(p, ref.full_name);
+    s.rows = p.size(0);
+    const int64_t row_numel = s.rows ? p.numel() / s.rows : 0;
+    s.chunk_rows = (s.rows + n - 1) / n;
+    s.chunk_numel = s.chunk_rows * row_numel;
+    s.shard_offset = segment_numel_;
+    s.full_offset = full_numel_;
+    s.requires_grad = p.requires_grad();
+    segment_numel_ += s.chunk_numel;
+    full_numel_ += s.chunk_numel * n;
+    params_.push_back(std::move(s));
+    pieces_.push_back({params_.back().full_offset, params_.back().chunk_numel});
+  }
+  grad_seen_.assign(params_.size(), 0);
+  for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
+
+  if (sharded) {
+    shard_flat_ = flat_tensor(segment_numel_, dtype_, tree.shard_allocator());
+    ops::zero_(shard_flat_);
+    full_flat_ = flat_tensor(full_numel_, compute_dtype_, cpu_allocator());
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    ParamSlot& s = params_[i];
+    Tensor p = s.owner->param(s.name);
+    if (sharded) {
+      DimVector shard_sizes = s.sizes;
+      shard_sizes[0] = s.chunk_rows;
+      Tensor shard = shard_flat_.as_strided(shard_sizes, layout::strides_for_format(shard_sizes, s.format, "fsdp"),
+                                            s.shard_offset).detach();
+      const int64_t valid = std::clamp<int64_t>(s.rows - r * s.chunk_rows, 0, s.chunk_rows);
+      if (valid > 0) ops::copy_(shard.narrow(0, 0, valid), p.narrow(0, r * s.chunk_rows, valid));
+      s.shard = shard.requires_grad_(s.requires_grad);
+      s.full = full_flat_.as_strided(s.sizes, s.strides, s.full_offset).detach();
+      if (s.requires_grad) s.full.requires_grad_(true);
+    } else {
+      s.shard = p;
+      s.full = p;
+    }
+    s.owner->set_param(s.name, s.shard);
+    if (s.requires_grad) s.full.register_post_accumulate_grad_hook([this, i](const Tensor&) { on_grad_ready(i); });
+  }
+  if (sharded) full_flat_.storage()->release();
+
+  pre_hook_ = module_.register_forward_pre_hook([this](nn::Module&, const Tensor& in) -> std::optional<Tensor> {
+    pre_forward();
+    const auto& mp = tree_->options.mixed_precision;
+    if (is_root() && mp && mp->param_dtype && is_floating_point(in.dtype()) && in.dtype() != *mp->param_dtype)
+      return in.to(*mp->param_dtype);
+    return std::nullopt;
+  });
+  post_hook_ = module_.register_forward_hook([this](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
+    return post_forward(out);
+  });
+}
+
+FlatParamUnit::~FlatParamUnit() {
+  if (gather_work_) gather_work_->wait();
+  if (reduce_work_) reduce_work_->wait();
+  module_.remove_hook(pre_hook_);
+  module_.remove_hook(post_hook_);
+}
+
+void FlatParamUnit::gather_async() {
+  if (!tree_->sharded() || params_.empty() || state_ != State::Sharded) return;
+  full_flat_.storage()->reallocate(static_cast<size_t>(full_numel_) * element_size(compute_dtype_));
+  send_ = compute_dtype_ == dtype_ ? shard_flat_ : shard_flat_.to(compute_dtype_);
+  gather_work_ = tree_->pg->all_gather_pieces_async(full_flat_, send_, pieces_);
+  state_ = State::Gathering;
+}
+
+void FlatParamUnit::use_full_params() {
+  gather_async();
+  if (state_ == State::Gathering) {
+    gather_work_->wait();
+    gather_work_.reset();
+    send_ = Tensor();
+    state_ = State::Gathered;
+    if (tree_->tier) static_cast<OffloadTier&>(*tree_->tier).evict(shard_flat_);
+  }
+  if (prefetched_) {
+    prefetched_ = false;
+    --tree_->prefetched;
+  }
+  if (tree_->sharded())
+    for (ParamSlot& s : params_) s.owner->set_param(s.name, s.full);
+}
+
+void FlatParamUnit::use_shards() {
+  if (tree_->sharded())
+    for (ParamSlot& s : params_) s.owner->set_param(s.name, s.shard);
+}
+
+void FlatParamUnit::reshard() {
+  if (!tree_->sharded() || params_.empty() || state_ == State::Sharded) return;
+  if (gather_work_) gather_work_->wait();
+  gather_work_.reset();
+  send_ = Tensor();
+  if (prefetched_) {
+    prefetched_ = false;
+    --tree_->prefetched;
+  }
+  full_flat_.storage()->release();
+  state_ = State::Sharded;
+}
+
+void FlatParamUnit::prefetch(int direction) {
+  if (!tree_->order_recorded || !tree_->sharded()) return;
+  auto& order = tree_->forward_order;
+  auto it = std::find(order.begin(), order.end(), this);
+  if (it == order.end()) return;
+  const auto j = (it - order.begin()) + direction;
+  if (j < 0 || j >= static_cast<std::ptrdiff_t>(order.size())) return;
+  FlatParamUnit* next = order[static_cast<size_t>(j)];
+  if (next->state_ != State::Sharded || tree_->prefetched >= tree_->options.limit_all_gathers) return;
+  next->gather_async();
+  next->prefetched_ = true;
+  ++tree_->prefetched;
+}
+
+void FlatParamUnit::pre_forward() {
+  if (is_root() && tree_->tier) static_cast<OffloadTier&>(*tree_->tier).evict_all();
+  if (!tree_->order_recorded && std::find(tree_->forward_order.begin(), tree_->forward_order.end(), this) ==
+                                    tree_->forward_order.end())
+    tree_->forward_order.push_back(this);
+  gather_async();
+  if (tree_->options.forward_prefetch) prefetch(+1);
+  use_full_params();
+}
+
+Tensor FlatParamUnit::post_forward(const Tensor& output) {
+  use_shards();
+  if (is_root()) tree_->order_recorded = true;
+  const bool backward_follows = autograd::GradMode::is_enabled() && output.requires_grad();
+  if (!backward_follows) {
+    reshard();
+    return output;
+  }
+  // The root keeps its parameters for backward, which starts with it (as PyTorch does).
+  if (tree_->options.sharding_strategy == ShardingStrategy::FullShard && !is_root()) reshard();
+  Tensor y = output.detach();
+  autograd::record("FSDPPreBackward", {&output}, {&y}, [this](const std::vector<Tensor>& grads, const autograd::Node&) {
+    pre_backward();
+    return grads;
+  });
+  return y;
+}
+
+void FlatParamUnit::pre_backward() {
+  if (is_root() && !tree_->callback_queued) {
+    tree_->callback_queued = true;
+    TreeState* tree = tree_;
+    autograd::queue_callback([tree] {
+      for (FlatParamUnit* u : tree->units) u->finish_backward();
+      if (tree->tier) static_cast<OffloadTier&>(*tree->tier).evict_all();
+      tree->callback_queued = false;
+    });
+  }
+  in_backward_ = true;
+  gather_async();
+  if (tree_->options.backward_prefetch == BackwardPrefetch::BackwardPre) prefetch(-1);
+  use_full_params();
+  use_shards();  // backward reads the saved (full) tensors; the registry shows shards
+}
+
+void FlatParamUnit::on_grad_ready(size_t i) {
+  if (tree_->no_sync) return;  // full gradients keep accumulating in the gathered parameters
+  ParamSlot& s = params_[i];
+  Tensor g = s.full.grad();
+  if (!g.defined()) return;
+  const int n = tree_->sharded() ? tree_->pg->size() : 1;
+  const ScalarType rdt = tree_->reduce_dtype(dtype_);
+  if (!grad_flat_.defined()) grad_flat_ = flat_tensor(segment_numel_ * n, rdt, cpu_allocator());
+  STRIDER_INTERNAL_ASSERT(g.strides() == s.full.strides(), "gradient layout differs from its parameter's");
+  const int64_t total = s.full.numel();
+  Tensor g_flat = g.as_strided({total}, {1}, g.storage_offset());
+  for (int q = 0; q < n; ++q) {
+    Tensor dst = grad_flat_.narrow(0, q * segment_numel_ + s.shard_offset, s.chunk_numel);
+    const int64_t valid = std::clamp<int64_t>(total - q * s.chunk_numel, 0, s.chunk_numel);
+    if (valid > 0) ops::copy_(dst.narrow(0, 0, valid), g_flat.narrow(0, q * s.chunk_numel, valid));
+    if (valid < s.chunk_numel) ops::zero_(dst.narrow(0, valid, s.chunk_numel - valid));
+  }
+  s.full.set_grad(Tensor());
+  if (!grad_seen_[i]) {
+    grad_seen_[i] = 1;
+    if (++grads_ready_ == grads_expected_) launch_reduce();
+  }
+}
+
+void FlatParamUnit::launch_reduce() {
+  const int n = tree_->sharded() ? tree_->pg->size() : 1;
+  const ScalarType rdt = tree_->reduce_dtype(dtype_);
+  if (!grad_flat_.defined()) grad_flat_ = flat_tensor(segment_numel_ * n, rdt, cpu_allocator());
+  for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
+    if (!grad_seen_[i])
+      for (int q = 0; q < n; ++q)
+        ops::zero_(grad_flat_.narrow(0, q * segment_numel_ + params_[i].shard_offset, params_[i].chunk_numel));
+  if (tree_->sharded()) {
+    reduced_ = flat_tensor(segment_numel_, rdt, cpu_allocator());
+    reduce_work_ = tree_->pg->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
+    reshard();  // every node that used the full parameters has run
+  } else {
+    reduced_ = grad_flat_;
+    reduce_work_ = tree_->pg->all_reduce_async(grad_flat_, dist::ReduceOp::Avg);
+  }
+  grads_ready_ = 0;
+  std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
+}
+
+void FlatParamUnit::finish_backward() {
+  autograd::NoGradGuard no_grad;
+  if (in_backward_ && !tree_->no_sync && grads_ready_ > 0) launch_reduce();
+  in_backward_ = false;
+  if (reduce_work_) {
+    reduce_work_->wait();
+    reduce_work_.reset();
+    grad_flat_ = Tensor();
+    Tensor g = reduced_;
+    reduced_ = Tensor();
+    if (tree_->sharded()) {
+      if (g.dtype() != dtype_ || tree_->tier) {
+        Tensor cast = flat_tensor(segment_numel_, dtype_, tree_->shard_allocator());
+        ops::copy_(cast, g);
+        g = cast;
+      }
+      for (ParamSlot& s : params_) {
+        if (!s.requires_grad) continue;
+        Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
+        if (s.shard.grad().defined())
+          ops::add_(s.shard.grad(), view);
+        else
+          s.shard.set_grad(view);
+      }
+    } else {
+      if (g.dtype() != dtype_) g = g.to(dtype_);
+      for (ParamSlot& s : params_)
+        if (s.requires_grad) s.shard.set_grad(g.as_strided(s.sizes, s.strides, s.shard_offset));
+    }
+  }
+  reshard();
+}
+
+void FlatParamUnit::evict() {
+  if (tree_->tier) static_cast<OffloadTier&>(*tree_->tier).evict(shard_flat_);
+}
+
+}  // namespace strider::fsdp::detail

@@ -1,0 +1,100 @@
+#pragma once
+// FlatParamUnit: the parameters of one FSDP unit, their local shards, and the steps of a
+// training iteration (gather, free, reduce-scatter) attached to one module through forward
+// hooks and autograd hooks.
+//
+// Layout (N ranks, this rank r): parameter i of shape [D0, ...] has chunk_rows = ceil(D0 / N);
+// its shard holds rows [r * chunk_rows, (r+1) * chunk_rows) (zero rows past D0), with the
+// parameter's own memory format. The shards of a unit are views into one flat shard buffer
+// (this rank's all-gather input and reduce-scatter output, so neither needs a copy); the
+// gathered parameters are views into one unsharded buffer, parameter after parameter, so each
+// has its original shape and strides and rank q's rows sit at piece offset + q * chunk.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fsdp/tree_state.h"
+#include "strider/core/tensor.h"
+#include "strider/nn/module.h"
+
+namespace strider::fsdp::detail {
+
+struct ParamSlot {
+  nn::Module* owner;
+  std::string name;       // in owner
+  std::string full_name;  // from the FSDP root, for messages
+  DimVector sizes, strides;
+  MemoryFormat format;
+  int64_t rows, chunk_rows, chunk_numel;
+  int64_t shard_offset;   // elements into the flat shard buffer
+  int64_t full_offset;    // elements into the unsharded buffer
+  bool requires_grad;
+  Tensor shard;           // the local shard (what named_parameters() shows between steps)
+  Tensor full;            // the gathered parameter (storage freed while sharded)
+};
+
+class FlatParamUnit {
+ public:
+  struct ParamRef {
+    nn::Module* owner;
+    std::string name, full_name;
+  };
+  // Shards the parameters (each rank keeps its rows) and hooks `module`'s forward.
+  FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> params);
+  ~FlatParamUnit();
+  FlatParamUnit(const FlatParamUnit&) = delete;
+  FlatParamUnit& operator=(const FlatParamUnit&) = delete;
+
+  void set_tree(TreeState& tree) { tree_ = &tree; }
+  const std::vector<ParamSlot>& params() const { return params_; }
+  std::vector<ParamSlot>& params() { return params_; }
+  int64_t gathered_bytes() const { return full_numel_ * static_cast<int64_t>(element_size(compute_dtype_)); }
+  const std::string& name() const { return name_; }
+
+  // Starts gathering (no-op when gathered or in flight).
+  void gather_async();
+  // Gathers (waiting on an earlier gather_async) and makes the module use full parameters.
+  void use_full_params();
+  void use_shards();
+  // Frees the gathered parameters (under NoShard there is nothing to free).
+  void reshard();
+  bool is_gathered() const { return state_ == State::Gathered; }
+
+  // Called by the engine's final callback: reduce what is still pending, wait for every
+  // reduce-scatter and hand the local shards their gradients.
+  void finish_backward();
+  // Pages the shards and their gradients out of compute memory (offload).
+  void evict();
+
+ private:
+  enum class State { Sharded, Gathering, Gathered };
+  void pre_forward();
+  Tensor post_forward(const Tensor& output);
+  void pre_backward();
+  void on_grad_ready(size_t i);
+  void launch_reduce();
+  void prefetch(int direction);
+  bool is_root() const { return tree_->root == this; }
+
+  TreeState* tree_;
+  nn::Module& module_;
+  std::string name_;
+  std::vector<ParamSlot> params_;
+  std::vector<dist::Piece> pieces_;
+  ScalarType dtype_, compute_dtype_;
+  int64_t segment_numel_ = 0, full_numel_ = 0;
+  Tensor shard_flat_;     // this rank's shards, back to back
+  Tensor full_flat_;      // all gathered parameters
+  Tensor send_;           // shard_flat_ cast to the compute dtype while a gather is in flight
+  Tensor grad_flat_;      // gradients to reduce (rank-major under sharding)
+  Tensor reduced_;        // this rank's reduced gradient segment
+  std::shared_ptr<dist::Work> gather_work_, reduce_work_;
+  State state_ = State::Sharded;
+  bool prefetched_ = false;
+  bool in_backward_ = false;
+  int grads_ready_ = 0, grads_expected_ = 0;
+  std::vector<char> grad_seen_;
+  int pre_hook_ = -1, post_hook_ = -1;
+};
+
+}  // namespace strider::fsdp::detail

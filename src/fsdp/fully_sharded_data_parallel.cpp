@@ -1,0 +1,187 @@
+#include "strider/fsdp/fully_sharded_data_parallel.h"
+
+#include <cmath>
+#include <unordered_set>
+
+#include "fsdp/flat_param_unit.h"
+#include "fsdp/offload_tier.h"
+#include "strider/autograd/grad_mode.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/factory.h"
+#include "strider/ops/pointwise.h"
+#include "strider/ops/reduce.h"
+
+namespace strider::fsdp {
+
+using detail::FlatParamUnit;
+
+std::shared_ptr<FullyShardedDataParallel> FullyShardedDataParallel::wrap(std::shared_ptr<nn::Module> module,
+                                                                         std::shared_ptr<dist::ProcessGroup> pg,
+                                                                         FSDPOptions options) {
+  STRIDER_CHECK(module != nullptr && pg != nullptr, "FullyShardedDataParallel", "needs a module and a process group");
+  STRIDER_CHECK(dynamic_cast<FullyShardedDataParallel*>(module.get()) == nullptr, "FullyShardedDataParallel",
+                "the module is already wrapped");
+  auto fsdp = std::shared_ptr<FullyShardedDataParallel>(
+      new FullyShardedDataParallel(std::move(module), std::move(pg), std::move(options)));
+  fsdp->build_units();
+  return fsdp;
+}
+
+FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> module,
+                                                   std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions options)
+    : nn::Module("FullyShardedDataParallel"), module_(module), pg_(std::move(pg)), options_(std::move(options)) {
+  register_wrapped_module(std::move(module));
+  tree_ = std::make_shared<detail::TreeState>();
+  tree_->pg = pg_;
+  tree_->options = options_;
+  if (options_.cpu_offload.offload_params)
+    tree_->tier = std::make_unique<detail::OffloadTier>(options_.cpu_offload.directory);
+}
+
+FullyShardedDataParallel::~FullyShardedDataParallel() = default;
+
+void FullyShardedDataParallel::build_units() {
+  autograd::NoGradGuard no_grad;
+  nn::Module& root = *module_;
+  if (options_.sync_module_states) {
+    for (auto& [name, p] : root.named_parameters()) pg_->broadcast(p.is_contiguous() ? p : p.contiguous(), 0);
+    for (auto& [name, b] : root.named_buffers()) pg_->broadcast(b, 0);
+    for (auto& [name, p] : root.named_parameters())
+      STRIDER_CHECK(p.is_non_overlapping_and_dense(), "sync_module_states", "parameter '", name, "' is not dense");
+  }
+  if (options_.mixed_precision && options_.mixed_precision->buffer_dtype) {
+    const ScalarType bdt = *options_.mixed_precision->buffer_dtype;
+    root.apply([&](nn::Module& m) {
+      for (auto& [name, b] : m.named_buffers(false))
+        if (is_floating_point(b.dtype())) m.set_buffer(name, b.to(bdt));
+    });
+  }
+
+  // Parameters already owned by a unit (by hand-wrapped descendants or by auto-wrapped ones).
+  std::unordered_set<const TensorImpl*> owned;
+  auto collect = [&](nn::Module& top, const std::string& prefix) {
+    std::vector<FlatParamUnit::ParamRef> refs;
+    for (auto& [mname, m] : top.named_modules(prefix)) {
+      if (m.get() != &top && dynamic_cast<FullyShardedDataParallel*>(m.get())) continue;
+      for (auto& [pname, p] : m->named_parameters(false))
+        if (owned.insert(p.impl_ptr().get()).second)
+          refs.push_back({m.get(), pname, mname.empty() ? pname : mname + "." + pname});
+    }
+    return refs;
+  };
+  // Post-order walk: children first, so a parent only counts parameters its wrapped children
+  // left over (the nonwrapped_numel of PyTorch's policies).
+  std::function<int64_t(nn::Module&, const std::string&, bool)> visit = [&](nn::Module& m, const std::string& name,
+                                                                            bool top) -> int64_t {
+    if (auto* nested = dynamic_cast<FullyShardedDataParallel*>(&m); nested && !top) {
+      // Wrapped by hand: adopt its units into this tree.
+      for (auto& u : nested->units_) {
+        u->set_tree(*tree_);
+        if (!name.empty())
+          for (auto& s : u->params()) s.full_name = name + "." + s.full_name;
+        tree_->units.push_back(u.get());
+        for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
+      }
+      adopted_.push_back(nested->tree_);  // keeps its offload tier alive
+      nested->tree_ = tree_;
+      return 0;
+    }
+    const bool look_inside = !options_.auto_wrap_policy || options_.auto_wrap_policy(m, true, 0);
+    int64_t nonwrapped = 0;
+    for (auto& [pname, p] : m.named_parameters(false))
+      if (!owned.count(p.impl_ptr().get())) nonwrapped += p.numel();
+    for (auto& [cname, c] : m.named_children()) {
+      const std::string child_name = cname.empty() ? name : name.empty() ? cname : name + "." + cname;
+      if (look_inside) {
+        nonwrapped += visit(*c, child_name, false);
+      } else {
+        for (auto& [pname, p] : c->named_parameters()) nonwrapped += owned.count(p.impl_ptr().get()) ? 0 : p.numel();
+      }
+    }
+    if (!top && options_.auto_wrap_policy && nonwrapped > 0 && options_.auto_wrap_policy(m, false, nonwrapped)) {
+      auto refs = collect(m, name);
+      if (!refs.empty()) {
+        units_.push_back(std::make_unique<FlatParamUnit>(*tree_, m, std::move(refs)));
+        tree_->units.push_back(units_.back().get());
+        for (auto& s : units_.back()->params()) owned.insert(s.shard.impl_ptr().get());  // registries now hold shards
+      }
+      return 0;
+    }
+    return nonwrapped;
+  };
+  visit(root, "", true);
+  // The root unit: whatever is left, hooked on this wrapper so it runs first and last.
+  units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, collect(root, "")));
+  tree_->units.push_back(units_.back().get());
+  tree_->root = units_.back().get();
+}
+
+Tensor FullyShardedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
+
+FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& m) : m_(m) { m_.tree_->no_sync = true; }
+FullyShardedDataParallel::NoSyncGuard::~NoSyncGuard() { m_.tree_->no_sync = false; }
+
+double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
+  autograd::NoGradGuard no_grad;
+  double local = 0;
+  std::vector<Tensor> grads;
+  for (auto& [name, p] : named_parameters())
+    if (p.grad().defined()) {
+      grads.push_back(p.grad());
+      const double n = ops::sum(ops::mul(p.grad().to(kDouble), p.grad().to(kDouble))).item<double>();
+      local += n;
+    }
+  Tensor total = full({1}, local, kDouble);
+  if (tree_->sharded()) pg_->all_reduce(total, dist::ReduceOp::Sum);  // padding rows are zero
+  const double norm = std::sqrt(total.item<double>());
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1.0)
+    for (Tensor& g : grads) ops::mul_(g, coef);
+  return norm;
+}
+
+std::map<std::string, Tensor> FullyShardedDataParallel::full_state_dict() {
+  autograd::NoGradGuard no_grad;
+  std::map<std::string, Tensor> out;
+  for (FlatParamUnit* u : tree_->units) {
+    const bool was_gathered = u->is_gathered();
+    u->use_full_params();
+    for (auto& s : u->params()) out[s.full_name] = s.full.to(s.shard.dtype(), MemoryFormat::Preserve, true).detach();
+    u->use_shards();
+    if (!was_gathered) u->reshard();
+  }
+  for (auto& [name, b] : named_buffers()) out[name] = b.clone();
+  return out;
+}
+
+void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, Tensor>& state) {
+  autograd::NoGradGuard no_grad;
+  const int n = tree_->sharded() ? pg_->size() : 1, r = tree_->sharded() ? pg_->rank() : 0;
+  for (FlatParamUnit* u : tree_->units)
+    for (auto& s : u->params()) {
+      auto it = state.find(s.full_name);
+      STRIDER_CHECK(it != state.end(), "load_full_state_dict", "missing parameter '", s.full_name, "'");
+      STRIDER_CHECK(it->second.sizes() == IntArrayRef(s.sizes), "load_full_state_dict", "parameter '", s.full_name,
+                    "' has shape ", it->second.sizes(), " in the state dict but ", IntArrayRef(s.sizes), " in the model");
+      if (n == 1) {
+        ops::copy_(s.shard, it->second);
+        continue;
+      }
+      const int64_t valid = std::clamp<int64_t>(s.rows - r * s.chunk_rows, 0, s.chunk_rows);
+      if (valid > 0) ops::copy_(s.shard.narrow(0, 0, valid), it->second.narrow(0, r * s.chunk_rows, valid));
+    }
+  for (auto& [name, b] : named_buffers()) {
+    auto it = state.find(name);
+    if (it != state.end()) ops::copy_(b, it->second);
+  }
+}
+
+int64_t FullyShardedDataParallel::num_units() const { return static_cast<int64_t>(tree_->units.size()); }
+
+int64_t FullyShardedDataParallel::largest_unit_bytes() const {
+  int64_t best = 0;
+  for (FlatParamUnit* u : tree_->units) best = std::max(best, u->gathered_bytes());
+  return best;
+}
+
+}  // namespace strider::fsdp

@@ -1,0 +1,39 @@
+#pragma once
+// What the units of one FSDP tree share: the process group, the options, the order units ran
+// forward in (for prefetching), gradient-accumulation mode and the offload tier.
+#include <memory>
+#include <vector>
+
+#include "strider/core/allocator.h"
+#include "strider/dist/process_group.h"
+#include "strider/fsdp/options.h"
+
+namespace strider::fsdp::detail {
+
+class FlatParamUnit;
+
+struct TreeState {
+  std::shared_ptr<dist::ProcessGroup> pg;
+  FSDPOptions options;
+  std::vector<FlatParamUnit*> units;          // construction order (the same on every rank)
+  std::vector<FlatParamUnit*> forward_order;  // first iteration's forward order
+  bool order_recorded = false;
+  FlatParamUnit* root = nullptr;
+  bool no_sync = false;
+  bool callback_queued = false;
+  int prefetched = 0;                // units gathered ahead of use
+  std::unique_ptr<Allocator> tier;   // offload files; null without offload
+
+  Allocator& shard_allocator() { return tier ? *tier : cpu_allocator(); }
+  ScalarType compute_dtype(ScalarType param) const {
+    return options.mixed_precision && options.mixed_precision->param_dtype ? *options.mixed_precision->param_dtype
+                                                                           : param;
+  }
+  ScalarType reduce_dtype(ScalarType param) const {
+    if (options.mixed_precision && options.mixed_precision->reduce_dtype) return *options.mixed_precision->reduce_dtype;
+    return compute_dtype(param);
+  }
+  bool sharded() const { return options.sharding_strategy != ShardingStrategy::NoShard; }
+};
+
+}  // namespace strider::fsdp::detail

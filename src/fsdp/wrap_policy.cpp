@@ -1,0 +1,45 @@
+#include "strider/fsdp/wrap_policy.h"
+
+#include "strider/fsdp/fully_sharded_data_parallel.h"
+
+namespace strider::fsdp {
+namespace {
+
+struct WrapScope {
+  std::shared_ptr<dist::ProcessGroup> pg;
+  FSDPOptions options;
+};
+// The enable_wrap scope of this thread (a mode, like grad mode; set and cleared by the guard).
+thread_local WrapScope* t_scope = nullptr;
+
+}  // namespace
+
+AutoWrapPolicy size_based_auto_wrap_policy(int64_t min_num_params) {
+  return [min_num_params](const nn::Module&, bool recurse, int64_t nonwrapped_numel) {
+    return recurse ? true : nonwrapped_numel >= min_num_params;
+  };
+}
+
+AutoWrapPolicy module_type_auto_wrap_policy(std::set<std::string> type_names) {
+  return [types = std::move(type_names)](const nn::Module& m, bool recurse, int64_t) {
+    return recurse ? true : types.count(m.type_name()) > 0;
+  };
+}
+
+enable_wrap::enable_wrap(std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions options) {
+  STRIDER_CHECK(t_scope == nullptr, "enable_wrap", "enable_wrap scopes do not nest; close the outer one first");
+  STRIDER_CHECK(pg != nullptr, "enable_wrap", "needs a process group");
+  t_scope = new WrapScope{std::move(pg), std::move(options)};
+}
+
+enable_wrap::~enable_wrap() {
+  delete t_scope;
+  t_scope = nullptr;
+}
+
+std::shared_ptr<nn::Module> wrap(std::shared_ptr<nn::Module> module) {
+  if (!t_scope) return module;
+  return FullyShardedDataParallel::wrap(std::move(module), t_scope->pg, t_scope->options);
+}
+
+}  // namespace strider::fsdp

@@ -1,0 +1,327 @@
+// FSDP and DDP on N ranks against single-process training on the same global batch: every
+// strategy, with and without prefetch and nested wrapping, for the small CNN and the GPT. Also
+// mixed precision, offload, gradient accumulation, clipping, channels-last and per-rank memory.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "support/compare.h"
+#include "support/mpi_world.h"
+
+namespace strider {
+namespace {
+
+using fsdp::FSDPOptions;
+using fsdp::ShardingStrategy;
+
+struct Batch {
+  Tensor x, y;
+};
+
+struct Workload {
+  std::function<std::shared_ptr<nn::Module>()> make;
+  std::function<Batch(int step)> batch;  // the global batch of a step (same on every rank)
+  std::function<Tensor(const Tensor& out, const Tensor& y)> loss;
+};
+
+Workload cnn_workload(MemoryFormat fmt = MemoryFormat::Contiguous) {
+  return {[fmt] {
+            auto m = models::small_cnn();
+            if (fmt != MemoryFormat::Contiguous) m->to(fmt);
+            return std::shared_ptr<nn::Module>(m);
+          },
+          [fmt](int step) {
+            Generator g(100 + step);
+            Tensor x = randn({8, 1, 28, 28}, {}, &g).contiguous(fmt);
+            Tensor y = (rand({8}, {}, &g) * 10.0).to(kLong);
+            return Batch{x, y};
+          },
+          [](const Tensor& out, const Tensor& y) { return nn::functional::cross_entropy(out, y); }};
+}
+
+models::GPTConfig tiny_gpt() { return {.vocab_size = 32, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 16}; }
+
+Workload gpt_workload() {
+  return {[] { return std::shared_ptr<nn::Module>(std::make_shared<models::GPT>(tiny_gpt())); },
+          [](int step) {
+            Generator g(200 + step);
+            Tensor tokens = (rand({8, 9}, {}, &g) * 32.0).to(kLong);
+            return Batch{tokens.narrow(1, 0, 8).contiguous(), tokens.narrow(1, 1, 8).contiguous()};
+          },
+          [](const Tensor& out, const Tensor& y) {
+            return nn::functional::cross_entropy(out.reshape({-1, out.size(2)}), y.reshape({-1}));
+          }};
+}
+
+// This rank's slice of the global batch.
+Tensor local_slice(const Tensor& t) {
+  auto& pg = testing::world();
+  const int64_t b = t.size(0) / pg->size();
+  return t.narrow(0, pg->rank() * b, b).contiguous(t.suggest_memory_format());
+}
+
+optim::AdamOptions adam() { return {.lr = 1e-3, .weight_decay = 0.01, .decoupled_weight_decay = true}; }
+
+// K steps of local training on the global batch, and of `wrapped` on this rank's slice; losses
+// and final parameters must agree.
+void expect_equivalent(const Workload& w, const std::function<std::shared_ptr<nn::Module>(std::shared_ptr<nn::Module>)>& wrap,
+                       double rtol, int steps = 3) {
+  auto& pg = testing::world();
+  manual_seed(7);
+  auto local = w.make();
+  manual_seed(7);
+  auto sharded = wrap(w.make());
+  optim::AdamW local_opt(local->named_parameters(), adam());
+  optim::AdamW sharded_opt(sharded->named_parameters(), adam());
+  for (int step = 0; step < steps; ++step) {
+    Batch b = w.batch(step);
+    Tensor local_loss = w.loss((*local)(b.x), b.y);
+    local_opt.zero_grad();
+    local_loss.backward();
+    local_opt.step();
+
+    Tensor loss = w.loss((*sharded)(local_slice(b.x)), local_slice(b.y));
+    sharded_opt.zero_grad();
+    loss.backward();
+    sharded_opt.step();
+    Tensor global = loss.detach().to(kDouble).reshape({1}).clone();
+    pg->all_reduce(global, dist::ReduceOp::Avg);
+    EXPECT_NEAR(global.item<double>(), local_loss.item<double>(), rtol * std::abs(local_loss.item<double>()))
+        << "loss of step " << step;
+  }
+  std::map<std::string, Tensor> got;
+  if (auto* f = dynamic_cast<fsdp::FullyShardedDataParallel*>(sharded.get()))
+    got = f->full_state_dict();
+  else
+    got = sharded->state_dict();
+  auto want = local->state_dict();
+  ASSERT_EQ(got.size(), want.size());
+  for (auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_TRUE(testing::all_close(got[name], t, rtol, 1e-6)) << name;
+  }
+}
+
+std::function<std::shared_ptr<nn::Module>(std::shared_ptr<nn::Module>)> fsdp_wrapper(FSDPOptions o) {
+  return [o](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::FullyShardedDataParallel::wrap(std::move(m), testing::world(), o);
+  };
+}
+
+struct Config {
+  ShardingStrategy strategy;
+  bool prefetch, nested;
+};
+
+std::string describe(const Config& c) {
+  const char* s = c.strategy == ShardingStrategy::FullShard ? "FULL_SHARD"
+                  : c.strategy == ShardingStrategy::ShardGradOp ? "SHARD_GRAD_OP" : "NO_SHARD";
+  return std::string(s) + (c.prefetch ? " prefetch" : "") + (c.nested ? " nested" : "");
+}
+
+std::vector<Config> all_configs() {
+  std::vector<Config> out;
+  for (auto s : {ShardingStrategy::FullShard, ShardingStrategy::ShardGradOp, ShardingStrategy::NoShard})
+    for (bool prefetch : {false, true})
+      for (bool nested : {false, true}) out.push_back({s, prefetch, nested});
+  return out;
+}
+
+FSDPOptions options_for(const Config& c, fsdp::AutoWrapPolicy nested_policy) {
+  FSDPOptions o;
+  o.sharding_strategy = c.strategy;
+  o.backward_prefetch = c.prefetch ? fsdp::BackwardPrefetch::BackwardPre : fsdp::BackwardPrefetch::None;
+  o.forward_prefetch = c.prefetch;
+  if (c.nested) o.auto_wrap_policy = std::move(nested_policy);
+  return o;
+}
+
+TEST(FSDPEquivalence, SmallCnnEveryStrategy) {
+  for (const Config& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    expect_equivalent(cnn_workload(), fsdp_wrapper(options_for(c, fsdp::size_based_auto_wrap_policy(1000))), 1e-5);
+  }
+}
+
+TEST(FSDPEquivalence, GptEveryStrategy) {
+  for (const Config& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    expect_equivalent(gpt_workload(), fsdp_wrapper(options_for(c, fsdp::module_type_auto_wrap_policy({"Block"}))), 1e-5);
+  }
+}
+
+TEST(FSDPEquivalence, DistributedDataParallel) {
+  auto ddp = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {.bucket_cap_mb = 0.05});
+  };
+  expect_equivalent(cnn_workload(), ddp, 1e-5);
+  expect_equivalent(gpt_workload(), ddp, 1e-5);
+}
+
+TEST(FSDPEquivalence, ManualWrapInsideEnableWrap) {
+  auto make = [] {
+    manual_seed(7);
+    return models::small_cnn();
+  };
+  auto wrap_by_hand = [&](std::shared_ptr<nn::Module>) -> std::shared_ptr<nn::Module> {
+    auto cnn = make();
+    fsdp::enable_wrap scope(testing::world(), {});
+    auto seq = std::make_shared<nn::Sequential>();
+    for (auto& [name, child] : cnn->named_children())
+      seq->push_back(child->num_parameters() > 0 ? fsdp::wrap(child) : child);
+    return fsdp::wrap(seq);
+  };
+  Workload w = cnn_workload();
+  w.make = [&] { return std::shared_ptr<nn::Module>(make()); };
+  expect_equivalent(w, wrap_by_hand, 1e-5);
+  // Outside a scope wrap() is the identity.
+  auto plain = std::make_shared<nn::Linear>(2, 2);
+  EXPECT_EQ(fsdp::wrap(plain).get(), plain.get());
+}
+
+TEST(FSDPEquivalence, OffloadGivesTheSameParameters) {
+  FSDPOptions o;
+  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+  o.cpu_offload.offload_params = true;
+  expect_equivalent(gpt_workload(), fsdp_wrapper(o), 1e-5);
+}
+
+TEST(FSDPEquivalence, ChannelsLastStaysChannelsLast) {
+  Workload w = cnn_workload(MemoryFormat::ChannelsLast);
+  auto wrap = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    auto conv = m->named_children()[0].second;
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(m, testing::world(), {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(1000)});
+    EXPECT_TRUE(conv->param("weight").is_contiguous(MemoryFormat::ChannelsLast)) << "the shard keeps the format";
+    conv->register_forward_pre_hook([](nn::Module& c, const Tensor&) -> std::optional<Tensor> {
+      const Tensor& wgt = c.param("weight");
+      EXPECT_EQ(wgt.sizes(), IntArrayRef({32, 1, 3, 3}));
+      EXPECT_TRUE(wgt.is_contiguous(MemoryFormat::ChannelsLast)) << "gathered weight strides " << wgt.strides();
+      return std::nullopt;
+    });
+    return sharded;
+  };
+  MemoryFormatCheckGuard check(true);
+  expect_equivalent(w, wrap, 1e-5, 2);
+}
+
+TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
+  auto& pg = testing::world();
+  Workload w = gpt_workload();
+  manual_seed(7);
+  auto local = w.make();
+  manual_seed(7);
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, {.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"})});
+  optim::SGD lo(local->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD so(sharded->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+  for (int step = 0; step < 2; ++step) {
+    Batch a = w.batch(2 * step), b = w.batch(2 * step + 1);
+    lo.zero_grad();
+    (w.loss((*local)(a.x), a.y) * 0.5).backward();
+    (w.loss((*local)(b.x), b.y) * 0.5).backward();
+    lo.step();
+    so.zero_grad();
+    {
+      auto guard = sharded->no_sync();
+      (w.loss((*sharded)(local_slice(a.x)), local_slice(a.y)) * 0.5).backward();
+    }
+    (w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)) * 0.5).backward();
+    so.step();
+  }
+  auto got = sharded->full_state_dict();
+  for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got[name], t, 1e-5, 1e-6)) << name;
+}
+
+TEST(FSDPFeatures, ClipGradNormMatchesLocal) {
+  auto& pg = testing::world();
+  Workload w = cnn_workload();
+  manual_seed(7);
+  auto local = w.make();
+  manual_seed(7);
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(1000)});
+  Batch b = w.batch(0);
+  w.loss((*local)(b.x), b.y).backward();
+  w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
+  const double want = nn::utils::clip_grad_norm_(local->parameters(), 0.5);
+  const double got = sharded->clip_grad_norm_(0.5);
+  EXPECT_NEAR(got, want, 1e-5 * want);
+  // Clipped shard gradients equal the clipped local gradients' rows.
+  optim::SGD lo(local->named_parameters(), {.lr = 1.0});
+  optim::SGD so(sharded->named_parameters(), {.lr = 1.0});
+  lo.step();
+  so.step();
+  auto got_state = sharded->full_state_dict();
+  for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got_state[name], t, 1e-5, 1e-6)) << name;
+}
+
+TEST(FSDPFeatures, MixedPrecisionTrainsCloseToFloat32) {
+  FSDPOptions o;
+  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+  o.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat};
+  auto& pg = testing::world();
+  Workload w = gpt_workload();
+  manual_seed(7);
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o);
+  for (auto& [name, p] : sharded->named_parameters()) EXPECT_EQ(p.dtype(), kFloat) << "master " << name;
+  optim::AdamW opt(sharded->named_parameters(), adam());
+  manual_seed(7);
+  auto local = w.make();
+  optim::AdamW lo(local->named_parameters(), adam());
+  for (int step = 0; step < 3; ++step) {
+    Batch b = w.batch(step);
+    Tensor out = (*sharded)(local_slice(b.x));
+    EXPECT_EQ(out.dtype(), kBFloat16);
+    Tensor loss = w.loss(out.to(kFloat), local_slice(b.y));
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    Tensor ll = w.loss((*local)(b.x), b.y);
+    lo.zero_grad();
+    ll.backward();
+    lo.step();
+    Tensor global = loss.detach().reshape({1}).to(kDouble).clone();
+    pg->all_reduce(global, dist::ReduceOp::Avg);
+    EXPECT_NEAR(global.item<double>(), ll.item<double>(), 0.02 * ll.item<double>());
+  }
+}
+
+// Per-rank peak bytes under FULL_SHARD against total / N + the largest unit's gathered
+// parameters, where total = parameters + gradients + Adam's two moments.
+TEST(FSDPMemory, FullShardPeakMatchesFormula) {
+  auto& pg = testing::world();
+  auto make = [] {
+    auto seq = std::make_shared<nn::Sequential>();
+    for (int i = 0; i < 24; ++i) seq->push_back(std::make_shared<nn::Linear>(256, 256));
+    return seq;
+  };
+  manual_seed(3);
+  auto model = make();
+  const int64_t param_bytes = model->num_parameters() * 4;
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(model, pg, {.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Linear"})});
+  optim::AdamW opt(sharded->named_parameters(), adam());
+  Tensor x = randn({2, 256});
+  auto step = [&] {
+    Tensor loss = (*sharded)(x).sum();
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  };
+  step();  // creates the optimizer state
+  reset_peak_memory();
+  step();
+  const double peak = static_cast<double>(memory_stats().peak_bytes);
+  const double expected = 4.0 * param_bytes / pg->size() + static_cast<double>(sharded->largest_unit_bytes());
+  EXPECT_LE(peak, 1.10 * expected) << "peak " << peak << " expected " << expected;
+  EXPECT_GE(peak, 0.90 * expected) << "peak " << peak << " expected " << expected;
+}
+
+TEST(FSDPErrors, BadInputIsAClearError) {
+  auto& pg = testing::world();
+  auto lin = std::make_shared<nn::Linear>(4, 4);
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(lin, pg);
+  EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(sharded, pg), Error);
+  EXPECT_THROW(sharded->load_full_state_dict({{"weight", zeros({3, 4})}, {"bias", zeros({4})}}), Error);
+  fsdp::enable_wrap scope(pg, {});
+  EXPECT_THROW(fsdp::enable_wrap(pg, {}), Error);
+}
+
+}  // namespace
+}  // namespace strider

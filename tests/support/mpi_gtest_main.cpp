@@ -1,0 +1,22 @@
+// GoogleTest main for tests run under mpirun: rank 0 prints, and every rank exits with the
+// worst result of all ranks, so a failure on any rank fails the job.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "support/mpi_world.h"
+
+int main(int argc, char** argv) {
+  auto& pg = strider::testing::world();
+  pg = strider::dist::MpiProcessGroup::init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (pg->rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  strider::Tensor flag = strider::full({1}, static_cast<double>(rc), strider::kInt);
+  pg->all_reduce(flag, strider::dist::ReduceOp::Max);
+  const int worst = flag.item<int>();
+  pg.reset();
+  return worst;
+}
