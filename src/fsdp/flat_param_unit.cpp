@@ -30,6 +30,8 @@ MemoryFormat dense_format(const Tensor& p, const std::string& name) {
 
 }  // namespace
 
+Allocator& TreeState::shard_allocator() { return tier ? static_cast<Allocator&>(*tier) : cpu_allocator(); }
+
 FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> refs)
     : tree_(&tree), module_(module) {
   // A unit may own no parameters (a root whose module was wrapped entirely by the policy); it
@@ -132,7 +134,7 @@ void FlatParamUnit::use_full_params() {
     gather_work_.reset();
     send_ = Tensor();
     state_ = State::Gathered;
-    if (tree_->tier) static_cast<OffloadTier&>(*tree_->tier).evict(shard_flat_);
+    if (tree_->tier) tree_->tier->evict(shard_flat_);
   }
   if (prefetched_) {
     prefetched_ = false;
@@ -175,7 +177,7 @@ void FlatParamUnit::prefetch(int direction) {
 }
 
 void FlatParamUnit::pre_forward() {
-  if (is_root() && tree_->tier) static_cast<OffloadTier&>(*tree_->tier).evict_all();
+  if (is_root() && tree_->tier) tree_->tier->evict_all();
   if (!tree_->order_recorded && std::find(tree_->forward_order.begin(), tree_->forward_order.end(), this) ==
                                     tree_->forward_order.end())
     tree_->forward_order.push_back(this);
@@ -208,7 +210,7 @@ void FlatParamUnit::pre_backward() {
     TreeState* tree = tree_;
     autograd::queue_callback([tree] {
       for (FlatParamUnit* u : tree->units) u->finish_backward();
-      if (tree->tier) static_cast<OffloadTier&>(*tree->tier).evict_all();
+      if (tree->tier) tree->tier->evict_all();
       tree->callback_queued = false;
     });
   }
@@ -259,6 +261,8 @@ void FlatParamUnit::launch_reduce() {
     reduced_ = grad_flat_;
     reduce_work_ = tree_->pg->all_reduce_async(grad_flat_, dist::ReduceOp::Avg);
   }
+  // The collective holds the buffer until it finishes; dropping ours frees it right then.
+  if (tree_->sharded()) grad_flat_ = Tensor();
   grads_ready_ = 0;
   std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
 }
@@ -297,7 +301,7 @@ void FlatParamUnit::finish_backward() {
 }
 
 void FlatParamUnit::evict() {
-  if (tree_->tier) static_cast<OffloadTier&>(*tree_->tier).evict(shard_flat_);
+  if (tree_->tier) tree_->tier->evict(shard_flat_);
 }
 
 }  // namespace strider::fsdp::detail

@@ -35,7 +35,7 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   tree_->pg = pg_;
   tree_->options = options_;
   if (options_.cpu_offload.offload_params)
-    tree_->tier = std::make_unique<detail::OffloadTier>(options_.cpu_offload.directory);
+    tree_->tier = detail::OffloadTier::open(options_.cpu_offload.directory);
 }
 
 FullyShardedDataParallel::~FullyShardedDataParallel() = default;
@@ -82,7 +82,7 @@ void FullyShardedDataParallel::build_units() {
         tree_->units.push_back(u.get());
         for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
       }
-      adopted_.push_back(nested->tree_);  // keeps its offload tier alive
+      adopted_.push_back(nested->tree_);
       nested->tree_ = tree_;
       return 0;
     }

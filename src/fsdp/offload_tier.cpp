@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <memory>
 
 #include "strider/core/error.h"
 
@@ -19,10 +21,13 @@ size_t page_round(size_t n) {
 
 }  // namespace
 
-OffloadTier::OffloadTier(std::string directory) : directory_(std::move(directory)) {}
-
-OffloadTier::~OffloadTier() {
-  for (auto& [p, len] : mappings_) munmap(p, len);
+OffloadTier* OffloadTier::open(const std::string& directory) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<OffloadTier>>* tiers = new std::map<std::string, std::unique_ptr<OffloadTier>>;
+  std::lock_guard lock(mutex);
+  auto& t = (*tiers)[directory];
+  if (!t) t.reset(new OffloadTier(directory));
+  return t.get();
 }
 
 void* OffloadTier::allocate(size_t nbytes) {

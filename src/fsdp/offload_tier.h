@@ -14,8 +14,9 @@ namespace strider::fsdp::detail {
 
 class OffloadTier final : public Allocator {
  public:
-  explicit OffloadTier(std::string directory);
-  ~OffloadTier() override;
+  // One tier per directory for the life of the process: tensors allocated in it (shards,
+  // gradients, optimizer state) may outlive the FSDP object that created them.
+  static OffloadTier* open(const std::string& directory);
   void* allocate(size_t nbytes) override;
   void deallocate(void* ptr, size_t nbytes) override;
   bool propagates_to_like() const override { return true; }
@@ -25,6 +26,7 @@ class OffloadTier final : public Allocator {
   int64_t bytes() const { return bytes_; }
 
  private:
+  explicit OffloadTier(std::string directory) : directory_(std::move(directory)) {}
   void evict_range(void* ptr, size_t nbytes);
   std::string directory_;
   std::mutex mutex_;

@@ -11,6 +11,7 @@
 namespace strider::fsdp::detail {
 
 class FlatParamUnit;
+class OffloadTier;
 
 struct TreeState {
   std::shared_ptr<dist::ProcessGroup> pg;
@@ -22,9 +23,9 @@ struct TreeState {
   bool no_sync = false;
   bool callback_queued = false;
   int prefetched = 0;                // units gathered ahead of use
-  std::unique_ptr<Allocator> tier;   // offload files; null without offload
+  OffloadTier* tier = nullptr;  // offload files; null without offload
 
-  Allocator& shard_allocator() { return tier ? *tier : cpu_allocator(); }
+  Allocator& shard_allocator();
   ScalarType compute_dtype(ScalarType param) const {
     return options.mixed_precision && options.mixed_precision->param_dtype ? *options.mixed_precision->param_dtype
                                                                            : param;

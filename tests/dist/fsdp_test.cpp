@@ -289,7 +289,7 @@ TEST(FSDPMemory, FullShardPeakMatchesFormula) {
   auto& pg = testing::world();
   auto make = [] {
     auto seq = std::make_shared<nn::Sequential>();
-    for (int i = 0; i < 24; ++i) seq->push_back(std::make_shared<nn::Linear>(256, 256));
+    for (int i = 0; i < 48; ++i) seq->push_back(std::make_shared<nn::Linear>(128, 128));
     return seq;
   };
   manual_seed(3);
@@ -297,7 +297,7 @@ TEST(FSDPMemory, FullShardPeakMatchesFormula) {
   const int64_t param_bytes = model->num_parameters() * 4;
   auto sharded = fsdp::FullyShardedDataParallel::wrap(model, pg, {.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Linear"})});
   optim::AdamW opt(sharded->named_parameters(), adam());
-  Tensor x = randn({2, 256});
+  Tensor x = randn({2, 128});
   auto step = [&] {
     Tensor loss = (*sharded)(x).sum();
     opt.zero_grad();
