@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--out", t.out_dir, "directory for metrics, plot and checkpoint")->capture_default_str();
   train_cmd->add_option("--resume", t.resume, "checkpoint to resume from");
   train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches");
+  train_cmd->add_option("--fsdp", t.fsdp, "none | ddp | full_shard | shard_grad_op | no_shard (run under mpirun)")
+      ->capture_default_str();
+  train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")->capture_default_str();
+  train_cmd->add_flag("--fsdp-offload", t.fsdp_offload, "keep sharded state in memory-mapped files between uses");
   train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
   strider::tools::BenchOptions b;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");

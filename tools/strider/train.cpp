@@ -96,9 +96,56 @@ int64_t load_checkpoint(const std::string& path, nn::Module& model, optim::Optim
   return std::stoll(f.metadata["epoch"]);
 }
 
+// The model as trained: plain, or wrapped for data parallelism over MPI.
+struct Parallel {
+  std::shared_ptr<dist::MpiProcessGroup> pg;
+  int rank = 0, world = 1;
+  std::shared_ptr<nn::Module> model;
+  fsdp::FullyShardedDataParallel* fsdp = nullptr;
+};
+
+Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o, ScalarType dtype) {
+  Parallel p;
+  p.model = model;
+  if (o.fsdp == "none") return p;
+  p.pg = dist::MpiProcessGroup::init();
+  p.rank = p.pg->rank();
+  p.world = p.pg->size();
+  STRIDER_CHECK(o.batch_size % p.world == 0, "train", "--batch-size ", o.batch_size, " does not split evenly over ",
+                p.world, " ranks");
+  if (o.fsdp == "ddp") {
+    p.model = fsdp::DistributedDataParallel::wrap(model, p.pg);
+    return p;
+  }
+  fsdp::FSDPOptions f;
+  if (o.fsdp == "full_shard") f.sharding_strategy = fsdp::ShardingStrategy::FullShard;
+  else if (o.fsdp == "shard_grad_op") f.sharding_strategy = fsdp::ShardingStrategy::ShardGradOp;
+  else if (o.fsdp == "no_shard") f.sharding_strategy = fsdp::ShardingStrategy::NoShard;
+  else STRIDER_CHECK(false, "train", "unknown --fsdp '", o.fsdp, "'; use none, ddp, full_shard, shard_grad_op or no_shard");
+  f.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(o.fsdp_min_params);
+  f.cpu_offload.offload_params = o.fsdp_offload;
+  f.sync_module_states = true;
+  if (dtype == kBFloat16) f.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat};
+  auto wrapped = fsdp::FullyShardedDataParallel::wrap(model, p.pg, f);
+  p.fsdp = wrapped.get();
+  p.model = wrapped;
+  return p;
+}
+
+int train_loop(const TrainOptions& o);
+
 }  // namespace
 
 int run_train(const TrainOptions& o) {
+  if (o.fsdp == "none") return train_loop(o);
+  // Under MPI a failing rank ends the whole job with its message instead of hanging the others.
+  auto pg = dist::MpiProcessGroup::init();
+  return dist::run_or_abort(pg, [&] { return train_loop(o); });
+}
+
+namespace {
+
+int train_loop(const TrainOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   manual_seed(o.seed);
   const MemoryFormat fmt = memory_format_from_string(o.memory_format);
@@ -108,17 +155,25 @@ int run_train(const TrainOptions& o) {
   std::filesystem::create_directories(o.out_dir);
 
   // Fashion-MNIST's pixel statistics.
-  io::DataLoaderOptions lo{.batch_size = o.batch_size, .shuffle = true, .seed = o.seed, .drop_last = true,
-                           .mean = 0.2860, .std = 0.3530, .dtype = dtype, .memory_format = fmt};
+  auto base_model = make_model(o.model);
+  base_model->to(fmt);
+  Parallel par = make_parallel(base_model, o, dtype);
+  auto& model = par.model;
+  const bool lead = par.rank == 0;  // only rank 0 prints and writes shared files
+  const std::string ckpt = o.out_dir + (par.world > 1 ? "/checkpoint-rank" + std::to_string(par.rank) : "/checkpoint") +
+                           ".safetensors";
+  // Each rank reads a disjoint slice of the same shuffled order.
+  io::DataLoaderOptions lo{.batch_size = o.batch_size / par.world, .shuffle = true, .seed = o.seed, .drop_last = true,
+                           .mean = 0.2860, .std = 0.3530, .dtype = par.fsdp ? kFloat : dtype, .memory_format = fmt,
+                           .num_replicas = par.world, .rank = par.rank};
   io::DataLoader train(io::load_fashion_mnist(o.data_dir, "train"), lo);
   io::DataLoaderOptions to = lo;
   to.batch_size = 1000;
   to.shuffle = false;
   to.drop_last = false;
+  to.num_replicas = 1;
+  to.rank = 0;
   io::DataLoader test(io::load_fashion_mnist(o.data_dir, "test"), to);
-
-  auto model = make_model(o.model);
-  model->to(fmt);
   std::unique_ptr<optim::Optimizer> opt;
   if (o.optimizer == "sgd") {
     opt = std::make_unique<optim::SGD>(model->named_parameters(),
@@ -133,20 +188,22 @@ int run_train(const TrainOptions& o) {
   optim::CosineWithWarmup sched(*opt, std::min<int64_t>(steps_per_epoch / 2, 200), total_steps);
   int64_t start_epoch = 0;
   if (!o.resume.empty()) {
-    start_epoch = load_checkpoint(o.resume, *model, *opt, o);
+    start_epoch = load_checkpoint(par.world > 1 ? ckpt : o.resume, *model, *opt, o);
     for (int64_t i = 0; i < start_epoch * steps_per_epoch; ++i) sched.step();
   }
 
-  const bool tty = o.progress && ::isatty(STDERR_FILENO);
+  const bool tty = lead && o.progress && ::isatty(STDERR_FILENO);
+  const ScalarType cast_dtype = par.fsdp ? kFloat : dtype;  // FSDP casts through MixedPrecision
   std::ofstream metrics(o.out_dir + "/metrics.jsonl", o.resume.empty() ? std::ios::trunc : std::ios::app);
   Series loss_curve{"training loss", "step", "loss", {}}, acc_curve{"test accuracy", "epoch", "accuracy", {}};
   const auto t0 = Clock::now();
   double accuracy = 0, last_loss = 0;
   int64_t global_step = start_epoch * steps_per_epoch;
-  if (!o.json)
+  if (!o.json && lead)
     std::cerr << "training " << o.model << " (" << model->num_parameters() << " parameters) on Fashion-MNIST, "
               << o.memory_format << ", " << o.dtype << ", " << omp_get_max_threads() << " threads, "
-              << o.epochs << " epochs of " << steps_per_epoch << " steps\n";
+              << o.epochs << " epochs of " << steps_per_epoch << " steps"
+              << (par.world > 1 ? ", " + o.fsdp + " on " + std::to_string(par.world) + " ranks" : std::string()) << "\n";
   for (int64_t epoch = start_epoch; epoch < o.epochs; ++epoch) {
     train.start_epoch(epoch);
     const auto te = Clock::now();
@@ -157,7 +214,7 @@ int run_train(const TrainOptions& o) {
       Tensor loss;
       {
         std::optional<nn::CastParameters> cast;
-        if (dtype == kBFloat16) cast.emplace(*model, kBFloat16);
+        if (cast_dtype == kBFloat16) cast.emplace(*model, kBFloat16);
         Tensor logits = (*model)(b->input);
         loss = F::cross_entropy(logits.to(kFloat), b->target, F::Reduction::Mean, o.label_smoothing);
         opt->zero_grad();
@@ -166,6 +223,11 @@ int run_train(const TrainOptions& o) {
       opt->step();
       sched.step();
       last_loss = loss.item<double>();
+      if (par.pg) {  // report the global batch's loss
+        Tensor l = full({1}, last_loss, kDouble);
+        par.pg->all_reduce(l, dist::ReduceOp::Avg);
+        last_loss = l.item<double>();
+      }
       STRIDER_CHECK(std::isfinite(last_loss), "train", "the loss became ", last_loss, " at epoch ", epoch + 1,
                     " step ", step + 1, "; lower the learning rate (--lr)");
       loss_sum += last_loss;
@@ -175,38 +237,42 @@ int run_train(const TrainOptions& o) {
       loss_curve.points.emplace_back(static_cast<double>(global_step), last_loss);
       const double el = seconds_since(te);
       const bool report = tty ? (step % 5 == 0 || step == steps_per_epoch) : (step % std::max<int64_t>(1, steps_per_epoch / 4) == 0);
-      if (o.progress && !o.json && report) {
+      if (lead && o.progress && !o.json && report) {
         const double img_s = images / std::max(el, 1e-9);
         const double eta = (total_steps - global_step) * (el / step);
         print_progress(epoch + 1, o.epochs, step, steps_per_epoch, loss_sum / step, img_s, eta, tty);
       }
     }
     if (tty && !o.json) std::fputc('\n', stderr);
+    images *= par.world;
     const double epoch_s = seconds_since(te);
-    accuracy = evaluate(*model, test, dtype);
+    accuracy = evaluate(*model, test, cast_dtype);
     acc_curve.points.emplace_back(static_cast<double>(epoch + 1), accuracy);
     nlohmann::json rec = {{"epoch", epoch + 1}, {"train_loss", loss_sum / std::max<int64_t>(step, 1)},
                           {"test_accuracy", accuracy}, {"epoch_seconds", epoch_s},
                           {"images_per_s", images / std::max(epoch_s, 1e-9)}, {"lr", opt->lr()}};
-    metrics << rec.dump() << "\n" << std::flush;
-    if (!o.json)
+    if (lead) metrics << rec.dump() << "\n" << std::flush;
+    if (!o.json && lead)
       std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", test accuracy "
                 << 100 * accuracy << "%, " << epoch_s << " s\n";
-    save_checkpoint(o.out_dir + "/checkpoint.safetensors", *model, *opt, o, epoch + 1);
+    save_checkpoint(ckpt, *model, *opt, o, epoch + 1);  // per rank under FSDP: its shards
   }
   const double total_s = seconds_since(t0);
+  if (!lead) return 0;
   write_svg_plot(o.out_dir + "/curves.svg", {loss_curve, acc_curve});
   nlohmann::json summary = {{"model", o.model}, {"memory_format", o.memory_format}, {"dtype", o.dtype},
                             {"epochs", o.epochs}, {"test_accuracy", accuracy}, {"final_loss", last_loss},
-                            {"seconds", total_s}, {"out_dir", o.out_dir}};
+                            {"seconds", total_s}, {"out_dir", o.out_dir}, {"parallel", o.fsdp},
+                            {"ranks", par.world}};
   if (o.json) {
     std::cout << summary.dump() << "\n";
   } else {
     std::cout << "done: " << o.epochs << " epochs in " << total_s << " s, test accuracy " << 100 * accuracy
               << "%\n  metrics " << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint "
-              << o.out_dir << "/checkpoint.safetensors\n";
+              << ckpt << "\n";
   }
   return 0;
 }
 
+}  // namespace
 }  // namespace strider::tools

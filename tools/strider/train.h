@@ -22,6 +22,11 @@ struct TrainOptions {
   std::string out_dir = "strider-run";
   std::string resume;                   // checkpoint to resume from
   int64_t limit_batches = 0;            // > 0: stop each epoch early (quick checks)
+  // Data parallel over MPI (run under `mpirun -np N`): none | ddp | full_shard | shard_grad_op |
+  // no_shard. The global batch (--batch-size) is split evenly across ranks.
+  std::string fsdp = "none";
+  int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
+  bool fsdp_offload = false;
   bool json = false;
   bool progress = true;
 };
