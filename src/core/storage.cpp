@@ -37,7 +37,6 @@ void StorageImpl::release() {
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = nullptr;
   nbytes_ = 0;
-  released_ = true;
 }
 
 void StorageImpl::reallocate(size_t nbytes) {
@@ -45,7 +44,6 @@ void StorageImpl::reallocate(size_t nbytes) {
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = allocator_->allocate(nbytes);
   nbytes_ = nbytes;
-  released_ = false;
 }
 
 }  // namespace strider

@@ -300,8 +300,4 @@ void FlatParamUnit::finish_backward() {
   reshard();
 }
 
-void FlatParamUnit::evict() {
-  if (tree_->tier) tree_->tier->evict(shard_flat_);
-}
-
 }  // namespace strider::fsdp::detail

@@ -63,8 +63,6 @@ class FlatParamUnit {
   // Called by the engine's final callback: reduce what is still pending, wait for every
   // reduce-scatter and hand the local shards their gradients.
   void finish_backward();
-  // Pages the shards and their gradients out of compute memory (offload).
-  void evict();
 
  private:
   enum class State { Sharded, Gathering, Gathered };

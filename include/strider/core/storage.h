@@ -30,7 +30,6 @@ class StorageImpl {
   void release();
   // Allocates `nbytes` fresh (uninitialized) bytes for a released storage.
   void reallocate(size_t nbytes);
-  bool is_released() const { return data_ == nullptr && nbytes_ == 0 && released_; }
   Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor
@@ -44,7 +43,6 @@ class StorageImpl {
   Allocator* allocator_ = nullptr;
   std::function<void(void*)> deleter_;
   uint64_t version_ = 0;
-  bool released_ = false;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;
