@@ -2,20 +2,54 @@
 // strategy. Run under mpirun (or alone for "local"); prints one JSON line from rank 0.
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
+//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp]
 #include <strider/strider.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 using namespace strider;
 
+namespace {
+
+// A field of /proc/self/status in bytes ("VmHWM", "RssAnon", "RssFile").
+double status_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) * 1024.0;
+  return 0;
+}
+
+// Restarts VmHWM from the current resident set, so the peak covers the measured steps only.
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Resident memory split by kind, sampled at the phase boundaries of a step. Anonymous pages
+// must stay in RAM; file pages (the offload tier's mappings) the kernel can write back and drop.
+struct ResidentPeaks {
+  double anon = 0, file = 0;
+  void sample() {
+    anon = std::max(anon, status_bytes("RssAnon"));
+    file = std::max(file, status_bytes("RssFile"));
+  }
+};
+
+double max_over_ranks(dist::ProcessGroup& pg, double v) {
+  Tensor t = full({1}, v, kDouble);
+  pg.all_reduce(t, dist::ReduceOp::Max);
+  return t.item<double>();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::string strategy = "full_shard";
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
   bool prefetch = true;
+  std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--strategy") strategy = v;
@@ -25,9 +59,11 @@ int main(int argc, char** argv) {
     if (k == "--seq") seq = std::stoll(v);
     if (k == "--steps") steps = std::stoll(v);
     if (k == "--prefetch") prefetch = v == "1";
+    if (k == "--offload") offload_dir = v;
   }
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   return dist::run_or_abort(pg, [&] {
+    const double base_anon = max_over_ranks(*pg, status_bytes("RssAnon"));  // libraries, MPI, runtime
     manual_seed(1);
     models::GPTConfig cfg{.vocab_size = 256, .block_size = seq, .n_layer = n_layer, .n_head = n_embd / 64, .n_embd = n_embd};
     auto gpt = std::make_shared<models::GPT>(cfg);
@@ -44,6 +80,7 @@ int main(int argc, char** argv) {
       o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
       o.backward_prefetch = prefetch ? fsdp::BackwardPrefetch::BackwardPre : fsdp::BackwardPrefetch::None;
       o.forward_prefetch = prefetch;
+      o.cpu_offload = {.offload_params = !offload_dir.empty(), .directory = offload_dir};
       auto w = fsdp::FullyShardedDataParallel::wrap(gpt, pg, o);
       sharded = w.get();
       model = w;
@@ -53,29 +90,45 @@ int main(int argc, char** argv) {
     Tensor tokens = (rand({batch, seq + 1}, {}, &g) * 256.0).to(kLong);
     Tensor x = tokens.narrow(1, 0, seq).contiguous(), y = tokens.narrow(1, 1, seq).contiguous();
     std::vector<double> times;
+    ResidentPeaks resident;
     for (int64_t s = 0; s < steps + 1; ++s) {
-      if (s == 1) reset_peak_memory();
+      if (s == 1) {
+        reset_peak_memory();
+        reset_peak_rss();
+        if (sharded) sharded->reset_stats();
+      }
       pg->barrier();
       const auto t0 = std::chrono::steady_clock::now();
       Tensor logits = (*model)(x);
       Tensor loss = nn::functional::cross_entropy(logits.reshape({-1, 256}), y.reshape({-1}));
+      if (s > 0) resident.sample();
       opt.zero_grad();
       loss.backward();
+      if (s > 0) resident.sample();
       opt.step();
+      if (s > 0) resident.sample();
       pg->barrier();
       if (s > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
-    Tensor peak = full({1}, static_cast<double>(memory_stats().peak_bytes), kDouble);
-    pg->all_reduce(peak, dist::ReduceOp::Max);
+    const double peak = max_over_ranks(*pg, static_cast<double>(memory_stats().peak_bytes));
+    const double rss = max_over_ranks(*pg, status_bytes("VmHWM"));
+    const double anon = max_over_ranks(*pg, resident.anon), file = max_over_ranks(*pg, resident.file);
     const double total = 16.0 * static_cast<double>(params);  // fp32 params + grads + Adam's 2 moments
     const double world = strategy == "full_shard" || strategy == "shard_grad_op" ? pg->size() : 1;
     const double expected = total / world + (sharded ? static_cast<double>(sharded->largest_unit_bytes()) : 0.0);
+    fsdp::FSDPStats st = sharded ? sharded->stats() : fsdp::FSDPStats{};
+    const double per_step = 1.0 / static_cast<double>(steps);
     if (pg->rank() == 0)
       std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
-                  "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"prefetch\":%d}\n",
-                  strategy.c_str(), pg->size(), static_cast<long long>(params), times[times.size() / 2],
-                  peak.item<double>(), expected, peak.item<double>() / expected, prefetch ? 1 : 0);
+                  "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
+                  "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
+                  "\"offload\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
+                  "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f}\n",
+                  strategy.c_str(), pg->size(), static_cast<long long>(params), times[times.size() / 2], peak,
+                  expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
+                  static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
+                  st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step);
     return 0;
   });
 }

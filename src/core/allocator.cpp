@@ -1,10 +1,14 @@
 #include "strider/core/allocator.h"
 
+#include <malloc.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "strider/core/error.h"
 
@@ -50,34 +54,65 @@ thread_local BlockCache t_cache;
 // with fresh mmaps (or trims them off its heap), so without this every training step
 // page-faults (and zeroes) its activations again: a third of a ResNet-50 step. Sizes round up
 // to 256 KiB (2 MiB from 16 MiB on); a request reuses a cached block up to 25% larger.
+// A block not reused within kDecay goes back to the system (jemalloc's dirty-page decay), so a
+// training loop keeps its working set cached while sizes it stopped using (a model's weights
+// before sharding, a finished evaluation's activations) stop counting against resident memory.
 constexpr size_t kLargeBlock = size_t{1} << 20;
+constexpr auto kDecay = std::chrono::seconds(10);
 
 struct LargeCache {
+  using Clock = std::chrono::steady_clock;
+  struct Block {
+    void* ptr;
+    Clock::time_point freed;
+  };
   std::mutex mu;
-  std::multimap<size_t, void*> blocks;
+  std::multimap<size_t, Block> blocks;
   size_t cached_bytes = 0;
-  size_t limit = size_t{8} << 30;  // beyond this, freed blocks go back to the system
+  size_t limit = size_t{8} << 30;  // beyond this, freed blocks go back to the system at once
+  Clock::time_point next_sweep{};
 
-  void* take(size_t rounded) {
+  void* take(size_t rounded, std::vector<void*>& to_free) {
     std::lock_guard<std::mutex> lock(mu);
+    sweep(to_free);
     auto it = blocks.lower_bound(rounded);
     if (it == blocks.end() || it->first > rounded + rounded / 4) return nullptr;
-    void* p = it->second;
+    void* p = it->second.ptr;
     cached_bytes -= it->first;
     blocks.erase(it);
     return p;
   }
   // Returns false when the block should be freed instead.
-  bool put(void* p, size_t rounded) {
+  bool put(void* p, size_t rounded, std::vector<void*>& to_free) {
     std::lock_guard<std::mutex> lock(mu);
+    sweep(to_free);
     if (cached_bytes + rounded > limit) return false;
-    blocks.emplace(rounded, p);
+    blocks.emplace(rounded, Block{p, Clock::now()});
     cached_bytes += rounded;
     return true;
   }
+  // Moves blocks idle for longer than kDecay to `to_free` (at most once per second).
+  void sweep(std::vector<void*>& to_free) {
+    const auto now = Clock::now();
+    if (now < next_sweep) return;
+    next_sweep = now + std::chrono::seconds(1);
+    for (auto it = blocks.begin(); it != blocks.end();) {
+      if (now - it->second.freed < kDecay) {
+        ++it;
+        continue;
+      }
+      to_free.push_back(it->second.ptr);
+      cached_bytes -= it->first;
+      it = blocks.erase(it);
+    }
+  }
+  size_t bytes() {
+    std::lock_guard<std::mutex> lock(mu);
+    return cached_bytes;
+  }
   void clear() {
     std::lock_guard<std::mutex> lock(mu);
-    for (auto& [size, p] : blocks) std::free(p);
+    for (auto& [size, b] : blocks) std::free(b.ptr);
     blocks.clear();
     cached_bytes = 0;
   }
@@ -108,7 +143,9 @@ class AlignedCpuAllocator final : public Allocator {
     }
     if (rounded >= kLargeBlock) {
       rounded = large_rounded(rounded);
-      p = large_cache().take(rounded);
+      std::vector<void*> to_free;
+      p = large_cache().take(rounded, to_free);
+      for (void* q : to_free) std::free(q);
       // A reused block may be up to 25% larger than asked for; it returns to the cache under
       // the smaller size, which stays safe (capacity >= key) and only forgoes the slack.
     }
@@ -129,7 +166,9 @@ class AlignedCpuAllocator final : public Allocator {
     size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
     if (rounded == 0) rounded = kAlignment;
     if (rounded >= kLargeBlock) {
-      if (!large_cache().put(ptr, large_rounded(rounded))) std::free(ptr);
+      std::vector<void*> to_free;
+      if (!large_cache().put(ptr, large_rounded(rounded), to_free)) to_free.push_back(ptr);
+      for (void* q : to_free) std::free(q);
       return;
     }
     if (rounded <= 4096) {
@@ -147,13 +186,16 @@ class AlignedCpuAllocator final : public Allocator {
 
 Allocator& cpu_allocator() {
   static AlignedCpuAllocator allocator = [] {
+    // A fixed threshold: glibc otherwise raises it after each large free, and blocks below it
+    // come from the heap, where freeing them rarely returns memory to the system.
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(kLargeBlock));
     return AlignedCpuAllocator();
   }();
   return allocator;
 }
 
 MemoryStats memory_stats() {
-  return {g_current.load(), g_peak.load(), g_allocations.load()};
+  return {g_current.load(), g_peak.load(), g_allocations.load(), static_cast<int64_t>(large_cache().bytes())};
 }
 
 void reset_peak_memory() { g_peak.store(g_current.load()); }

@@ -1,6 +1,7 @@
 #include "fsdp/flat_param_unit.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "fsdp/offload_tier.h"
 #include "strider/autograd/engine.h"
@@ -18,6 +19,21 @@ Tensor flat_tensor(int64_t numel, ScalarType dtype, Allocator& allocator) {
   auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(numel) * element_size(dtype), allocator);
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, DimVector{numel}, DimVector{1}, 0));
 }
+
+// Adds the seconds since it was made to a counter when it goes out of scope.
+class AddElapsed {
+ public:
+  explicit AddElapsed(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~AddElapsed() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  AddElapsed(const AddElapsed&) = delete;
+  AddElapsed& operator=(const AddElapsed&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int64_t bytes_of(const Tensor& t) { return t.numel() * static_cast<int64_t>(element_size(t.dtype())); }
 
 MemoryFormat dense_format(const Tensor& p, const std::string& name) {
   if (p.is_contiguous()) return MemoryFormat::Contiguous;
@@ -122,7 +138,15 @@ FlatParamUnit::~FlatParamUnit() {
 void FlatParamUnit::gather_async() {
   if (!tree_->sharded() || params_.empty() || state_ != State::Sharded) return;
   full_flat_.storage()->reallocate(static_cast<size_t>(full_numel_) * element_size(compute_dtype_));
-  send_ = compute_dtype_ == dtype_ ? shard_flat_ : shard_flat_.to(compute_dtype_);
+  if (compute_dtype_ == dtype_) {
+    send_ = shard_flat_;
+  } else {
+    AddElapsed t(tree_->stats.copy_seconds);
+    send_ = shard_flat_.to(compute_dtype_);
+    tree_->stats.copied_bytes += bytes_of(send_);
+  }
+  ++tree_->stats.all_gathers;
+  tree_->stats.gathered_bytes += bytes_of(full_flat_);
   gather_work_ = tree_->pg->all_gather_pieces_async(full_flat_, send_, pieces_);
   state_ = State::Gathering;
 }
@@ -130,7 +154,10 @@ void FlatParamUnit::gather_async() {
 void FlatParamUnit::use_full_params() {
   gather_async();
   if (state_ == State::Gathering) {
-    gather_work_->wait();
+    {
+      AddElapsed t(tree_->stats.gather_wait_seconds);
+      gather_work_->wait();
+    }
     gather_work_.reset();
     send_ = Tensor();
     state_ = State::Gathered;
@@ -232,11 +259,15 @@ void FlatParamUnit::on_grad_ready(size_t i) {
   STRIDER_INTERNAL_ASSERT(g.strides() == s.full.strides(), "gradient layout differs from its parameter's");
   const int64_t total = s.full.numel();
   Tensor g_flat = g.as_strided({total}, {1}, g.storage_offset());
-  for (int q = 0; q < n; ++q) {
-    Tensor dst = grad_flat_.narrow(0, q * segment_numel_ + s.shard_offset, s.chunk_numel);
-    const int64_t valid = std::clamp<int64_t>(total - q * s.chunk_numel, 0, s.chunk_numel);
-    if (valid > 0) ops::copy_(dst.narrow(0, 0, valid), g_flat.narrow(0, q * s.chunk_numel, valid));
-    if (valid < s.chunk_numel) ops::zero_(dst.narrow(0, valid, s.chunk_numel - valid));
+  {
+    AddElapsed t(tree_->stats.copy_seconds);
+    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(rdt));
+    for (int q = 0; q < n; ++q) {
+      Tensor dst = grad_flat_.narrow(0, q * segment_numel_ + s.shard_offset, s.chunk_numel);
+      const int64_t valid = std::clamp<int64_t>(total - q * s.chunk_numel, 0, s.chunk_numel);
+      if (valid > 0) ops::copy_(dst.narrow(0, 0, valid), g_flat.narrow(0, q * s.chunk_numel, valid));
+      if (valid < s.chunk_numel) ops::zero_(dst.narrow(0, valid, s.chunk_numel - valid));
+    }
   }
   s.full.set_grad(Tensor());
   if (!grad_seen_[i]) {
@@ -253,6 +284,8 @@ void FlatParamUnit::launch_reduce() {
     if (!grad_seen_[i])
       for (int q = 0; q < n; ++q)
         ops::zero_(grad_flat_.narrow(0, q * segment_numel_ + params_[i].shard_offset, params_[i].chunk_numel));
+  ++tree_->stats.reduce_scatters;
+  tree_->stats.reduced_bytes += bytes_of(grad_flat_);
   if (tree_->sharded()) {
     reduced_ = flat_tensor(segment_numel_, rdt, cpu_allocator());
     reduce_work_ = tree_->pg->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
@@ -272,15 +305,20 @@ void FlatParamUnit::finish_backward() {
   if (in_backward_ && !tree_->no_sync && grads_ready_ > 0) launch_reduce();
   in_backward_ = false;
   if (reduce_work_) {
-    reduce_work_->wait();
+    {
+      AddElapsed t(tree_->stats.reduce_wait_seconds);
+      reduce_work_->wait();
+    }
     reduce_work_.reset();
     grad_flat_ = Tensor();
     Tensor g = reduced_;
     reduced_ = Tensor();
     if (tree_->sharded()) {
       if (g.dtype() != dtype_ || tree_->tier) {
+        AddElapsed t(tree_->stats.copy_seconds);
         Tensor cast = flat_tensor(segment_numel_, dtype_, tree_->shard_allocator());
         ops::copy_(cast, g);
+        tree_->stats.copied_bytes += bytes_of(cast);
         g = cast;
       }
       for (ParamSlot& s : params_) {

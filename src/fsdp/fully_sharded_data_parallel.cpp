@@ -24,6 +24,7 @@ std::shared_ptr<FullyShardedDataParallel> FullyShardedDataParallel::wrap(std::sh
   auto fsdp = std::shared_ptr<FullyShardedDataParallel>(
       new FullyShardedDataParallel(std::move(module), std::move(pg), std::move(options)));
   fsdp->build_units();
+  empty_cache();  // the unsharded parameters just freed go back to the system, not the cache
   return fsdp;
 }
 
@@ -183,5 +184,9 @@ int64_t FullyShardedDataParallel::largest_unit_bytes() const {
   for (FlatParamUnit* u : tree_->units) best = std::max(best, u->gathered_bytes());
   return best;
 }
+
+const FSDPStats& FullyShardedDataParallel::stats() const { return tree_->stats; }
+
+void FullyShardedDataParallel::reset_stats() { tree_->stats = FSDPStats{}; }
 
 }  // namespace strider::fsdp

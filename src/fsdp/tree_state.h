@@ -7,6 +7,7 @@
 #include "strider/core/allocator.h"
 #include "strider/dist/process_group.h"
 #include "strider/fsdp/options.h"
+#include "strider/fsdp/stats.h"
 
 namespace strider::fsdp::detail {
 
@@ -24,6 +25,7 @@ struct TreeState {
   bool callback_queued = false;
   int prefetched = 0;                // units gathered ahead of use
   OffloadTier* tier = nullptr;  // offload files; null without offload
+  FSDPStats stats;
 
   Allocator& shard_allocator();
   ScalarType compute_dtype(ScalarType param) const {

@@ -10,6 +10,7 @@ struct MemoryStats {
   int64_t current_bytes = 0;   // bytes held by live storages
   int64_t peak_bytes = 0;      // highest current_bytes since start or reset_peak_memory()
   int64_t allocations = 0;     // number of allocate() calls since start
+  int64_t cached_bytes = 0;    // freed large blocks kept for reuse (empty_cache() returns them)
 };
 
 class Allocator {

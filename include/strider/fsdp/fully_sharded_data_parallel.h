@@ -21,6 +21,7 @@
 
 #include "strider/dist/process_group.h"
 #include "strider/fsdp/options.h"
+#include "strider/fsdp/stats.h"
 #include "strider/nn/module.h"
 
 namespace strider::fsdp {
@@ -72,6 +73,9 @@ class FullyShardedDataParallel : public nn::Module {
   int64_t num_units() const;
   // Bytes of the largest unit's gathered parameters (in the compute dtype).
   int64_t largest_unit_bytes() const;
+  // Traffic, copies and waits of this tree since construction or the last reset (this rank).
+  const FSDPStats& stats() const;
+  void reset_stats();
 
  private:
   FullyShardedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg,

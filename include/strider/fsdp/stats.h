@@ -1,0 +1,19 @@
+#pragma once
+// What one FSDP tree moved and waited for since the last reset: the benchmarks report these so
+// copies into and out of the flat buffers, and communication not hidden by prefetch, are
+// measured rather than guessed.
+#include <cstdint>
+
+namespace strider::fsdp {
+
+struct FSDPStats {
+  int64_t all_gathers = 0, reduce_scatters = 0;
+  int64_t gathered_bytes = 0;        // unsharded bytes received by all-gathers
+  int64_t reduced_bytes = 0;         // gradient bytes entering reduce-scatters (or all-reduces)
+  int64_t copied_bytes = 0;          // flat-buffer copies on the compute thread (gradient packing, casts)
+  double copy_seconds = 0;           // time those copies took
+  double gather_wait_seconds = 0;    // compute thread blocked on all-gathers (not hidden by prefetch)
+  double reduce_wait_seconds = 0;    // end of backward blocked on reduce-scatters
+};
+
+}  // namespace strider::fsdp
