@@ -15,6 +15,7 @@
 #include "strider/core/tensor.h"
 #include "strider/core/tensor_options.h"
 #include "strider/io/data_loader.h"
+#include "strider/io/text_dataset.h"
 #include "strider/io/idx.h"
 #include "strider/io/safetensors.h"
 #include "strider/dist/mpi_process_group.h"

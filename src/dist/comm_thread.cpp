@@ -8,7 +8,8 @@
 namespace strider::dist::detail {
 namespace {
 
-constexpr int kQueryTag = 1, kReplyTag = 2;
+constexpr int kQueryTag = 1, kReplyTag = 2, kFailureTag = 3;
+constexpr int kMaxFailureMessage = 1024;
 
 // A rank's answer to "where are you?": the collective it is in (0 when idle) and the last one
 // it finished, with the current collective's name.
@@ -104,6 +105,7 @@ void CommThread::wait_requests(MPI_Request* requests, int count) {
     if ((spins & 255) == 255) {
       const auto now = std::chrono::steady_clock::now();
       if (now > deadline) report_timeout();
+      if ((spins & 4095) == 4095) answer_queries();  // a failing peer's announcement ends this wait
       if (now - start > std::chrono::milliseconds(200)) {
         answer_queries();
         std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -114,7 +116,41 @@ void CommThread::wait_requests(MPI_Request* requests, int count) {
   }
 }
 
+void CommThread::announce_failure(const std::string& message) {
+  const std::string text = message.substr(0, kMaxFailureMessage - 1);
+  std::vector<MPI_Request> sends;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    sends.emplace_back();
+    MPI_Isend(text.c_str(), static_cast<int>(text.size()) + 1, MPI_CHAR, r, kFailureTag, control_comm_,
+              &sends.back());
+  }
+  // Small messages leave eagerly; give them (and the peers' printing) a moment, never a hang.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  int flag = 0;
+  while (!flag && std::chrono::steady_clock::now() < until) {
+    MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag, MPI_STATUSES_IGNORE);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+}
+
 void CommThread::answer_queries() {
+  int failed = 0;
+  MPI_Status fst;
+  MPI_Iprobe(MPI_ANY_SOURCE, kFailureTag, control_comm_, &failed, &fst);
+  if (failed) {
+    char text[kMaxFailureMessage] = {};
+    MPI_Recv(text, kMaxFailureMessage, MPI_CHAR, fst.MPI_SOURCE, kFailureTag, control_comm_, MPI_STATUS_IGNORE);
+    std::fprintf(stderr, "strider: [rank %d of %d] stopping because rank %d failed: %s\n", rank_, size_,
+                 fst.MPI_SOURCE, text);
+    std::fflush(stderr);
+    // The failing rank aborts the job once every peer had time to say why; abort ourselves only
+    // if that never comes.
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    abort_(std::string("stopping because rank ") + std::to_string(fst.MPI_SOURCE) + " failed");
+    std::abort();
+  }
   for (;;) {
     int flag = 0;
     MPI_Status st;

@@ -48,6 +48,9 @@ class CommThread {
   void run_sync(const std::function<void()>& fn);
 
   void set_timeout(std::chrono::milliseconds t) { timeout_ms_.store(t.count()); }
+  // Tells every other rank this one is failing with `message` (callable from any thread); their
+  // comm threads print it and abort, so each rank's log says why the job ended.
+  void announce_failure(const std::string& message);
   MPI_Comm data_comm() const { return data_comm_; }
 
  private:
@@ -60,7 +63,8 @@ class CommThread {
   };
   void loop();
   void wait_requests(MPI_Request* requests, int count);
-  // Answers other ranks' "where are you?" queries (called while idle and while waiting).
+  // Answers other ranks' "where are you?" queries and acts on their failure announcements
+  // (called while idle and while waiting).
   void answer_queries();
   [[noreturn]] void report_timeout();
 

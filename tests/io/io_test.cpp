@@ -82,6 +82,44 @@ TEST(DataLoader, BatchesNormalizesAndLaysOut) {
   }
 }
 
+TEST(TextLoader, WindowsShiftTargetsAndSplitAcrossRanks) {
+  const std::string path = (std::filesystem::temp_directory_path() / "strider_text_test.txt").string();
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += static_cast<char>('a' + i % 26);
+  std::ofstream(path, std::ios::binary) << text;
+  io::TextDataset data = io::load_text_file(path);
+  ASSERT_EQ(data.size(), 1000);
+  io::TextSplit split = io::split_text(data, 0.1);
+  EXPECT_EQ(split.train.size(), 900);
+  EXPECT_EQ(split.val.size(), 100);
+  EXPECT_EQ(split.val.tokens[0].item<int64_t>(), 'a' + 900 % 26);
+
+  // 900 tokens, windows of 16 + 1 every 16 bytes: 56 windows; 2 ranks x 28, batches of 4 = 7.
+  for (int r = 0; r < 2; ++r) {
+    io::TextLoader loader(split.train, {.batch_size = 4, .seq_len = 16, .seed = 3, .num_replicas = 2, .rank = r});
+    EXPECT_EQ(loader.windows(), 56);
+    EXPECT_EQ(loader.batches_per_epoch(), 7);
+    loader.start_epoch(0);
+    int batches = 0;
+    while (auto b = loader.next()) {
+      ++batches;
+      ASSERT_EQ(b->input.sizes(), IntArrayRef({4, 16}));
+      ASSERT_EQ(b->input.dtype(), kLong);
+      for (int64_t i = 0; i < 4; ++i) {
+        for (int64_t t = 0; t < 16; ++t) {
+          const int64_t in = b->input[i][t].item<int64_t>(), next = b->target[i][t].item<int64_t>();
+          EXPECT_EQ(next, 'a' + (in - 'a' + 1) % 26);  // target = the following byte
+        }
+      }
+    }
+    EXPECT_EQ(batches, 7);
+  }
+  std::filesystem::remove(path);
+
+  EXPECT_THROW(io::load_text_file("/nonexistent/strider.txt"), Error);
+  EXPECT_THROW(io::TextLoader(io::TextDataset{data.tokens.narrow(0, 0, 10)}, {.seq_len = 16}), Error);
+}
+
 TEST(Safetensors, RoundTripAtomicAndVerified) {
   const std::string p = temp("ckpt.safetensors");
   io::TensorMap m = {{"a", rand({2, 3, 4, 5}).to(MemoryFormat::ChannelsLast)}, {"b", arange(7)},

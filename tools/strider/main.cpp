@@ -1,5 +1,6 @@
-// The `strider` command. Until the trainer lands, its main job is a tour of the memory-format
-// API: it prints what PyTorch prints for the same calls.
+// The `strider` command: `train` (the default job: a CNN on Fashion-MNIST, or a GPT on a text
+// file, alone or under mpirun), `bench model`, and `demo`, a tour of the memory-format API that
+// prints what PyTorch prints for the same calls.
 #include <cstdlib>
 #include <iostream>
 
@@ -55,15 +56,21 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
   strider::tools::TrainOptions t;
-  auto* train_cmd = app.add_subcommand("train", "train a model on Fashion-MNIST (the default job)");
-  train_cmd->add_option("--model", t.model, "fmnist_resnet | small_cnn | resnet18")->capture_default_str();
+  auto* train_cmd = app.add_subcommand("train", "train a CNN on Fashion-MNIST (the default job) or a GPT on a text file");
+  train_cmd->add_option("--model", t.model, "fmnist_resnet | small_cnn | resnet18 | gpt")->capture_default_str();
+  train_cmd->add_option("--text-file", t.text_file, "--model gpt: the text to learn (bytes are tokens)");
+  train_cmd->add_option("--n-layer", t.n_layer, "--model gpt: transformer blocks")->capture_default_str();
+  train_cmd->add_option("--n-head", t.n_head, "--model gpt: attention heads")->capture_default_str();
+  train_cmd->add_option("--n-embd", t.n_embd, "--model gpt: embedding width")->capture_default_str();
+  train_cmd->add_option("--seq", t.seq, "--model gpt: context length in bytes")->capture_default_str();
   train_cmd->add_option("--memory-format", t.memory_format, "channels_last | contiguous")->capture_default_str();
   train_cmd->add_option("--dtype", t.dtype, "float32 | bfloat16 (bf16 compute, float32 master weights)")->capture_default_str();
-  train_cmd->add_option("--optimizer", t.optimizer, "sgd | adamw")->capture_default_str();
+  auto* optimizer_opt = train_cmd->add_option("--optimizer", t.optimizer, "sgd | adamw (gpt: adamw)")->capture_default_str();
   train_cmd->add_option("--epochs", t.epochs)->capture_default_str();
   train_cmd->add_option("--batch-size", t.batch_size)->capture_default_str();
-  train_cmd->add_option("--lr", t.lr, "peak learning rate (warmup, then cosine decay)")->capture_default_str();
-  train_cmd->add_option("--weight-decay", t.weight_decay)->capture_default_str();
+  auto* lr_opt = train_cmd->add_option("--lr", t.lr, "peak learning rate (warmup, then cosine decay; gpt: 1e-3)")
+                    ->capture_default_str();
+  auto* wd_opt = train_cmd->add_option("--weight-decay", t.weight_decay, "(gpt: 0.01)")->capture_default_str();
   train_cmd->add_option("--label-smoothing", t.label_smoothing)->capture_default_str();
   train_cmd->add_option("--threads", t.threads, "OpenMP threads (0 = all cores)")->capture_default_str();
   train_cmd->add_option("--seed", t.seed)->capture_default_str();
@@ -91,6 +98,11 @@ int main(int argc, char** argv) {
   bench_model->add_option("--steps", b.steps)->capture_default_str();
   bench_model->add_flag("--json", b.json, "print one JSON object");
   CLI11_PARSE(app, argc, argv);
+  if (t.model == "gpt") {  // a transformer's usual recipe unless asked otherwise
+    if (optimizer_opt->count() == 0) t.optimizer = "adamw";
+    if (lr_opt->count() == 0) t.lr = 1e-3;
+    if (wd_opt->count() == 0) t.weight_decay = 0.01;
+  }
   if (const char* v = std::getenv("STRIDER_CHECK_MEMORY_FORMAT"); v && std::string(v) == "1")
     set_memory_format_check(true);
   if (const char* v = std::getenv("STRIDER_VERBOSE"); v && std::string(v) == "1") set_kernel_verbose(true);

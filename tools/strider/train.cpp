@@ -14,6 +14,7 @@
 #include <strider/strider.h>
 
 #include "svg_plot.h"
+#include "train_task.h"
 
 namespace strider::tools {
 namespace {
@@ -23,60 +24,33 @@ namespace F = nn::functional;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::shared_ptr<nn::Module> make_model(const std::string& name) {
-  if (name == "fmnist_resnet") return models::fmnist_resnet(10, 1);
-  if (name == "small_cnn") return models::small_cnn(10, 1);
-  if (name == "resnet18") return models::resnet18(10, 1);
-  STRIDER_CHECK(false, "train", "unknown model '", name, "'; use fmnist_resnet, small_cnn or resnet18");
-  return nullptr;
-}
-
-double evaluate(nn::Module& model, io::DataLoader& loader, ScalarType dtype) {
-  NoGradGuard g;
-  model.eval();
-  int64_t correct = 0, total = 0;
-  loader.start_epoch(0);
-  while (auto b = loader.next()) {
-    Tensor logits;
-    if (dtype == kBFloat16) {
-      nn::CastParameters cast(model, kBFloat16);
-      logits = model(b->input);
-    } else {
-      logits = model(b->input);
-    }
-    correct += sum(eq(argmax(logits.to(kFloat), 1), b->target)).item<int64_t>();
-    total += b->target.numel();
-  }
-  model.train();
-  return total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
-}
-
-void print_progress(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss, double img_s,
-                    double eta, bool tty) {
+void print_progress(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss, double rate,
+                    const char* unit, double eta, bool tty) {
   const int width = 24;
   const int filled = steps ? static_cast<int>(width * step / steps) : width;
-  std::fprintf(stderr, "%sepoch %lld/%lld [%s%s] %lld/%lld loss %.4f  %.0f img/s  ETA %02d:%02d%s",
+  std::fprintf(stderr, "%sepoch %lld/%lld [%s%s] %lld/%lld loss %.4f  %.0f %s/s  ETA %02d:%02d%s",
                tty ? "\r" : "", static_cast<long long>(epoch), static_cast<long long>(epochs),
                std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-               static_cast<long long>(step), static_cast<long long>(steps), loss, img_s,
+               static_cast<long long>(step), static_cast<long long>(steps), loss, rate, unit,
                static_cast<int>(eta) / 60, static_cast<int>(eta) % 60, tty ? "   " : "\n");
   std::fflush(stderr);
 }
 
 void save_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt, const TrainOptions& o,
-                     int64_t epoch) {
+                     const std::string& signature, int64_t epoch) {
   io::TensorMap t;
   for (auto& [n, v] : model.state_dict()) t["model." + n] = v;
   for (auto& [pname, st] : opt.state())
     for (auto& [k, v] : st) t["optim." + pname + "." + k] = v;
-  io::save_safetensors(path, t, {{"model", o.model}, {"epoch", std::to_string(epoch)},
+  io::save_safetensors(path, t, {{"model", signature}, {"epoch", std::to_string(epoch)},
                                  {"optimizer", o.optimizer}, {"optimizer_steps", std::to_string(opt.step_count())}});
 }
 
-int64_t load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt, const TrainOptions& o) {
+int64_t load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt,
+                        const std::string& signature) {
   io::SafetensorsFile f = io::load_safetensors(path);
-  STRIDER_CHECK(f.metadata["model"] == o.model, "train", "checkpoint ", path, " holds a '", f.metadata["model"],
-                "' model, not '", o.model, "'");
+  STRIDER_CHECK(f.metadata["model"] == signature, "train", "checkpoint ", path, " holds a '", f.metadata["model"],
+                "' model, not '", signature, "'");
   std::map<std::string, Tensor> model_state;
   for (auto& [n, v] : f.tensors) {
     if (n.rfind("model.", 0) == 0) model_state[n.substr(6)] = v;
@@ -154,26 +128,15 @@ int train_loop(const TrainOptions& o) {
   STRIDER_CHECK(o.epochs > 0 && o.batch_size > 0 && o.lr > 0, "train", "epochs, batch size and lr must be positive");
   std::filesystem::create_directories(o.out_dir);
 
-  // Fashion-MNIST's pixel statistics.
-  auto base_model = make_model(o.model);
+  std::unique_ptr<TrainTask> task = o.model == "gpt" ? make_text_task(o) : make_image_task(o);
+  auto base_model = task->make_model();
   base_model->to(fmt);
   Parallel par = make_parallel(base_model, o, dtype);
   auto& model = par.model;
   const bool lead = par.rank == 0;  // only rank 0 prints and writes shared files
   const std::string ckpt = o.out_dir + (par.world > 1 ? "/checkpoint-rank" + std::to_string(par.rank) : "/checkpoint") +
                            ".safetensors";
-  // Each rank reads a disjoint slice of the same shuffled order.
-  io::DataLoaderOptions lo{.batch_size = o.batch_size / par.world, .shuffle = true, .seed = o.seed, .drop_last = true,
-                           .mean = 0.2860, .std = 0.3530, .dtype = par.fsdp ? kFloat : dtype, .memory_format = fmt,
-                           .num_replicas = par.world, .rank = par.rank};
-  io::DataLoader train(io::load_fashion_mnist(o.data_dir, "train"), lo);
-  io::DataLoaderOptions to = lo;
-  to.batch_size = 1000;
-  to.shuffle = false;
-  to.drop_last = false;
-  to.num_replicas = 1;
-  to.rank = 0;
-  io::DataLoader test(io::load_fashion_mnist(o.data_dir, "test"), to);
+  task->open_data(par.rank, par.world, o.batch_size / par.world, par.fsdp ? kFloat : dtype);
   std::unique_ptr<optim::Optimizer> opt;
   if (o.optimizer == "sgd") {
     opt = std::make_unique<optim::SGD>(model->named_parameters(),
@@ -182,41 +145,43 @@ int train_loop(const TrainOptions& o) {
     STRIDER_CHECK(o.optimizer == "adamw", "train", "unknown optimizer '", o.optimizer, "'; use sgd or adamw");
     opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
   }
-  const int64_t steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, train.batches_per_epoch())
-                                                      : train.batches_per_epoch();
+  const int64_t steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, task->batches_per_epoch())
+                                                      : task->batches_per_epoch();
+  STRIDER_CHECK(steps_per_epoch > 0, "train", "the training data makes no full batch of ", o.batch_size,
+                "; lower --batch-size");
   const int64_t total_steps = steps_per_epoch * o.epochs;
   optim::CosineWithWarmup sched(*opt, std::min<int64_t>(steps_per_epoch / 2, 200), total_steps);
   int64_t start_epoch = 0;
   if (!o.resume.empty()) {
-    start_epoch = load_checkpoint(par.world > 1 ? ckpt : o.resume, *model, *opt, o);
+    start_epoch = load_checkpoint(par.world > 1 ? ckpt : o.resume, *model, *opt, task->model_signature());
     for (int64_t i = 0; i < start_epoch * steps_per_epoch; ++i) sched.step();
   }
 
   const bool tty = lead && o.progress && ::isatty(STDERR_FILENO);
   const ScalarType cast_dtype = par.fsdp ? kFloat : dtype;  // FSDP casts through MixedPrecision
   std::ofstream metrics(o.out_dir + "/metrics.jsonl", o.resume.empty() ? std::ios::trunc : std::ios::app);
-  Series loss_curve{"training loss", "step", "loss", {}}, acc_curve{"test accuracy", "epoch", "accuracy", {}};
+  EvalResult score;
+  Series loss_curve{"training loss", "step", "loss", {}}, eval_curve{"held-out score", "epoch", "", {}};
   const auto t0 = Clock::now();
-  double accuracy = 0, last_loss = 0;
+  double last_loss = 0;
   int64_t global_step = start_epoch * steps_per_epoch;
   if (!o.json && lead)
-    std::cerr << "training " << o.model << " (" << model->num_parameters() << " parameters) on Fashion-MNIST, "
-              << o.memory_format << ", " << o.dtype << ", " << omp_get_max_threads() << " threads, "
-              << o.epochs << " epochs of " << steps_per_epoch << " steps"
+    std::cerr << "training " << task->model_signature() << " (" << model->num_parameters() << " parameters) on "
+              << task->describe() << ", " << o.memory_format << ", " << o.dtype << ", " << omp_get_max_threads()
+              << " threads, " << o.epochs << " epochs of " << steps_per_epoch << " steps"
               << (par.world > 1 ? ", " + o.fsdp + " on " + std::to_string(par.world) + " ranks" : std::string()) << "\n";
   for (int64_t epoch = start_epoch; epoch < o.epochs; ++epoch) {
-    train.start_epoch(epoch);
+    task->start_epoch(epoch);
     const auto te = Clock::now();
     double loss_sum = 0;
-    int64_t step = 0, images = 0;
-    while (auto b = train.next()) {
+    int64_t step = 0, samples = 0;
+    while (auto b = task->next()) {
       if (step >= steps_per_epoch) break;
       Tensor loss;
       {
         std::optional<nn::CastParameters> cast;
         if (cast_dtype == kBFloat16) cast.emplace(*model, kBFloat16);
-        Tensor logits = (*model)(b->input);
-        loss = F::cross_entropy(logits.to(kFloat), b->target, F::Reduction::Mean, o.label_smoothing);
+        loss = task->loss((*model)(b->input), *b);
         opt->zero_grad();
         loss.backward();
       }
@@ -231,45 +196,48 @@ int train_loop(const TrainOptions& o) {
       STRIDER_CHECK(std::isfinite(last_loss), "train", "the loss became ", last_loss, " at epoch ", epoch + 1,
                     " step ", step + 1, "; lower the learning rate (--lr)");
       loss_sum += last_loss;
-      images += b->target.numel();
+      samples += b->target.numel();
       ++step;
       ++global_step;
       loss_curve.points.emplace_back(static_cast<double>(global_step), last_loss);
       const double el = seconds_since(te);
       const bool report = tty ? (step % 5 == 0 || step == steps_per_epoch) : (step % std::max<int64_t>(1, steps_per_epoch / 4) == 0);
       if (lead && o.progress && !o.json && report) {
-        const double img_s = images / std::max(el, 1e-9);
+        const double rate = static_cast<double>(samples * par.world) / std::max(el, 1e-9);
         const double eta = (total_steps - global_step) * (el / step);
-        print_progress(epoch + 1, o.epochs, step, steps_per_epoch, loss_sum / step, img_s, eta, tty);
+        print_progress(epoch + 1, o.epochs, step, steps_per_epoch, loss_sum / step, rate, task->sample_unit(), eta, tty);
       }
     }
     if (tty && !o.json) std::fputc('\n', stderr);
-    images *= par.world;
+    samples *= par.world;
     const double epoch_s = seconds_since(te);
-    accuracy = evaluate(*model, test, cast_dtype);
-    acc_curve.points.emplace_back(static_cast<double>(epoch + 1), accuracy);
+    score = task->evaluate(*model, cast_dtype);
+    eval_curve.y_label = score.metric;
+    eval_curve.points.emplace_back(static_cast<double>(epoch + 1), score.value);
     nlohmann::json rec = {{"epoch", epoch + 1}, {"train_loss", loss_sum / std::max<int64_t>(step, 1)},
-                          {"test_accuracy", accuracy}, {"epoch_seconds", epoch_s},
-                          {"images_per_s", images / std::max(epoch_s, 1e-9)}, {"lr", opt->lr()}};
+                          {score.metric, score.value}, {"epoch_seconds", epoch_s},
+                          {std::string(task->sample_unit()) + "_per_s", samples / std::max(epoch_s, 1e-9)},
+                          {"lr", opt->lr()}};
     if (lead) metrics << rec.dump() << "\n" << std::flush;
     if (!o.json && lead)
-      std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", test accuracy "
-                << 100 * accuracy << "%, " << epoch_s << " s\n";
-    save_checkpoint(ckpt, *model, *opt, o, epoch + 1);  // per rank under FSDP: its shards
+      std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", "
+                << score.summary << ", " << epoch_s << " s\n";
+    save_checkpoint(ckpt, *model, *opt, o, task->model_signature(), epoch + 1);  // per rank under FSDP: its shards
   }
+  if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);
   if (!lead) return 0;
-  write_svg_plot(o.out_dir + "/curves.svg", {loss_curve, acc_curve});
-  nlohmann::json summary = {{"model", o.model}, {"memory_format", o.memory_format}, {"dtype", o.dtype},
-                            {"epochs", o.epochs}, {"test_accuracy", accuracy}, {"final_loss", last_loss},
-                            {"seconds", total_s}, {"out_dir", o.out_dir}, {"parallel", o.fsdp},
-                            {"ranks", par.world}};
+  eval_curve.title = score.metric;
+  write_svg_plot(o.out_dir + "/curves.svg", {loss_curve, eval_curve});
+  nlohmann::json summary = {{"model", task->model_signature()}, {"memory_format", o.memory_format},
+                            {"dtype", o.dtype}, {"epochs", o.epochs}, {score.metric, score.value},
+                            {"final_loss", last_loss}, {"seconds", total_s}, {"out_dir", o.out_dir},
+                            {"parallel", o.fsdp}, {"ranks", par.world}};
   if (o.json) {
     std::cout << summary.dump() << "\n";
   } else {
-    std::cout << "done: " << o.epochs << " epochs in " << total_s << " s, test accuracy " << 100 * accuracy
-              << "%\n  metrics " << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint "
-              << ckpt << "\n";
+    std::cout << "done: " << o.epochs << " epochs in " << total_s << " s, " << score.summary << "\n  metrics "
+              << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << ckpt << "\n";
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// `strider train`: a model on Fashion-MNIST with progress, per-epoch test accuracy, a JSON-lines
+// `strider train`: a CNN on Fashion-MNIST (the default job) or a byte-level GPT on a text file,
+// locally or data-parallel under mpirun, with progress, a per-epoch held-out score, a JSON-lines
 // metrics log, an SVG plot and a resumable safetensors checkpoint.
 #include <cstdint>
 #include <string>
@@ -7,7 +8,10 @@
 namespace strider::tools {
 
 struct TrainOptions {
-  std::string model = "fmnist_resnet";  // fmnist_resnet | small_cnn | resnet18
+  std::string model = "fmnist_resnet";  // fmnist_resnet | small_cnn | resnet18 | gpt
+  // --model gpt: the text to learn (its bytes are the tokens) and the model's shape.
+  std::string text_file;
+  int64_t n_layer = 4, n_head = 4, n_embd = 128, seq = 64;
   std::string memory_format = "channels_last";
   std::string dtype = "float32";        // float32 | bfloat16 (bf16 compute, float32 masters)
   std::string optimizer = "sgd";        // sgd | adamw

@@ -16,8 +16,8 @@
 namespace strider::io {
 
 struct Batch {
-  Tensor input;   // [B, C, H, W] in the loader's dtype and memory format
-  Tensor target;  // int64 [B]
+  Tensor input;   // images [B, C, H, W] in the loader's dtype and memory format, or token ids [B, T]
+  Tensor target;  // int64 class labels [B], or next tokens [B, T]
 };
 
 // Which indices of a dataset this process visits in an epoch: a seeded permutation (or the
