@@ -161,7 +161,9 @@ void FlatParamUnit::use_full_params() {
     gather_work_.reset();
     send_ = Tensor();
     state_ = State::Gathered;
-    if (tree_->tier) tree_->tier->evict(shard_flat_);
+    // Offload: in forward this unit's shard is idle until its backward; in backward the
+    // optimizer step needs it next.
+    if (tree_->tier && !in_backward_) tree_->tier->evict(shard_flat_);
   }
   if (prefetched_) {
     prefetched_ = false;
@@ -204,7 +206,10 @@ void FlatParamUnit::prefetch(int direction) {
 }
 
 void FlatParamUnit::pre_forward() {
-  if (is_root() && tree_->tier) tree_->tier->evict_all();
+  if (is_root() && tree_->tier) {  // the optimizer step is over: page the sharded state out
+    for (FlatParamUnit* u : tree_->units) u->discard_consumed_grads();
+    tree_->tier->evict_all();
+  }
   if (!tree_->order_recorded && std::find(tree_->forward_order.begin(), tree_->forward_order.end(), this) ==
                                     tree_->forward_order.end())
     tree_->forward_order.push_back(this);
@@ -233,11 +238,14 @@ Tensor FlatParamUnit::post_forward(const Tensor& output) {
 
 void FlatParamUnit::pre_backward() {
   if (is_root() && !tree_->callback_queued) {
+    // Offload: read the sharded state back while backward computes; the step after it needs it.
+    if (tree_->tier) tree_->tier->prefetch_all();
     tree_->callback_queued = true;
     TreeState* tree = tree_;
     autograd::queue_callback([tree] {
+      // Under offload the state stays resident for the optimizer step that follows; the next
+      // forward pages it out.
       for (FlatParamUnit* u : tree->units) u->finish_backward();
-      if (tree->tier) tree->tier->evict_all();
       tree->callback_queued = false;
     });
   }
@@ -246,6 +254,12 @@ void FlatParamUnit::pre_backward() {
   if (tree_->options.backward_prefetch == BackwardPrefetch::BackwardPre) prefetch(-1);
   use_full_params();
   use_shards();  // backward reads the saved (full) tensors; the registry shows shards
+}
+
+void FlatParamUnit::discard_consumed_grads() {
+  // Any other holder (a shard's .grad, a user's reference) still needs the values.
+  if (!tree_->tier || !tier_grads_.defined() || tier_grads_.storage().use_count() > 1) return;
+  tree_->tier->discard(tier_grads_);
 }
 
 void FlatParamUnit::on_grad_ready(size_t i) {
@@ -314,9 +328,19 @@ void FlatParamUnit::finish_backward() {
     Tensor g = reduced_;
     reduced_ = Tensor();
     if (tree_->sharded()) {
+      const bool accumulating = std::any_of(params_.begin(), params_.end(),
+                                            [](const ParamSlot& s) { return s.shard.grad().defined(); });
       if (g.dtype() != dtype_ || tree_->tier) {
         AddElapsed t(tree_->stats.copy_seconds);
-        Tensor cast = flat_tensor(segment_numel_, dtype_, tree_->shard_allocator());
+        Tensor cast;
+        if (tree_->tier && !accumulating) {  // reuse the tier buffer: no new file each step
+          // A new buffer if someone kept last step's gradients (they must not change under them).
+          if (!tier_grads_.defined() || tier_grads_.storage().use_count() > 1)
+            tier_grads_ = flat_tensor(segment_numel_, dtype_, *tree_->tier);
+          cast = tier_grads_;
+        } else {
+          cast = flat_tensor(segment_numel_, dtype_, tree_->shard_allocator());
+        }
         ops::copy_(cast, g);
         tree_->stats.copied_bytes += bytes_of(cast);
         g = cast;

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -51,7 +52,8 @@ void* OffloadTier::allocate(size_t nbytes) {
 
 void OffloadTier::deallocate(void* ptr, size_t) {
   if (!ptr) return;
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return busy_ != ptr; });  // never unmap a range the I/O thread is advising
   auto it = mappings_.find(ptr);
   if (it == mappings_.end()) return;
   munmap(ptr, it->second);
@@ -59,25 +61,65 @@ void OffloadTier::deallocate(void* ptr, size_t) {
   mappings_.erase(it);
 }
 
-void OffloadTier::evict_range(void* ptr, size_t nbytes) {
-  // MADV_PAGEOUT (Linux 5.4+) writes dirty file pages back and reclaims them; MADV_DONTNEED
-  // drops them from this process (the page cache keeps them until memory is needed).
+OffloadTier::OffloadTier(std::string directory) : directory_(std::move(directory)) {
+  io_ = std::thread([this] { io_loop(); });
+  io_.detach();
+}
+
+void OffloadTier::io_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !pending_.empty(); });
+    void* p = pending_.front();
+    pending_.pop_front();
+    auto it = mappings_.find(p);
+    if (it == mappings_.end()) continue;  // freed meanwhile
+    const size_t len = it->second;
+    busy_ = p;
+    lock.unlock();  // writing back takes a while; evict() and allocate() must not wait for it
+    // MADV_PAGEOUT (Linux 5.4+) writes dirty file pages back and reclaims them. Older kernels:
+    // MADV_DONTNEED drops them from this process (the page cache keeps them until memory is
+    // needed). Either way the file keeps the data.
 #ifdef MADV_PAGEOUT
-  if (madvise(ptr, nbytes, MADV_PAGEOUT) == 0) return;
+    if (madvise(p, len, MADV_PAGEOUT) != 0)
 #endif
-  madvise(ptr, nbytes, MADV_DONTNEED);
+      madvise(p, len, MADV_DONTNEED);
+    lock.lock();
+    busy_ = nullptr;
+    cv_.notify_all();
+  }
 }
 
 void OffloadTier::evict(const Tensor& t) {
   if (!t.defined() || !t.storage()) return;
   std::lock_guard lock(mutex_);
-  auto it = mappings_.find(t.storage()->data());
-  if (it != mappings_.end()) evict_range(it->first, it->second);
+  void* p = t.storage()->data();
+  if (!mappings_.count(p)) return;
+  if (std::find(pending_.begin(), pending_.end(), p) == pending_.end()) pending_.push_back(p);
+  cv_.notify_one();
 }
 
 void OffloadTier::evict_all() {
   std::lock_guard lock(mutex_);
-  for (auto& [p, len] : mappings_) evict_range(p, len);
+  for (auto& [p, len] : mappings_)
+    if (std::find(pending_.begin(), pending_.end(), p) == pending_.end()) pending_.push_back(p);
+  cv_.notify_one();
+}
+
+void OffloadTier::prefetch_all() {
+  std::lock_guard lock(mutex_);
+  pending_.clear();  // about to be used: paging them out now would only cost I/O
+  for (auto& [p, len] : mappings_) madvise(p, len, MADV_WILLNEED);
+}
+
+void OffloadTier::discard(const Tensor& t) {
+  if (!t.defined() || !t.storage()) return;
+  std::lock_guard lock(mutex_);
+  auto it = mappings_.find(t.storage()->data());
+  // MADV_REMOVE frees the file's backing pages, so nothing is written to disk; a later touch
+  // reads zeros.
+  if (it != mappings_.end() && madvise(it->first, it->second, MADV_REMOVE) != 0)
+    madvise(it->first, it->second, MADV_DONTNEED);
 }
 
 }  // namespace strider::fsdp::detail

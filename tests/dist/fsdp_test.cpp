@@ -230,6 +230,42 @@ TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
   for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got[name], t, 1e-5, 1e-6)) << name;
 }
 
+// Offload reuses one tier buffer per unit for the shards' gradients: two backward passes
+// without zero_grad must still add up, and a gradient someone kept must not change later.
+TEST(FSDPFeatures, OffloadAccumulatesAndKeepsHeldGradients) {
+  auto& pg = testing::world();
+  Workload w = gpt_workload();
+  manual_seed(7);
+  auto local = w.make();
+  manual_seed(7);
+  FSDPOptions o;
+  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+  o.cpu_offload.offload_params = true;
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o);
+  optim::SGD lo(local->named_parameters(), {.lr = 0.1});
+  optim::SGD so(sharded->named_parameters(), {.lr = 0.1});
+  Tensor held, held_copy;
+  for (int step = 0; step < 3; ++step) {
+    Batch a = w.batch(2 * step), b = w.batch(2 * step + 1);
+    lo.zero_grad();
+    w.loss((*local)(a.x), a.y).backward();
+    w.loss((*local)(b.x), b.y).backward();
+    lo.step();
+    so.zero_grad();
+    w.loss((*sharded)(local_slice(a.x)), local_slice(a.y)).backward();
+    w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
+    so.step();
+    if (step == 0) {
+      held = sharded->named_parameters().back().second.grad();
+      ASSERT_TRUE(held.defined());
+      held_copy = held.clone();
+    }
+  }
+  EXPECT_TRUE(testing::all_close(held, held_copy, 0, 0)) << "a kept gradient changed under its holder";
+  auto got = sharded->full_state_dict();
+  for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got[name], t, 1e-5, 1e-6)) << name;
+}
+
 TEST(FSDPFeatures, ClipGradNormMatchesLocal) {
   auto& pg = testing::world();
   Workload w = cnn_workload();
