@@ -120,12 +120,13 @@ int main(int argc, char** argv) {
     fsdp::FSDPStats st = sharded ? sharded->stats() : fsdp::FSDPStats{};
     const double per_step = 1.0 / static_cast<double>(steps);
     if (pg->rank() == 0)
-      std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
+      std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
                   "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
                   "\"offload\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
                   "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f}\n",
-                  strategy.c_str(), pg->size(), static_cast<long long>(params), times[times.size() / 2], peak,
+                  strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
+                  static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step);

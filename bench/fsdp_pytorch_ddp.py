@@ -101,6 +101,7 @@ def main():
     tokens = torch.randint(0, 256, (a.batch, a.seq + 1), generator=g)
     x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
     times = []
+    anon = 0.0
     for s in range(a.steps + 1):
         if s == 1:
             with open("/proc/self/clear_refs", "w") as f:
@@ -109,21 +110,25 @@ def main():
             dist.barrier()
         t0 = time.perf_counter()
         loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
+        anon = max(anon, status_bytes("RssAnon")) if s > 0 else anon
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        anon = max(anon, status_bytes("RssAnon")) if s > 0 else anon
         opt.step()
+        anon = max(anon, status_bytes("RssAnon")) if s > 0 else anon
         if world > 1 and a.strategy == "ddp":
             dist.barrier()
         if s > 0:
             times.append(time.perf_counter() - t0)
-    rss = torch.tensor([status_bytes("VmHWM")], dtype=torch.float64)
+    rss = torch.tensor([status_bytes("VmHWM"), anon], dtype=torch.float64)
     if a.strategy == "ddp":
         dist.all_reduce(rss, op=dist.ReduceOp.MAX)
     times.sort()
     if rank == 0:
         print(json.dumps({"framework": "pytorch-" + torch.__version__, "strategy": a.strategy, "ranks": world,
-                          "params": params, "step_s": round(times[len(times) // 2], 3),
-                          "peak_rss_bytes": rss.item()}))
+                          "params": params, "batch": a.batch, "seq": a.seq,
+                          "step_s": round(times[len(times) // 2], 3),
+                          "peak_rss_bytes": rss[0].item(), "rss_anon_bytes": rss[1].item()}))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "fsdp/gradient_scratch.h"
 #include "fsdp/offload_tier.h"
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_mode.h"
@@ -207,7 +208,7 @@ void FlatParamUnit::prefetch(int direction) {
 
 void FlatParamUnit::pre_forward() {
   if (is_root() && tree_->tier) {  // the optimizer step is over: page the sharded state out
-    for (FlatParamUnit* u : tree_->units) u->discard_consumed_grads();
+    for (FlatParamUnit* u : tree_->units) u->release_consumed_grads();
     tree_->tier->evict_all();
   }
   if (!tree_->order_recorded && std::find(tree_->forward_order.begin(), tree_->forward_order.end(), this) ==
@@ -256,10 +257,10 @@ void FlatParamUnit::pre_backward() {
   use_shards();  // backward reads the saved (full) tensors; the registry shows shards
 }
 
-void FlatParamUnit::discard_consumed_grads() {
+void FlatParamUnit::release_consumed_grads() {
   // Any other holder (a shard's .grad, a user's reference) still needs the values.
-  if (!tree_->tier || !tier_grads_.defined() || tier_grads_.storage().use_count() > 1) return;
-  tree_->tier->discard(tier_grads_);
+  if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1) return;
+  GradientScratch::instance().release(offload_grads_);
 }
 
 void FlatParamUnit::on_grad_ready(size_t i) {
@@ -333,11 +334,11 @@ void FlatParamUnit::finish_backward() {
       if (g.dtype() != dtype_ || tree_->tier) {
         AddElapsed t(tree_->stats.copy_seconds);
         Tensor cast;
-        if (tree_->tier && !accumulating) {  // reuse the tier buffer: no new file each step
+        if (tree_->tier && !accumulating) {  // one reused gradient buffer per unit
           // A new buffer if someone kept last step's gradients (they must not change under them).
-          if (!tier_grads_.defined() || tier_grads_.storage().use_count() > 1)
-            tier_grads_ = flat_tensor(segment_numel_, dtype_, *tree_->tier);
-          cast = tier_grads_;
+          if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1)
+            offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::instance());
+          cast = offload_grads_;
         } else {
           cast = flat_tensor(segment_numel_, dtype_, tree_->shard_allocator());
         }

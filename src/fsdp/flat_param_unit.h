@@ -63,9 +63,9 @@ class FlatParamUnit {
   // Called by the engine's final callback: reduce what is still pending, wait for every
   // reduce-scatter and hand the local shards their gradients.
   void finish_backward();
-  // Offload: once the optimizer consumed the gradients (no shard holds one), drop their pages
-  // from the tier instead of writing them back.
-  void discard_consumed_grads();
+  // Offload: once the optimizer consumed the gradients (nothing else holds them), hand their
+  // pages back to the system.
+  void release_consumed_grads();
 
  private:
   enum class State { Sharded, Gathering, Gathered };
@@ -89,7 +89,7 @@ class FlatParamUnit {
   Tensor send_;           // shard_flat_ cast to the compute dtype while a gather is in flight
   Tensor grad_flat_;      // gradients to reduce (rank-major under sharding)
   Tensor reduced_;        // this rank's reduced gradient segment
-  Tensor tier_grads_;     // offload: the shards' gradients, one flat tier buffer reused every step
+  Tensor offload_grads_;  // offload: the shards' gradients, one flat buffer reused every step
   std::shared_ptr<dist::Work> gather_work_, reduce_work_;
   State state_ = State::Sharded;
   bool prefetched_ = false;

@@ -112,14 +112,4 @@ void OffloadTier::prefetch_all() {
   for (auto& [p, len] : mappings_) madvise(p, len, MADV_WILLNEED);
 }
 
-void OffloadTier::discard(const Tensor& t) {
-  if (!t.defined() || !t.storage()) return;
-  std::lock_guard lock(mutex_);
-  auto it = mappings_.find(t.storage()->data());
-  // MADV_REMOVE frees the file's backing pages, so nothing is written to disk; a later touch
-  // reads zeros.
-  if (it != mappings_.end() && madvise(it->first, it->second, MADV_REMOVE) != 0)
-    madvise(it->first, it->second, MADV_DONTNEED);
-}
-
 }  // namespace strider::fsdp::detail

@@ -31,8 +31,6 @@ class OffloadTier final : public Allocator {
   void evict_all();
   // Starts reading every mapping back in (returns at once).
   void prefetch_all();
-  // Drops t's pages without writing them back: its contents are dead (a consumed gradient).
-  void discard(const Tensor& t);
   int64_t bytes() const { return bytes_; }
 
  private:

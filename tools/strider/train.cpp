@@ -36,21 +36,30 @@ void print_progress(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, 
   std::fflush(stderr);
 }
 
+// How a checkpoint's tensors are laid out: whole ("local") or one rank's part of a parallel run.
+std::string parallel_layout(const TrainOptions& o, int rank, int world) {
+  if (world == 1) return "local";
+  return o.fsdp + ", rank " + std::to_string(rank) + " of " + std::to_string(world);
+}
+
 void save_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt, const TrainOptions& o,
-                     const std::string& signature, int64_t epoch) {
+                     const std::string& signature, const std::string& layout, int64_t epoch) {
   io::TensorMap t;
   for (auto& [n, v] : model.state_dict()) t["model." + n] = v;
   for (auto& [pname, st] : opt.state())
     for (auto& [k, v] : st) t["optim." + pname + "." + k] = v;
-  io::save_safetensors(path, t, {{"model", signature}, {"epoch", std::to_string(epoch)},
+  io::save_safetensors(path, t, {{"model", signature}, {"layout", layout}, {"epoch", std::to_string(epoch)},
                                  {"optimizer", o.optimizer}, {"optimizer_steps", std::to_string(opt.step_count())}});
 }
 
 int64_t load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt,
-                        const std::string& signature) {
+                        const std::string& signature, const std::string& layout) {
   io::SafetensorsFile f = io::load_safetensors(path);
   STRIDER_CHECK(f.metadata["model"] == signature, "train", "checkpoint ", path, " holds a '", f.metadata["model"],
                 "' model, not '", signature, "'");
+  const std::string saved = f.metadata.count("layout") ? f.metadata["layout"] : "local";
+  STRIDER_CHECK(saved == layout, "train", "checkpoint ", path, " holds ", saved, " but this run is ", layout,
+                "; resume with the same --fsdp and number of ranks (mpirun -np) it was written with");
   std::map<std::string, Tensor> model_state;
   for (auto& [n, v] : f.tensors) {
     if (n.rfind("model.", 0) == 0) model_state[n.substr(6)] = v;
@@ -152,8 +161,17 @@ int train_loop(const TrainOptions& o) {
   const int64_t total_steps = steps_per_epoch * o.epochs;
   optim::CosineWithWarmup sched(*opt, std::min<int64_t>(steps_per_epoch / 2, 200), total_steps);
   int64_t start_epoch = 0;
+  const std::string layout = parallel_layout(o, par.rank, par.world);
   if (!o.resume.empty()) {
-    start_epoch = load_checkpoint(par.world > 1 ? ckpt : o.resume, *model, *opt, task->model_signature());
+    // Under mpirun --resume names the run's directory (or any of its rank files); each rank
+    // reads its own part.
+    std::string from = o.resume;
+    if (par.world > 1) {
+      const std::filesystem::path p(o.resume);
+      const auto dir = std::filesystem::is_directory(p) ? p : p.parent_path();
+      from = (dir / ("checkpoint-rank" + std::to_string(par.rank) + ".safetensors")).string();
+    }
+    start_epoch = load_checkpoint(from, *model, *opt, task->model_signature(), layout);
     for (int64_t i = 0; i < start_epoch * steps_per_epoch; ++i) sched.step();
   }
 
@@ -222,7 +240,7 @@ int train_loop(const TrainOptions& o) {
     if (!o.json && lead)
       std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", "
                 << score.summary << ", " << epoch_s << " s\n";
-    save_checkpoint(ckpt, *model, *opt, o, task->model_signature(), epoch + 1);  // per rank under FSDP: its shards
+    save_checkpoint(ckpt, *model, *opt, o, task->model_signature(), layout, epoch + 1);  // per rank under FSDP: its shards
   }
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);

@@ -1,0 +1,41 @@
+#include "fsdp/gradient_scratch.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "strider/core/error.h"
+
+namespace strider::fsdp::detail {
+namespace {
+
+size_t page_round(size_t n) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return n == 0 ? page : (n + page - 1) / page * page;
+}
+
+}  // namespace
+
+GradientScratch& GradientScratch::instance() {
+  static GradientScratch* s = new GradientScratch;  // tensors may outlive static destruction
+  return *s;
+}
+
+void* GradientScratch::allocate(size_t nbytes) {
+  void* p = mmap(nullptr, page_round(nbytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  STRIDER_CHECK(p != MAP_FAILED, "CPUOffload", "cannot map ", nbytes, " bytes for gradients: ", std::strerror(errno));
+  return p;
+}
+
+void GradientScratch::deallocate(void* ptr, size_t nbytes) {
+  if (ptr) munmap(ptr, page_round(nbytes));
+}
+
+void GradientScratch::release(const Tensor& t) {
+  if (!t.defined() || !t.storage()) return;
+  madvise(t.storage()->data(), page_round(t.storage()->nbytes()), MADV_DONTNEED);
+}
+
+}  // namespace strider::fsdp::detail
