@@ -257,6 +257,17 @@ void FlatParamUnit::pre_backward() {
   use_shards();  // backward reads the saved (full) tensors; the registry shows shards
 }
 
+bool FlatParamUnit::accumulating() const {
+  return std::any_of(params_.begin(), params_.end(), [](const ParamSlot& s) { return s.shard.grad().defined(); });
+}
+
+Tensor FlatParamUnit::offload_grad_buffer() {
+  // A new buffer if someone kept last step's gradients (they must not change under them).
+  if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1)
+    offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::instance());
+  return offload_grads_;
+}
+
 void FlatParamUnit::release_consumed_grads() {
   // Any other holder (a shard's .grad, a user's reference) still needs the values.
   if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1) return;
@@ -302,7 +313,10 @@ void FlatParamUnit::launch_reduce() {
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += bytes_of(grad_flat_);
   if (tree_->sharded()) {
-    reduced_ = flat_tensor(segment_numel_, rdt, cpu_allocator());
+    // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
+    // per unit would be alive until the end of backward).
+    reduced_ = tree_->tier && rdt == dtype_ && !accumulating() ? offload_grad_buffer()
+                                                               : flat_tensor(segment_numel_, rdt, cpu_allocator());
     reduce_work_ = tree_->pg->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
     reshard();  // every node that used the full parameters has run
   } else {
@@ -329,19 +343,10 @@ void FlatParamUnit::finish_backward() {
     Tensor g = reduced_;
     reduced_ = Tensor();
     if (tree_->sharded()) {
-      const bool accumulating = std::any_of(params_.begin(), params_.end(),
-                                            [](const ParamSlot& s) { return s.shard.grad().defined(); });
-      if (g.dtype() != dtype_ || tree_->tier) {
+      if (g.dtype() != dtype_) {
         AddElapsed t(tree_->stats.copy_seconds);
-        Tensor cast;
-        if (tree_->tier && !accumulating) {  // one reused gradient buffer per unit
-          // A new buffer if someone kept last step's gradients (they must not change under them).
-          if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1)
-            offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::instance());
-          cast = offload_grads_;
-        } else {
-          cast = flat_tensor(segment_numel_, dtype_, tree_->shard_allocator());
-        }
+        Tensor cast = tree_->tier && !accumulating() ? offload_grad_buffer()
+                                                     : flat_tensor(segment_numel_, dtype_, cpu_allocator());
         ops::copy_(cast, g);
         tree_->stats.copied_bytes += bytes_of(cast);
         g = cast;

@@ -75,6 +75,8 @@ class FlatParamUnit {
   void on_grad_ready(size_t i);
   void launch_reduce();
   void prefetch(int direction);
+  bool accumulating() const;  // some shard already holds a gradient (no zero_grad since)
+  Tensor offload_grad_buffer();
   bool is_root() const { return tree_->root == this; }
 
   TreeState* tree_;
