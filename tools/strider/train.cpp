@@ -108,7 +108,8 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
   f.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(o.fsdp_min_params);
   f.cpu_offload.offload_params = o.fsdp_offload;
   f.sync_module_states = true;
-  if (dtype == kBFloat16) f.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat};
+  if (dtype == kBFloat16)
+    f.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat, .buffer_dtype = {}};
   auto wrapped = fsdp::FullyShardedDataParallel::wrap(model, p.pg, f);
   p.fsdp = wrapped.get();
   p.model = wrapped;
