@@ -146,9 +146,9 @@ void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
 void MpiProcessGroup::abort(const std::string& message) const {
   std::fprintf(stderr, "strider: [rank %d of %d] %s; aborting all ranks\n", rank_, size_, message.c_str());
   std::fflush(stderr);
-  // The first rank to fail tells the others why; one that is stopping because of a peer does not.
+  // Tell the others why (once, if two threads fail together).
   static std::atomic<bool> announced{false};
-  if (size_ > 1 && message.rfind("stopping because rank", 0) != 0 && !announced.exchange(true))
+  if (size_ > 1 && !announced.exchange(true))
     comm_->announce_failure("[rank " + std::to_string(rank_) + " of " + std::to_string(size_) + "] " + message);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest

@@ -1,23 +1,14 @@
 #include "fsdp/gradient_scratch.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "fsdp/pages.h"
 #include "strider/core/error.h"
 
 namespace strider::fsdp::detail {
-namespace {
-
-size_t page_round(size_t n) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return n == 0 ? page : (n + page - 1) / page * page;
-}
-
-}  // namespace
-
 GradientScratch& GradientScratch::instance() {
   static GradientScratch* s = new GradientScratch;  // tensors may outlive static destruction
   return *s;

@@ -10,18 +10,10 @@
 #include <map>
 #include <memory>
 
+#include "fsdp/pages.h"
 #include "strider/core/error.h"
 
 namespace strider::fsdp::detail {
-namespace {
-
-size_t page_round(size_t n) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return n == 0 ? page : (n + page - 1) / page * page;
-}
-
-}  // namespace
-
 OffloadTier* OffloadTier::open(const std::string& directory) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<OffloadTier>>* tiers = new std::map<std::string, std::unique_ptr<OffloadTier>>;
@@ -101,8 +93,8 @@ void OffloadTier::evict(const Tensor& t) {
 
 void OffloadTier::evict_all() {
   std::lock_guard lock(mutex_);
-  for (auto& [p, len] : mappings_)
-    if (std::find(pending_.begin(), pending_.end(), p) == pending_.end()) pending_.push_back(p);
+  pending_.clear();  // every mapping goes in once, whatever was queued before
+  for (auto& [p, len] : mappings_) pending_.push_back(p);
   cv_.notify_one();
 }
 

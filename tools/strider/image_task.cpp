@@ -68,10 +68,4 @@ class ImageTask final : public TrainTask {
 
 std::unique_ptr<TrainTask> make_image_task(const TrainOptions& o) { return std::make_unique<ImageTask>(o); }
 
-Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype) {
-  if (cast_dtype != kBFloat16) return model(input);
-  nn::CastParameters cast(model, kBFloat16);
-  return model(input);
-}
-
 }  // namespace strider::tools

@@ -16,6 +16,7 @@ class TextTask final : public TrainTask {
   explicit TextTask(const TrainOptions& o) : o_(o) {
     STRIDER_CHECK(!o.text_file.empty(), "train", "--model gpt trains on a text file; pass --text-file PATH");
     text_ = io::load_text_file(o.text_file);
+    split_ = io::split_text(text_, kValFraction);
     config_ = models::GPTConfig{.vocab_size = 256, .block_size = o.seq, .n_layer = o.n_layer, .n_head = o.n_head,
                                 .n_embd = o.n_embd, .dropout = 0.0};
   }
@@ -33,12 +34,11 @@ class TextTask final : public TrainTask {
   }
 
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType /*input_dtype*/) override {
-    io::TextSplit split = io::split_text(text_, kValFraction);
     train_ = std::make_unique<io::TextLoader>(
-        split.train, io::TextLoaderOptions{.batch_size = batch_per_rank, .seq_len = o_.seq, .shuffle = true,
+        split_.train, io::TextLoaderOptions{.batch_size = batch_per_rank, .seq_len = o_.seq, .shuffle = true,
                                            .seed = o_.seed, .drop_last = true, .num_replicas = world, .rank = rank});
     val_ = std::make_unique<io::TextLoader>(
-        split.val, io::TextLoaderOptions{.batch_size = 32, .seq_len = o_.seq, .shuffle = false, .drop_last = false});
+        split_.val, io::TextLoaderOptions{.batch_size = 32, .seq_len = o_.seq, .shuffle = false, .drop_last = false});
   }
   void start_epoch(int64_t epoch) override { train_->start_epoch(epoch); }
   std::optional<io::Batch> next() override { return train_->next(); }
@@ -74,9 +74,8 @@ class TextTask final : public TrainTask {
     NoGradGuard g;
     model.eval();
     const int64_t prompt_len = std::min<int64_t>(32, config_.block_size);
-    io::TextSplit split = io::split_text(text_, kValFraction);
-    std::vector<int64_t> ids(static_cast<size_t>(std::min(prompt_len, split.val.size())));
-    Tensor val = split.val.tokens.contiguous();
+    std::vector<int64_t> ids(static_cast<size_t>(std::min(prompt_len, split_.val.size())));
+    Tensor val = split_.val.tokens.contiguous();
     std::copy(val.data_ptr<int64_t>(), val.data_ptr<int64_t>() + ids.size(), ids.begin());
     const size_t prompt = ids.size();
     Generator gen(o_.seed + 1);
@@ -113,6 +112,7 @@ class TextTask final : public TrainTask {
  private:
   TrainOptions o_;
   io::TextDataset text_;
+  io::TextSplit split_;
   models::GPTConfig config_;
   std::unique_ptr<io::TextLoader> train_, val_;
 };

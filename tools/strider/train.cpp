@@ -120,6 +120,12 @@ int train_loop(const TrainOptions& o);
 
 }  // namespace
 
+Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype) {
+  if (cast_dtype != kBFloat16) return model(input);
+  nn::CastParameters cast(model, kBFloat16);
+  return model(input);
+}
+
 int run_train(const TrainOptions& o) {
   if (o.fsdp == "none") return train_loop(o);
   // Under MPI a failing rank ends the whole job with its message instead of hanging the others.
