@@ -1,33 +1,41 @@
 #!/usr/bin/env bash
-# Every test: the Release build's suite (unit, kernel conformance, PyTorch oracle replay), the
-# same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, and a consumer project
-# that finds the installed library with find_package and with pkg-config.
+# Every test: the Release build's suite (unit, kernel conformance, PyTorch oracle replay,
+# distributed under mpirun); a clang build without MPI under AddressSanitizer +
+# UndefinedBehaviorSanitizer that runs the unit tests and fuzzes the file parsers; and a
+# consumer project that finds the installed library with find_package and with pkg-config.
+# FUZZ_SECONDS (default 60) bounds each fuzz target's run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=2
+fuzz_seconds=${FUZZ_SECONDS:-60}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 echo "== Release build and tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j$jobs
 ctest --test-dir build -j$jobs --output-on-failure
 
-echo "== ASan + UBSan build and unit tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DSTRIDER_SANITIZE=ON \
+echo "== clang ASan + UBSan build without MPI: unit tests, then each fuzz target for ${fuzz_seconds} s"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DSTRIDER_SANITIZE=ON -DSTRIDER_BUILD_FUZZERS=ON -DSTRIDER_WITH_MPI=OFF \
   -DSTRIDER_BUILD_BENCHMARKS=OFF > /dev/null
 cmake --build build-asan -j$jobs
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -j$jobs --output-on-failure -L unit
+scripts/run-fuzzers.sh build-asan "$fuzz_seconds"
 
-echo "== Installed-package consumers (find_package and pkg-config)"
+echo "== Installed-package consumers (find_package and pkg-config), alone and under mpirun -np 2"
 prefix="$PWD/build/_install"
 rm -rf "$prefix" build/_consumer
 cmake --install build --prefix "$prefix" > /dev/null
 cmake -S examples/consumer -B build/_consumer -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
 cmake --build build/_consumer
-build/_consumer/consumer
 pcdir=$(dirname "$(find "$prefix" -name strider.pc | head -n 1)")
 g++ -O2 examples/consumer/main.cpp $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs strider) \
   -o build/_consumer/consumer_pkgconfig
-build/_consumer/consumer_pkgconfig
+for exe in build/_consumer/consumer build/_consumer/consumer_pkgconfig; do
+  "$exe"
+  mpirun --oversubscribe --bind-to none -np 2 "$exe"
+done
 echo "all test stages passed"

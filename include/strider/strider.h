@@ -18,7 +18,11 @@
 #include "strider/io/text_dataset.h"
 #include "strider/io/idx.h"
 #include "strider/io/safetensors.h"
+#include "strider/config.h"
+#include "strider/dist/consistency.h"
+#if STRIDER_WITH_MPI
 #include "strider/dist/mpi_process_group.h"
+#endif
 #include "strider/dist/process_group.h"
 #include "strider/fsdp/distributed_data_parallel.h"
 #include "strider/fsdp/fully_sharded_data_parallel.h"

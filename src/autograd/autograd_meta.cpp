@@ -69,11 +69,12 @@ int g_next_hook_id = 0;
 }  // namespace
 
 AutogradMeta* meta_of(const Tensor& t) {
-  return static_cast<AutogradMeta*>(t.impl()->autograd_meta());
+  return t.defined() ? static_cast<AutogradMeta*>(t.impl()->autograd_meta()) : nullptr;
 }
 
 AutogradMeta& ensure_meta(const Tensor& t) {
   if (auto* m = meta_of(t)) return *m;
+  (void)t.dim();  // an undefined tensor throws here, naming the problem
   t.impl()->set_autograd_meta(std::make_unique<AutogradMeta>());
   return *meta_of(t);
 }

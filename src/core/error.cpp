@@ -6,6 +6,11 @@ void throw_error(const char* op, const std::string& message) {
   throw Error(str("[", op, "] ", message));
 }
 
+void throw_undefined_tensor() {
+  throw Error("[Tensor] this tensor is undefined (a default-constructed Tensor(), or a gradient that was never "
+              "computed); check defined() before using it");
+}
+
 void internal_assert_failed(const char* condition, const char* file, int line,
                             const std::string& message) {
   throw Error(str("strider internal error: ", condition, " failed at ", file, ":", line,

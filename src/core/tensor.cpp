@@ -13,7 +13,7 @@ int64_t Tensor::stride(int64_t d) const {
 }
 
 bool Tensor::is_contiguous(MemoryFormat fmt) const {
-  const auto& f = impl_->flags();
+  const auto& f = checked().flags();
   switch (fmt) {
     case MemoryFormat::ChannelsLast: return f.is_channels_last_contiguous;
     case MemoryFormat::ChannelsLast3d: return f.is_channels_last_3d_contiguous;
@@ -22,7 +22,7 @@ bool Tensor::is_contiguous(MemoryFormat fmt) const {
 }
 
 MemoryFormat Tensor::suggest_memory_format() const {
-  const auto& f = impl_->flags();
+  const auto& f = checked().flags();
   if (f.is_strides_like_channels_last) return MemoryFormat::ChannelsLast;
   if (f.is_strides_like_channels_last_3d) return MemoryFormat::ChannelsLast3d;
   return MemoryFormat::Contiguous;

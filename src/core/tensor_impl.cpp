@@ -15,7 +15,7 @@ void TensorImpl::set_sizes_and_strides(DimVector sizes, DimVector strides) {
                           " strides ", IntArrayRef(strides));
   sizes_ = std::move(sizes);
   strides_ = std::move(strides);
-  numel_ = product(sizes_);
+  numel_ = checked_numel(sizes_, "tensor");
   flags_ = layout::compute_flags(sizes_, strides_);
 }
 

@@ -20,6 +20,12 @@ inline void scale_in_place(const Tensor& t, double factor) {
   });
 }
 
+// A new 1-d tensor of `n` elements (dist sits below ops, so no ops::empty here).
+inline Tensor flat_buffer(int64_t n, ScalarType dtype) {
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(n) * element_size(dtype), cpu_allocator());
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, DimVector{n}, DimVector{1}, 0));
+}
+
 // Byte copy between two dense tensors of one dtype and element count.
 inline void copy_dense(const Tensor& dst, const Tensor& src) {
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), src.nbytes());

@@ -1,6 +1,7 @@
 #include "dist/comm_thread.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -15,8 +16,81 @@ constexpr int kMaxFailureMessage = 1024;
 // it finished, with the current collective's name.
 struct Status {
   uint64_t current = 0, finished = 0;
-  char name[32] = {};
+  char name[96] = {};
 };
+
+// A collective's signature as it travels between ranks (fixed size, for one all-gather).
+struct WireSignature {
+  uint64_t seq = 0;
+  int64_t op = 0, dtype = 0, count = 0, extra = 0, step = 0;
+  uint64_t label_hash = 0;
+  char label[80] = {};
+};
+
+constexpr int kCompared = 6;  // seq, op, dtype, count, extra, label_hash
+
+// FNV-1a, 63 bits (so it can be negated for the max/min all-reduce).
+uint64_t hash63(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h >> 1;
+}
+
+void compared_fields(const WireSignature& w, int64_t* out) {
+  out[0] = static_cast<int64_t>(w.seq);
+  out[1] = w.op;
+  out[2] = w.dtype;
+  out[3] = w.count;
+  out[4] = w.extra;
+  out[5] = static_cast<int64_t>(w.label_hash);
+}
+
+CollectiveSignature from_wire(const WireSignature& w) {
+  CollectiveSignature s;
+  s.op = static_cast<CollectiveOp>(w.op);
+  s.dtype = static_cast<int32_t>(w.dtype);
+  s.count = w.count;
+  s.extra = w.extra;
+  s.label = std::string(w.label, strnlen(w.label, sizeof w.label));
+  s.step = w.step;
+  return s;
+}
+
+// "rank 1 runs ...; ranks 0, 2, 3 run ..." with each distinct signature once.
+std::string describe_disagreement(const std::vector<WireSignature>& all) {
+  static const char* fields[kCompared] = {"collective number", "op", "dtype", "element count", "reduce op/root",
+                                          "label"};
+  std::vector<int> group(all.size(), -1);
+  std::ostringstream msg;
+  int64_t ref[kCompared], v[kCompared];
+  compared_fields(all[0], ref);
+  int first_field = -1;
+  for (const WireSignature& w : all) {
+    compared_fields(w, v);
+    for (int f = 0; f < kCompared && first_field < 0; ++f)
+      if (v[f] != ref[f]) first_field = f;
+  }
+  msg << "ranks disagree at collective #" << all[0].seq << " (they differ in its "
+      << (first_field >= 0 ? fields[first_field] : "?") << "):";
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (group[r] >= 0) continue;
+    std::vector<size_t> same;
+    compared_fields(all[r], ref);
+    for (size_t q = r; q < all.size(); ++q) {
+      compared_fields(all[q], v);
+      if (std::equal(ref, ref + kCompared, v)) {
+        group[q] = static_cast<int>(r);
+        same.push_back(q);
+      }
+    }
+    msg << (r ? ";" : "") << (same.size() > 1 ? " ranks " : " rank ");
+    for (size_t i = 0; i < same.size(); ++i) msg << (i ? ", " : "") << same[i];
+    msg << " (step " << all[r].step << ") " << (same.size() > 1 ? "run " : "runs ") << from_wire(all[r]).describe();
+  }
+  msg << ". Every rank must issue the same collectives in the same order: check that all ranks got the same "
+         "model, options, data size and step count";
+  return msg.str();
+}
 
 }  // namespace
 
@@ -43,28 +117,16 @@ CommThread::~CommThread() {
   }
 }
 
-uint64_t CommThread::enqueue(const char* name, Task task, std::function<void()> done) {
+uint64_t CommThread::enqueue(CollectiveSignature signature, Task task, std::function<void()> done) {
   uint64_t seq;
   {
     std::lock_guard lock(mutex_);
     seq = next_seq_++;
-    queue_.push_back({seq, name, std::move(task), std::move(done)});
+    recorder_.queued(seq, signature);
+    queue_.push_back({seq, std::move(signature), std::move(task), std::move(done)});
   }
   cv_.notify_one();
   return seq;
-}
-
-void CommThread::run_sync(const std::function<void()>& fn) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool finished = false;
-  enqueue("setup", [&](RequestWaiter&) { fn(); }, [&] {
-    std::lock_guard lock(m);
-    finished = true;
-    cv.notify_one();
-  });
-  std::unique_lock lock(m);
-  cv.wait(lock, [&] { return finished; });
 }
 
 void CommThread::loop() {
@@ -85,12 +147,42 @@ void CommThread::loop() {
       queue_.pop_front();
     }
     current_seq_ = item.seq;
-    current_name_ = item.name;
+    current_name_ = item.signature.describe();
+    recorder_.started(item.seq);
+    if (size_ > 1) check_signature(item, waiter);
     item.task(waiter);
+    recorder_.finished(item.seq);
     finished_seq_ = item.seq;
     current_seq_ = 0;
     if (item.done) item.done();
   }
+}
+
+void CommThread::check_signature(const Item& item, RequestWaiter& waiter) {
+  WireSignature mine;
+  mine.seq = item.seq;
+  mine.op = static_cast<int64_t>(item.signature.op);
+  mine.dtype = item.signature.dtype;
+  mine.count = item.signature.count;
+  mine.extra = item.signature.extra;
+  mine.step = item.signature.step;
+  mine.label_hash = hash63(item.signature.label);
+  std::snprintf(mine.label, sizeof mine.label, "%s", item.signature.label.c_str());
+  // One all-reduce gives every field's maximum and (negated) minimum: equal means all agree.
+  int64_t both[2 * kCompared];
+  compared_fields(mine, both);
+  for (int f = 0; f < kCompared; ++f) both[kCompared + f] = -both[f];
+  MPI_Request req;
+  MPI_Iallreduce(MPI_IN_PLACE, both, 2 * kCompared, MPI_INT64_T, MPI_MAX, data_comm_, &req);
+  waiter.wait(&req);
+  bool agree = true;
+  for (int f = 0; f < kCompared; ++f) agree = agree && both[f] == -both[kCompared + f];
+  if (agree) return;
+  std::vector<WireSignature> all(static_cast<size_t>(size_));
+  MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, data_comm_, &req);
+  waiter.wait(&req);
+  abort_(describe_disagreement(all));
+  std::abort();
 }
 
 void CommThread::wait_requests(MPI_Request* requests, int count) {
@@ -142,8 +234,8 @@ void CommThread::answer_queries() {
   if (failed) {
     char text[kMaxFailureMessage] = {};
     MPI_Recv(text, kMaxFailureMessage, MPI_CHAR, fst.MPI_SOURCE, kFailureTag, control_comm_, MPI_STATUS_IGNORE);
-    std::fprintf(stderr, "strider: [rank %d of %d] stopping because rank %d failed: %s\n", rank_, size_,
-                 fst.MPI_SOURCE, text);
+    std::fprintf(stderr, "strider: [rank %d of %d] stopping because rank %d failed: %s\n%s", rank_, size_,
+                 fst.MPI_SOURCE, text, recorder_.tail(8).insert(0, "its last collectives here:\n").c_str());
     std::fflush(stderr);
     // The failing rank aborts the job once every peer had time to say why; abort ourselves only
     // if that never comes (without announcing: the news came from that rank).

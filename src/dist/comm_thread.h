@@ -4,7 +4,9 @@
 // caller's threads keep computing while a collective runs, so prefetching overlaps for real;
 // OpenMPI's shared-memory transport only makes progress inside MPI calls, which this thread keeps
 // making. A request that waits past the timeout asks every rank where it is and aborts the job
-// with the ranks that never arrived.
+// with the ranks that never arrived. Before each collective the ranks compare its signature
+// (one small all-reduce), so a mismatched or missing collective is named before any buffer is
+// read.
 #include <mpi.h>
 
 #include <atomic>
@@ -15,6 +17,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "dist/flight_recorder.h"
 
 namespace strider::dist::detail {
 
@@ -41,27 +45,29 @@ class CommThread {
   CommThread(const CommThread&) = delete;
   CommThread& operator=(const CommThread&) = delete;
 
-  // Queues `task` as collective number `seq` (returned) named `name`; `done` runs on the
-  // comm thread when it finished.
-  uint64_t enqueue(const char* name, Task task, std::function<void()> done);
-  // Runs fn on the comm thread and waits for it (setup calls such as MPI_Comm_dup).
-  void run_sync(const std::function<void()>& fn);
+  // Queues `task` as the next collective (its number is returned); `done` runs on the comm
+  // thread when it finished. The task runs only once every rank's collective of that number
+  // has the same signature.
+  uint64_t enqueue(CollectiveSignature signature, Task task, std::function<void()> done);
 
   void set_timeout(std::chrono::milliseconds t) { timeout_ms_.store(t.count()); }
   // Tells every other rank this one is failing with `message` (callable from any thread); their
   // comm threads print it and abort, so each rank's log says why the job ended.
   void announce_failure(const std::string& message);
   MPI_Comm data_comm() const { return data_comm_; }
+  const FlightRecorder& recorder() const { return recorder_; }
 
  private:
   friend class RequestWaiter;
   struct Item {
     uint64_t seq;
-    const char* name;
+    CollectiveSignature signature;
     Task task;
     std::function<void()> done;
   };
   void loop();
+  // Compares `item`'s signature across ranks; on a difference, aborts naming every rank's.
+  void check_signature(const Item& item, RequestWaiter& waiter);
   void wait_requests(MPI_Request* requests, int count);
   // Answers other ranks' "where are you?" queries and acts on their failure announcements
   // (called while idle and while waiting).
@@ -80,6 +86,7 @@ class CommThread {
   // What this rank's comm thread is doing, for answering queries (only touched on the thread).
   uint64_t current_seq_ = 0, finished_seq_ = 0;
   std::string current_name_ = "none";
+  FlightRecorder recorder_;
   std::thread thread_;
 };
 

@@ -132,6 +132,7 @@ MpiProcessGroup::MpiProcessGroup(int rank, int size) : rank_(rank), size_(size) 
 }
 
 MpiProcessGroup::~MpiProcessGroup() {
+  if (!finished_) finish();
   comm_.reset();
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -144,7 +145,8 @@ void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
 }
 
 void MpiProcessGroup::abort(const std::string& message) const {
-  std::fprintf(stderr, "strider: [rank %d of %d] %s; aborting all ranks\n", rank_, size_, message.c_str());
+  std::fprintf(stderr, "strider: [rank %d of %d] %s; aborting all ranks\n[rank %d] its last collectives:\n%s", rank_,
+               size_, message.c_str(), rank_, comm_->recorder().tail(16).c_str());
   std::fflush(stderr);
   // Tell the others why (once, if two threads fail together).
   static std::atomic<bool> announced{false};
@@ -170,9 +172,22 @@ Algorithm MpiProcessGroup::algorithm_for(Collective c, int64_t bytes) const {
 
 namespace {
 
-std::shared_ptr<Work> submit(detail::CommThread& comm, const char* name, detail::CommThread::Task task) {
+detail::CollectiveSignature signature(detail::CollectiveOp op, const Tensor* t, int64_t extra, int64_t step) {
+  detail::CollectiveSignature s;
+  s.op = op;
+  if (t) {
+    s.dtype = static_cast<int32_t>(t->dtype());
+    s.count = t->numel();
+  }
+  s.extra = extra;
+  s.label = CollectiveLabel::current();
+  s.step = step;
+  return s;
+}
+
+std::shared_ptr<Work> submit(detail::CommThread& comm, detail::CollectiveSignature sig, detail::CommThread::Task task) {
   auto work = std::make_shared<QueuedWork>();
-  comm.enqueue(name, std::move(task), [work] { work->complete(); });
+  comm.enqueue(std::move(sig), std::move(task), [work] { work->complete(); });
   return work;
 }
 
@@ -181,7 +196,7 @@ std::shared_ptr<Work> submit(detail::CommThread& comm, const char* name, detail:
 std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceOp op) {
   check_dense(t, "all_reduce");
   const Algorithm algo = algorithm_for(Collective::AllReduce, bytes_of(t));
-  return submit(*comm_, "all_reduce", [this, t, op, algo](detail::RequestWaiter& waiter) {
+  return submit(*comm_, signature(detail::CollectiveOp::AllReduce, &t, static_cast<int64_t>(op), step()), [this, t, op, algo](detail::RequestWaiter& waiter) {
     const MPI_Op mop = mpi_op(t.dtype(), op == ReduceOp::Avg ? ReduceOp::Sum : op);
     if (algo == Algorithm::Ring && size_ > 1) {
       const auto blocks = detail::split_blocks(t.numel(), size_);
@@ -207,7 +222,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, "all_gather", "output of ",
                 out.numel(), " ", out.dtype(), " elements cannot hold ", size_, " x ", in.numel(), " ", in.dtype());
   const Algorithm algo = algorithm_for(Collective::AllGather, bytes_of(out));
-  return submit(*comm_, "all_gather", [this, out, in, algo](detail::RequestWaiter& waiter) {
+  return submit(*comm_, signature(detail::CollectiveOp::AllGather, &in, 0, step()), [this, out, in, algo](detail::RequestWaiter& waiter) {
     if (algo == Algorithm::Ring) {
       const int64_t bytes = bytes_of(in);
       std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), static_cast<size_t>(bytes));
@@ -230,7 +245,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
                 in.numel(), " ", in.dtype(), " elements does not split into ", size_, " blocks of ", out.numel(),
                 " ", out.dtype());
   const Algorithm algo = algorithm_for(Collective::ReduceScatter, bytes_of(in));
-  return submit(*comm_, "reduce_scatter", [this, out, in, op, algo](detail::RequestWaiter& waiter) {
+  return submit(*comm_, signature(detail::CollectiveOp::ReduceScatter, &out, static_cast<int64_t>(op), step()), [this, out, in, op, algo](detail::RequestWaiter& waiter) {
     const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
     if (algo == Algorithm::Ring) {
       detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
@@ -250,7 +265,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
 std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root) {
   check_dense(t, "broadcast");
   STRIDER_CHECK(root >= 0 && root < size_, "broadcast", "root ", root, " is not a rank of a world of size ", size_);
-  return submit(*comm_, "broadcast", [this, t, root](detail::RequestWaiter& waiter) {
+  return submit(*comm_, signature(detail::CollectiveOp::Broadcast, &t, root, step()), [this, t, root](detail::RequestWaiter& waiter) {
     MPI_Request req;
     check_rc(MPI_Ibcast(t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), root, comm_->data_comm(), &req),
              this, "broadcast");
@@ -261,7 +276,9 @@ std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root
 std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
                                                                std::vector<Piece> pieces) {
   detail::check_pieces(out, in, pieces, size_);
-  return submit(*comm_, "all_gather", [this, out, in, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
+  const int64_t npieces = static_cast<int64_t>(pieces.size());
+  return submit(*comm_, signature(detail::CollectiveOp::AllGatherPieces, &in, npieces, step()),
+                [this, out, in, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
     const size_t item = element_size(in.dtype());
     detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
     detail::ring_all_gather_segments(c, in.data(), bytes_of(in), [&](const void* segment, int q) {
@@ -271,19 +288,21 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out
 }
 
 void MpiProcessGroup::barrier() {
-  submit(*comm_, "barrier", [this](detail::RequestWaiter& waiter) {
+  submit(*comm_, signature(detail::CollectiveOp::Barrier, nullptr, 0, step()), [this](detail::RequestWaiter& waiter) {
     MPI_Request req;
     check_rc(MPI_Ibarrier(comm_->data_comm(), &req), this, "barrier");
     waiter.wait(&req);
   })->wait();
 }
 
-int run_or_abort(const std::shared_ptr<MpiProcessGroup>& pg, const std::function<int()>& fn) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    pg->abort(e.what());
-  }
+void MpiProcessGroup::finish() {
+  finished_ = true;
+  if (size_ == 1) return;
+  // Only the signature check runs: a rank whose peers still wait in a collective meets their
+  // signature here and the job ends naming both.
+  submit(*comm_, signature(detail::CollectiveOp::Finish, nullptr, 0, step()), [](detail::RequestWaiter&) {})->wait();
 }
+
+std::string MpiProcessGroup::recent_collectives(size_t count) const { return comm_->recorder().tail(count); }
 
 }  // namespace strider::dist

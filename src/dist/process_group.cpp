@@ -1,9 +1,15 @@
 #include "strider/dist/process_group.h"
 
 #include "dist/buffer_math.h"
+#include "strider/config.h"
+#if STRIDER_WITH_MPI
+#include "strider/dist/mpi_process_group.h"
+#endif
 
 namespace strider::dist {
 namespace {
+
+thread_local std::string current_label;
 
 class DoneWork final : public Work {
  public:
@@ -45,6 +51,43 @@ std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& 
   detail::check_pieces(out, in, pieces, 1);
   detail::scatter_pieces(out.data(), in.data(), pieces, 0, element_size(in.dtype()));
   return std::make_shared<DoneWork>();
+}
+
+}  // namespace strider::dist
+
+namespace strider::dist {
+
+CollectiveLabel::CollectiveLabel(std::string label) : previous_(std::move(current_label)) {
+  current_label = std::move(label);
+}
+CollectiveLabel::~CollectiveLabel() { current_label = std::move(previous_); }
+const std::string& CollectiveLabel::current() { return current_label; }
+
+void ProcessGroup::abort(const std::string& message) const { throw Error(message); }
+
+std::shared_ptr<ProcessGroup> init_process_group(int* argc, char*** argv, const ProcessGroupOptions& options) {
+  STRIDER_CHECK(options.timeout.count() > 0, "init_process_group", "the collective timeout must be positive, got ",
+                options.timeout.count(), " ms");
+#if STRIDER_WITH_MPI
+  std::shared_ptr<ProcessGroup> pg = MpiProcessGroup::init(argc, argv);
+#else
+  std::shared_ptr<ProcessGroup> pg = std::make_shared<SingleProcessGroup>();
+#endif
+  pg->set_timeout(options.timeout);
+  return pg;
+}
+
+int run_or_abort(ProcessGroup& pg, const std::function<int()>& fn) {
+  int rc = 0;
+  try {
+    rc = fn();
+  } catch (const std::exception& e) {
+    pg.abort(e.what());
+  } catch (...) {
+    pg.abort("unknown exception (not derived from std::exception)");
+  }
+  pg.finish();
+  return rc;
 }
 
 }  // namespace strider::dist

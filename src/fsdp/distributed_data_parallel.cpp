@@ -1,5 +1,6 @@
 #include "strider/fsdp/distributed_data_parallel.h"
 
+#include "fsdp/structure_check.h"
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
@@ -19,6 +20,9 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     : nn::Module("DistributedDataParallel"), module_(module), pg_(std::move(pg)), options_(o) {
   register_wrapped_module(module);
   autograd::NoGradGuard no_grad;
+  detail::check_structure_across_ranks(*pg_, "DistributedDataParallel", *module_,
+                                       {"bucket_cap_mb " + std::to_string(options_.bucket_cap_mb)});
+  dist::CollectiveLabel label("broadcast of rank 0's model");
   for (auto& [name, p] : module_->named_parameters()) {
     STRIDER_CHECK(p.is_non_overlapping_and_dense(), "DistributedDataParallel", "parameter '", name, "' with strides ",
                   p.strides(), " is not dense; make it contiguous (or channels-last) first");
@@ -49,7 +53,10 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     params_[k].register_post_accumulate_grad_hook([this, k](const Tensor&) { on_grad_ready(k); });
 }
 
-Tensor DistributedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  if (is_training()) pg_->set_step(pg_->step() + 1);  // names the step in collective messages
+  return (*module_)(input);
+}
 
 void DistributedDataParallel::on_grad_ready(size_t k) {
   if (no_sync_) return;
@@ -75,6 +82,7 @@ void DistributedDataParallel::launch(Bucket& b) {
   if (!b.flat.defined()) b.flat = empty({b.numel}, b.dtype);
   for (size_t i = 0; i < b.params.size(); ++i)  // parameters this backward did not reach
     if (!seen_[b.params[i]]) ops::zero_(b.flat.narrow(0, b.offsets[i], params_[b.params[i]].numel()));
+  dist::CollectiveLabel label("DDP gradient bucket " + std::to_string(&b - buckets_.data()));
   b.work = pg_->all_reduce_async(b.flat, dist::ReduceOp::Avg);
 }
 

@@ -148,6 +148,7 @@ void FlatParamUnit::gather_async() {
   }
   ++tree_->stats.all_gathers;
   tree_->stats.gathered_bytes += bytes_of(full_flat_);
+  dist::CollectiveLabel label("unit '" + name_ + "' parameters");
   gather_work_ = tree_->pg->all_gather_pieces_async(full_flat_, send_, pieces_);
   state_ = State::Gathering;
 }
@@ -207,6 +208,7 @@ void FlatParamUnit::prefetch(int direction) {
 }
 
 void FlatParamUnit::pre_forward() {
+  if (is_root() && module_.is_training()) tree_->pg->set_step(tree_->pg->step() + 1);  // named in messages
   if (is_root() && tree_->tier) {  // the optimizer step is over: page the sharded state out
     for (FlatParamUnit* u : tree_->units) u->release_consumed_grads();
     tree_->tier->evict_all();
@@ -312,6 +314,7 @@ void FlatParamUnit::launch_reduce() {
         ops::zero_(grad_flat_.narrow(0, q * segment_numel_ + params_[i].shard_offset, params_[i].chunk_numel));
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += bytes_of(grad_flat_);
+  dist::CollectiveLabel label("unit '" + name_ + "' gradients");
   if (tree_->sharded()) {
     // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
     // per unit would be alive until the end of backward).

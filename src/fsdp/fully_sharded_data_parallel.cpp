@@ -1,10 +1,13 @@
 #include "strider/fsdp/fully_sharded_data_parallel.h"
 
 #include <cmath>
+#include <sstream>
 #include <unordered_set>
 
 #include "fsdp/flat_param_unit.h"
 #include "fsdp/offload_tier.h"
+#include "fsdp/structure_check.h"
+#include "strider/dist/consistency.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
@@ -41,14 +44,45 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
 
 FullyShardedDataParallel::~FullyShardedDataParallel() = default;
 
+namespace {
+
+std::vector<std::string> describe_options(const FSDPOptions& o) {
+  auto dtype = [](const std::optional<ScalarType>& t) {
+    std::ostringstream s;
+    if (t) s << *t; else s << "unchanged";
+    return s.str();
+  };
+  std::vector<std::string> lines = {
+      "sharding_strategy " + std::to_string(static_cast<int>(o.sharding_strategy)),
+      "backward_prefetch " + std::to_string(static_cast<int>(o.backward_prefetch)),
+      "forward_prefetch " + std::to_string(o.forward_prefetch),
+      "limit_all_gathers " + std::to_string(o.limit_all_gathers),
+      "sync_module_states " + std::to_string(o.sync_module_states),
+      "offload_params " + std::to_string(o.cpu_offload.offload_params),
+      "auto_wrap_policy " + std::string(o.auto_wrap_policy ? "set" : "none")};
+  if (o.mixed_precision)
+    lines.push_back("mixed_precision param " + dtype(o.mixed_precision->param_dtype) + " reduce " +
+                    dtype(o.mixed_precision->reduce_dtype) + " buffer " + dtype(o.mixed_precision->buffer_dtype));
+  return lines;
+}
+
+}  // namespace
+
 void FullyShardedDataParallel::build_units() {
   autograd::NoGradGuard no_grad;
   nn::Module& root = *module_;
+  // Before any collective touches a parameter: every rank must wrap the same model the same way.
+  detail::check_structure_across_ranks(*pg_, "FullyShardedDataParallel", root, describe_options(options_));
   if (options_.sync_module_states) {
-    for (auto& [name, p] : root.named_parameters()) pg_->broadcast(p.is_contiguous() ? p : p.contiguous(), 0);
+    // In place, whatever the memory format (a contiguous copy would leave channels-last
+    // parameters unsynchronized).
+    dist::CollectiveLabel label("sync_module_states");
+    for (auto& [name, p] : root.named_parameters()) {
+      STRIDER_CHECK(p.is_non_overlapping_and_dense(), "sync_module_states", "parameter '", name, "' with strides ",
+                    p.strides(), " is not dense; make it contiguous (or channels-last) first");
+      pg_->broadcast(p, 0);
+    }
     for (auto& [name, b] : root.named_buffers()) pg_->broadcast(b, 0);
-    for (auto& [name, p] : root.named_parameters())
-      STRIDER_CHECK(p.is_non_overlapping_and_dense(), "sync_module_states", "parameter '", name, "' is not dense");
   }
   if (options_.mixed_precision && options_.mixed_precision->buffer_dtype) {
     const ScalarType bdt = *options_.mixed_precision->buffer_dtype;
@@ -115,6 +149,14 @@ void FullyShardedDataParallel::build_units() {
   units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, collect(root, "")));
   tree_->units.push_back(units_.back().get());
   tree_->root = units_.back().get();
+  // The wrap policy (a callable) cannot be compared; the units it produced can.
+  std::vector<std::string> layout;
+  for (FlatParamUnit* u : tree_->units) {
+    std::string line = "unit " + u->name() + ":";
+    for (auto& s : u->params()) line += " " + s.full_name;
+    layout.push_back(line);
+  }
+  dist::check_same_across_ranks(*pg_, "FullyShardedDataParallel: the units the wrap policy made", layout);
 }
 
 Tensor FullyShardedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
@@ -133,7 +175,10 @@ double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
       local += n;
     }
   Tensor total = full({1}, local, kDouble);
-  if (tree_->sharded()) pg_->all_reduce(total, dist::ReduceOp::Sum);  // padding rows are zero
+  if (tree_->sharded()) {
+    dist::CollectiveLabel label("clip_grad_norm_");
+    pg_->all_reduce(total, dist::ReduceOp::Sum);  // padding rows are zero
+  }
   const double norm = std::sqrt(total.item<double>());
   const double coef = max_norm / (norm + 1e-6);
   if (coef < 1.0)

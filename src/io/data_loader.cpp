@@ -39,8 +39,16 @@ DataLoader::DataLoader(ImageDataset data, DataLoaderOptions o)
       sampler_(data_.size(), o.num_replicas, o.rank, o.shuffle, o.seed, o.drop_last) {
   STRIDER_CHECK(o.batch_size > 0, "DataLoader", "batch_size must be positive, got ", o.batch_size);
   STRIDER_CHECK(o.std > 0, "DataLoader", "std must be positive, got ", o.std);
-  STRIDER_CHECK(data_.images.dim() == 4 && data_.images.dtype() == kByte, "DataLoader",
-                "expected uint8 images [N, C, H, W], got ", data_.images.sizes(), " ", data_.images.dtype());
+  STRIDER_CHECK(data_.images.defined() && data_.images.dim() == 4 && data_.images.dtype() == kByte, "DataLoader",
+                "expected uint8 images [N, C, H, W], got ",
+                data_.images.defined() ? data_.images.sizes() : IntArrayRef(), " ",
+                data_.images.defined() ? to_string(data_.images.dtype()) : "undefined");
+  STRIDER_CHECK(data_.labels.defined() && data_.labels.dim() == 1 && data_.labels.dtype() == kLong &&
+                    data_.labels.size(0) == data_.images.size(0),
+                "DataLoader", "expected int64 labels [", data_.images.size(0), "] (one per image), got ",
+                data_.labels.defined() ? data_.labels.sizes() : IntArrayRef(), " ",
+                data_.labels.defined() ? to_string(data_.labels.dtype()) : "undefined");
+  data_.labels = data_.labels.contiguous();
 }
 
 DataLoader::~DataLoader() { stop_worker(); }
@@ -86,18 +94,24 @@ void DataLoader::start_epoch(int64_t epoch) {
   order_ = sampler_.indices(epoch);
   cursor_ = 0;
   if (!o_.prefetch) return;
+  worker_error_ = nullptr;
   worker_ = std::thread([this] {
     // One OpenMP thread here: the training thread owns the cores.
-    const int64_t n = batches_per_epoch();
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t begin = i * o_.batch_size;
-      const int64_t end = std::min<int64_t>(begin + o_.batch_size, static_cast<int64_t>(order_.size()));
-      Batch b = make_batch(order_, begin, end);
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || ready_.size() < 2; });
-      if (stop_) return;
-      ready_.push_back(std::move(b));
-      cv_.notify_all();
+    try {
+      const int64_t n = batches_per_epoch();
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t begin = i * o_.batch_size;
+        const int64_t end = std::min<int64_t>(begin + o_.batch_size, static_cast<int64_t>(order_.size()));
+        Batch b = make_batch(order_, begin, end);
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || ready_.size() < 2; });
+        if (stop_) return;
+        ready_.push_back(std::move(b));
+        cv_.notify_all();
+      }
+    } catch (...) {  // an exception must not end the process from this thread: next() rethrows it
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_error_ = std::current_exception();
     }
     std::lock_guard<std::mutex> lock(mu_);
     ready_.push_back(std::nullopt);
@@ -116,6 +130,7 @@ std::optional<Batch> DataLoader::next() {
   std::unique_lock<std::mutex> lock(mu_);
   STRIDER_CHECK(worker_.joinable(), "DataLoader::next", "call start_epoch() before next()");
   cv_.wait(lock, [&] { return !ready_.empty(); });
+  if (worker_error_ && !ready_.front()) std::rethrow_exception(std::exchange(worker_error_, nullptr));
   std::optional<Batch> b = std::move(ready_.front());
   ready_.pop_front();
   cv_.notify_all();

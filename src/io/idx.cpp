@@ -15,6 +15,8 @@ namespace {
 std::vector<unsigned char> read_all(const std::string& path) {
   STRIDER_CHECK(std::filesystem::exists(path), "read_idx", "file not found: ", path,
                 " (Fashion-MNIST comes from Debian's dataset-fashion-mnist package)");
+  std::error_code ec;
+  STRIDER_CHECK(std::filesystem::is_regular_file(path, ec), "read_idx", path, " is not a regular file");
   gzFile f = gzopen(path.c_str(), "rb");
   STRIDER_CHECK(f != nullptr, "read_idx", "cannot open ", path);
   std::vector<unsigned char> data;
@@ -23,9 +25,10 @@ std::vector<unsigned char> read_all(const std::string& path) {
   while ((n = gzread(f, buf, sizeof buf)) > 0) data.insert(data.end(), buf, buf + n);
   int err = 0;
   const char* msg = gzerror(f, &err);
+  const std::string reason = msg && *msg ? msg : "read error";  // gzclose frees msg
   gzclose(f);
   STRIDER_CHECK(n == 0 && (err == Z_OK || err == Z_STREAM_END), "read_idx", "corrupt or truncated file ", path,
-                ": ", msg ? msg : "read error");
+                ": ", reason);
   return data;
 }
 
@@ -43,13 +46,10 @@ Tensor read_idx(const std::string& path) {
   const int ndim = d[3];
   STRIDER_CHECK(ndim >= 1 && d.size() >= 4 + 4 * static_cast<size_t>(ndim), "read_idx", path, ": truncated header");
   DimVector shape;
-  size_t count = 1;
-  for (int i = 0; i < ndim; ++i) {
-    shape.push_back(be32(&d[4 + 4 * i]));
-    count *= static_cast<size_t>(shape.back());
-  }
+  for (int i = 0; i < ndim; ++i) shape.push_back(be32(&d[4 + 4 * i]));
+  const size_t count = static_cast<size_t>(checked_numel(shape, "read_idx"));  // 255 dims of 2^32 overflow
   const size_t offset = 4 + 4 * static_cast<size_t>(ndim);
-  STRIDER_CHECK(d.size() == offset + count, "read_idx", path, ": expected ", count, " data bytes for shape ",
+  STRIDER_CHECK(d.size() - offset == count, "read_idx", path, ": expected ", count, " data bytes for shape ",
                 IntArrayRef(shape), " but the file has ", d.size() - offset);
   Tensor t = empty(shape, kByte);
   std::memcpy(t.data(), d.data() + offset, count);
@@ -66,6 +66,13 @@ ImageDataset load_fashion_mnist(const std::string& dir, const std::string& split
                 "load_fashion_mnist", "images ", images.sizes(), " and labels ", labels.sizes(), " in ", dir,
                 " do not match");
   const int64_t n = images.sizes()[0];
+  STRIDER_CHECK(n > 0 && images.sizes()[1] > 0 && images.sizes()[2] > 0, "load_fashion_mnist", dir, ": the ", split,
+                " images are ", images.sizes(), "; expected a non-empty [N, H, W]");
+  // A label outside the classes would train on garbage (or score 0% without saying why).
+  const uint8_t* l = labels.data_ptr<uint8_t>();
+  for (int64_t i = 0; i < n; ++i)
+    STRIDER_CHECK(l[i] < kFashionMnistClasses, "load_fashion_mnist", dir, ": ", split, " label ", int(l[i]),
+                  " at index ", i, " is outside Fashion-MNIST's classes 0..", kFashionMnistClasses - 1);
   return {images.reshape({n, 1, images.sizes()[1], images.sizes()[2]}), labels.to(kLong)};
 }
 

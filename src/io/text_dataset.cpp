@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -10,6 +11,10 @@
 namespace strider::io {
 
 TextDataset load_text_file(const std::string& path) {
+  std::error_code ec;
+  STRIDER_CHECK(std::filesystem::is_regular_file(path, ec), "load_text_file", "'", path, "' is ",
+                std::filesystem::exists(path, ec) ? "not a regular file (a directory or device?)" : "missing",
+                "; pass an existing text file");
   std::ifstream in(path, std::ios::binary);
   STRIDER_CHECK(in.good(), "load_text_file", "cannot open '", path, "'; pass an existing text file");
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -38,7 +43,7 @@ TextLoader::TextLoader(TextDataset data, TextLoaderOptions o)
       sampler_(windows_, o.num_replicas, o.rank, o.shuffle, o.seed, o.drop_last) {
   STRIDER_CHECK(o.batch_size > 0 && o.seq_len > 0, "TextLoader", "batch_size and seq_len must be positive, got ",
                 o.batch_size, " and ", o.seq_len);
-  STRIDER_CHECK(windows_ >= o.num_replicas, "TextLoader", "the text has ", data_.size(), " bytes: fewer than ",
+  STRIDER_CHECK(windows_ >= o.num_replicas, "TextLoader", o.name, " has ", data_.size(), " bytes: fewer than ",
                 o.num_replicas, " windows of ", o.seq_len + 1, " bytes; use a longer text or a shorter --seq");
   data_.tokens = data_.tokens.contiguous();
 }

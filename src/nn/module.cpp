@@ -218,8 +218,10 @@ std::map<std::string, Tensor> Module::state_dict() const {
 
 void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
   autograd::NoGradGuard no_grad;
+  // Everything is checked before anything is copied: a failed load leaves the module as it was.
   std::set<std::string> seen;
-  auto load = [&](const std::string& name, const Tensor& dst) {
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (destination, source)
+  auto plan = [&](const std::string& name, const Tensor& dst) {
     auto it = state.find(name);
     if (it == state.end()) {
       STRIDER_CHECK(!strict, "load_state_dict", "missing key '", name, "' in state dict for ", type_name_,
@@ -227,16 +229,18 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
       return;
     }
     seen.insert(name);
+    STRIDER_CHECK(it->second.defined(), "load_state_dict", "the state dict's '", name, "' is an undefined tensor");
     STRIDER_CHECK(it->second.sizes() == dst.sizes(), "load_state_dict", "size mismatch for '", name,
                   "': copying a tensor of shape ", it->second.sizes(), " into a parameter of shape ", dst.sizes());
-    dst.copy_(it->second);
+    copies.emplace_back(dst, it->second);
   };
-  for (auto& [n, t] : named_parameters()) load(n, t);
-  for (auto& [n, t] : named_buffers()) load(n, t);
+  for (auto& [n, t] : named_parameters()) plan(n, t);
+  for (auto& [n, t] : named_buffers()) plan(n, t);
   if (strict)
     for (auto& [n, t] : state)
       STRIDER_CHECK(seen.count(n), "load_state_dict", "unexpected key '", n, "' in state dict for ", type_name_,
                     " (pass strict=false to ignore)");
+  for (auto& [dst, src] : copies) dst.copy_(src);
 }
 
 int Module::register_forward_pre_hook(ForwardPreHook hook) {

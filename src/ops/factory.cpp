@@ -15,23 +15,26 @@ namespace ops {
 
 int64_t storage_span(IntArrayRef sizes, IntArrayRef strides) {
   int64_t span = 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
+  for (size_t d = 0; d < sizes.size(); ++d)
     if (sizes[d] == 0) return 0;
-    span += (sizes[d] - 1) * strides[d];
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    int64_t reach = 0;
+    STRIDER_CHECK(!__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) && !__builtin_add_overflow(span, reach, &span),
+                  "empty_strided", "size ", sizes, " with strides ", strides, " spans more elements than fit in 64 bits");
   }
   return span;
 }
 
 Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype, Allocator& allocator) {
-  for (int64_t s : sizes)
-    STRIDER_CHECK(s >= 0, "empty", "negative dimension in size ", IntArrayRef(sizes),
-                  "; sizes must be >= 0");
+  checked_numel(sizes, "empty");
   for (int64_t s : strides)
     STRIDER_CHECK(s >= 0, "empty_strided", "negative stride in ", IntArrayRef(strides),
                   "; strides must be >= 0");
-  int64_t span = storage_span(sizes, strides);
-  auto storage = std::make_shared<StorageImpl>(
-      static_cast<size_t>(span) * element_size(dtype), allocator);
+  const int64_t span = storage_span(sizes, strides);
+  int64_t bytes = 0;
+  STRIDER_CHECK(!__builtin_mul_overflow(span, static_cast<int64_t>(element_size(dtype)), &bytes), "empty", "size ",
+                IntArrayRef(sizes), " of ", dtype, " needs more bytes than fit in 64 bits");
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(bytes), allocator);
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes),
                                              std::move(strides), 0));
 }
@@ -46,6 +49,7 @@ Tensor dense_in_format(const Tensor& t, MemoryFormat fmt) {
 }  // namespace ops
 
 Tensor empty(IntArrayRef sizes, TensorOptions options) {
+  checked_numel(sizes, "empty");  // before any stride is computed from the sizes
   return ops::make_tensor(sizes.vec(), layout::strides_for_format(sizes, options.memory_format(), "empty"),
                           options.dtype());
 }

@@ -61,11 +61,15 @@ Prepared prepare(const Tensor& input, int64_t nsp, const PoolArgs& a, bool is_ma
                   IntArrayRef(p.params.kernel), ", stride ", IntArrayRef(p.params.stride), ")");
     STRIDER_CHECK(pad <= k / 2, op, "pad should be at most half of effective kernel size, but got pad=", pad,
                   ", kernel_size=", k);
-    const int64_t span = I + 2 * pad - d * (k - 1) - 1;
-    int64_t o = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // PyTorch's pooling_output_shape: division rounding toward negative infinity, so a window
+    // larger than the padded input gives size 0 (an error below), not 1.
+    const int64_t span = I + 2 * pad - d * (k - 1) - 1 + (a.ceil_mode ? s - 1 : 0);
+    int64_t o = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
     // The last window must start inside the input or its left padding.
     if (a.ceil_mode && (o - 1) * s >= I + pad) --o;
-    STRIDER_CHECK(o > 0, op, "output size is too small: input ", input.sizes(), ", kernel ", IntArrayRef(p.params.kernel));
+    STRIDER_CHECK(o > 0, op, "Given input size ", input.sizes(), ", kernel ", IntArrayRef(p.params.kernel), ", stride ",
+                  IntArrayRef(p.params.stride), ", padding ", IntArrayRef(p.params.padding),
+                  ": calculated output size ", o, " is too small (PyTorch: 'Output size is too small')");
     p.out_shape.push_back(o);
   }
   return p;

@@ -1,5 +1,6 @@
 #include "strider/optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "strider/autograd/functions.h"
@@ -7,6 +8,14 @@
 #include "strider/ops/factory.h"
 
 namespace strider::optim {
+namespace {
+
+bool all_finite(const Tensor& t) {
+  autograd::NoGradGuard g;
+  return std::isfinite(sum(abs(t.to(kDouble))).item<double>());  // any NaN or infinity survives the sum
+}
+
+}  // namespace
 
 Optimizer::Optimizer(NamedParameters params, double lr) : params_(std::move(params)), lr_(lr) {
   STRIDER_CHECK(!params_.empty(), "optimizer", "got an empty parameter list");
@@ -21,6 +30,50 @@ void Optimizer::zero_grad() {
 }
 
 void Optimizer::set_params(NamedParameters params) { params_ = std::move(params); }
+
+void Optimizer::load_state(const OptimizerState& state, int64_t step_count, const std::string& what) {
+  autograd::NoGradGuard no_grad;
+  STRIDER_CHECK(step_count >= 0, "load_state", what, ": step count ", step_count, " is negative");
+  std::map<std::string, const Tensor*> by_name;
+  for (auto& [n, p] : params_) by_name[n] = &p;
+  const std::vector<std::string> keys = state_keys();
+  OptimizerState fresh;
+  for (auto& [pname, entries] : state) {
+    auto it = by_name.find(pname);
+    STRIDER_CHECK(it != by_name.end(), "load_state", what, " has ", name(), " state for '", pname,
+                  "', which is not a parameter of this optimizer");
+    const Tensor& p = *it->second;
+    for (auto& [key, v] : entries)
+      STRIDER_CHECK(std::find(keys.begin(), keys.end(), key) != keys.end(), "load_state", what, ": '", pname, ".",
+                    key, "' is not ", name(), " state (", name(), " keeps ", keys.size(), " tensors per parameter)");
+    for (const std::string& key : keys) {
+      auto e = entries.find(key);
+      STRIDER_CHECK(e != entries.end(), "load_state", what, ": parameter '", pname, "' lacks its ", name(), " state '",
+                    key, "'");
+      const Tensor& v = e->second;
+      STRIDER_CHECK(v.defined() && v.sizes() == p.sizes() && v.dtype() == p.dtype(), "load_state", what, ": state '",
+                    pname, ".", key, "' is ", v.defined() ? v.sizes() : IntArrayRef(), " ",
+                    v.defined() ? to_string(v.dtype()) : "undefined", " but the parameter is ", p.sizes(), " ",
+                    p.dtype());
+      Tensor copy = empty_like(p);
+      copy.copy_(v);
+      STRIDER_CHECK(all_finite(copy), "load_state", what, ": state '", pname, ".", key,
+                    "' holds NaN or infinite values");
+      fresh[pname][key] = copy;
+    }
+  }
+  if (step_count > 0 && !keys.empty())
+    for (auto& [pname, p] : params_)
+      STRIDER_CHECK(!p.requires_grad() || fresh.count(pname), "load_state", what, " has no ", name(),
+                    " state for parameter '", pname, "' after ", step_count, " steps");
+  state_ = std::move(fresh);
+  steps_ = step_count;
+}
+
+std::vector<std::string> SGD::state_keys() const {
+  if (o_.momentum == 0) return {};
+  return {"momentum_buffer"};
+}
 
 SGD::SGD(NamedParameters params, SGDOptions o) : Optimizer(std::move(params), o.lr), o_(o) {
   STRIDER_CHECK(o.momentum >= 0 && o.weight_decay >= 0, "SGD", "momentum and weight_decay must be >= 0");

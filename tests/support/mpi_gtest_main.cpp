@@ -1,5 +1,6 @@
 // GoogleTest main for tests run under mpirun: rank 0 prints, and every rank exits with the
-// worst result of all ranks, so a failure on any rank fails the job.
+// worst result of all ranks, so a failure on any rank fails the job. In a build without MPI the
+// same tests run at world size 1.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
@@ -7,7 +8,7 @@
 
 int main(int argc, char** argv) {
   auto& pg = strider::testing::world();
-  pg = strider::dist::MpiProcessGroup::init(&argc, &argv);
+  pg = strider::dist::init_process_group(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
   if (pg->rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -57,47 +57,67 @@ int main(int argc, char** argv) {
   auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
   strider::tools::TrainOptions t;
   auto* train_cmd = app.add_subcommand("train", "train a CNN on Fashion-MNIST (the default job) or a GPT on a text file");
-  train_cmd->add_option("--model", t.model, "fmnist_resnet | small_cnn | resnet18 | gpt")->capture_default_str();
+  const auto count = CLI::Range(int64_t{1}, int64_t{1} << 20);
+  train_cmd->add_option("--model", t.model, "fmnist_resnet | small_cnn | resnet18 | gpt")
+      ->check(CLI::IsMember({"fmnist_resnet", "small_cnn", "resnet18", "gpt"}))->capture_default_str();
   train_cmd->add_option("--text-file", t.text_file, "--model gpt: the text to learn (bytes are tokens)");
-  train_cmd->add_option("--n-layer", t.n_layer, "--model gpt: transformer blocks")->capture_default_str();
-  train_cmd->add_option("--n-head", t.n_head, "--model gpt: attention heads")->capture_default_str();
-  train_cmd->add_option("--n-embd", t.n_embd, "--model gpt: embedding width")->capture_default_str();
-  train_cmd->add_option("--seq", t.seq, "--model gpt: context length in bytes")->capture_default_str();
-  train_cmd->add_option("--memory-format", t.memory_format, "channels_last | contiguous")->capture_default_str();
-  train_cmd->add_option("--dtype", t.dtype, "float32 | bfloat16 (bf16 compute, float32 master weights)")->capture_default_str();
-  auto* optimizer_opt = train_cmd->add_option("--optimizer", t.optimizer, "sgd | adamw (gpt: adamw)")->capture_default_str();
-  train_cmd->add_option("--epochs", t.epochs)->capture_default_str();
-  train_cmd->add_option("--batch-size", t.batch_size)->capture_default_str();
+  train_cmd->add_option("--n-layer", t.n_layer, "--model gpt: transformer blocks")->check(CLI::Range(1, 1000))->capture_default_str();
+  train_cmd->add_option("--n-head", t.n_head, "--model gpt: attention heads")->check(CLI::Range(1, 1024))->capture_default_str();
+  train_cmd->add_option("--n-embd", t.n_embd, "--model gpt: embedding width (a multiple of --n-head)")
+      ->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  train_cmd->add_option("--seq", t.seq, "--model gpt: context length in bytes")->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  train_cmd->add_option("--memory-format", t.memory_format, "channels_last | contiguous")
+      ->check(CLI::IsMember({"channels_last", "contiguous"}))->capture_default_str();
+  train_cmd->add_option("--dtype", t.dtype, "float32 | bfloat16 (bf16 compute, float32 master weights)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}))->capture_default_str();
+  auto* optimizer_opt = train_cmd->add_option("--optimizer", t.optimizer, "sgd | adamw (gpt: adamw)")
+                            ->check(CLI::IsMember({"sgd", "adamw"}))->capture_default_str();
+  train_cmd->add_option("--epochs", t.epochs)->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  train_cmd->add_option("--batch-size", t.batch_size)->check(count)->capture_default_str();
   auto* lr_opt = train_cmd->add_option("--lr", t.lr, "peak learning rate (warmup, then cosine decay; gpt: 1e-3)")
+                    ->check(CLI::Range(1e-12, 1e3))->capture_default_str();
+  auto* wd_opt = train_cmd->add_option("--weight-decay", t.weight_decay, "(gpt: 0.01)")->check(CLI::Range(0.0, 1e3))
                     ->capture_default_str();
-  auto* wd_opt = train_cmd->add_option("--weight-decay", t.weight_decay, "(gpt: 0.01)")->capture_default_str();
-  train_cmd->add_option("--label-smoothing", t.label_smoothing)->capture_default_str();
-  train_cmd->add_option("--threads", t.threads, "OpenMP threads (0 = all cores)")->capture_default_str();
+  train_cmd->add_option("--label-smoothing", t.label_smoothing, "in [0, 1)")->check(CLI::Range(0.0, 0.999999))
+      ->capture_default_str();
+  train_cmd->add_option("--threads", t.threads, "OpenMP threads (default: all cores)")->check(CLI::Range(1, 256));
   train_cmd->add_option("--seed", t.seed)->capture_default_str();
   train_cmd->add_option("--data-dir", t.data_dir)->capture_default_str();
   train_cmd->add_option("--out", t.out_dir, "directory for metrics, plot and checkpoint")->capture_default_str();
-  train_cmd->add_option("--resume", t.resume, "checkpoint to resume from");
-  train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches");
+  train_cmd->add_option("--resume", t.resume, "checkpoint to resume from (under mpirun: the run directory)");
+  train_cmd->add_flag("--reset-optimizer", t.reset_optimizer, "with --resume: fresh optimizer state (moments, step)");
+  train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches")->check(count);
   train_cmd->add_option("--fsdp", t.fsdp, "none | ddp | full_shard | shard_grad_op | no_shard (run under mpirun)")
-      ->capture_default_str();
-  train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")->capture_default_str();
+      ->check(CLI::IsMember({"none", "ddp", "full_shard", "shard_grad_op", "no_shard"}))->capture_default_str();
+  train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))->capture_default_str();
   train_cmd->add_flag("--fsdp-offload", t.fsdp_offload, "keep sharded state in memory-mapped files between uses");
+  train_cmd->add_option("--collective-timeout", t.collective_timeout,
+                        "seconds a collective may wait for the other ranks before the job ends naming them")
+      ->check(CLI::Range(0.001, 86400.0))->capture_default_str();
   train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
   strider::tools::BenchOptions b;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
   auto* bench_model = bench_cmd->add_subcommand("model", "time training steps or inference of a model");
   bench_cmd->require_subcommand(1);
-  bench_model->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | fmnist_resnet")->capture_default_str();
-  bench_model->add_option("--mode", b.mode, "train | infer")->capture_default_str();
-  bench_model->add_option("--batch", b.batch)->capture_default_str();
-  bench_model->add_option("--image-size", b.image_size)->capture_default_str();
-  bench_model->add_option("--memory-format", b.memory_format, "channels_last | contiguous")->capture_default_str();
-  bench_model->add_option("--dtype", b.dtype, "float32 | bfloat16")->capture_default_str();
-  bench_model->add_option("--threads", b.threads)->capture_default_str();
-  bench_model->add_option("--warmup", b.warmup)->capture_default_str();
-  bench_model->add_option("--steps", b.steps)->capture_default_str();
+  bench_model->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | fmnist_resnet")
+      ->check(CLI::IsMember({"resnet18", "resnet34", "resnet50", "fmnist_resnet"}))->capture_default_str();
+  bench_model->add_option("--mode", b.mode, "train | infer")->check(CLI::IsMember({"train", "infer"}))->capture_default_str();
+  bench_model->add_option("--batch", b.batch)->check(CLI::Range(1, 4096))->capture_default_str();
+  bench_model->add_option("--image-size", b.image_size)->check(CLI::Range(1, 4096))->capture_default_str();
+  bench_model->add_option("--memory-format", b.memory_format, "channels_last | contiguous")
+      ->check(CLI::IsMember({"channels_last", "contiguous"}))->capture_default_str();
+  bench_model->add_option("--dtype", b.dtype, "float32 | bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}))
+      ->capture_default_str();
+  bench_model->add_option("--threads", b.threads)->check(CLI::Range(1, 256));
+  bench_model->add_option("--warmup", b.warmup)->check(CLI::Range(0, 1'000'000))->capture_default_str();
+  bench_model->add_option("--steps", b.steps)->check(CLI::Range(1, 1'000'000))->capture_default_str();
   bench_model->add_flag("--json", b.json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // "--threads: Value 0 not in range [1 - 256]" and a usage hint
+  }
   if (t.model == "gpt") {  // a transformer's usual recipe unless asked otherwise
     if (optimizer_opt->count() == 0) t.optimizer = "adamw";
     if (lr_opt->count() == 0) t.lr = 1e-3;
@@ -106,12 +126,20 @@ int main(int argc, char** argv) {
   if (const char* v = std::getenv("STRIDER_CHECK_MEMORY_FORMAT"); v && std::string(v) == "1")
     set_memory_format_check(true);
   if (const char* v = std::getenv("STRIDER_VERBOSE"); v && std::string(v) == "1") set_kernel_verbose(true);
+  // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
     if (demo_cmd->parsed()) return demo();
     if (bench_model->parsed()) return strider::tools::run_bench_model(b);
+    strider::tools::validate(t);
     return strider::tools::run_train(t);  // the default job
   } catch (const Error& e) {
     std::cerr << "strider: " << e.what() << "\n";
-    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "strider: out of memory (a size read from a file or flag may be too large)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "strider: unexpected error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "strider: unexpected error of an unknown type\n";
   }
+  return 1;
 }

@@ -36,9 +36,13 @@ class TextTask final : public TrainTask {
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType /*input_dtype*/) override {
     train_ = std::make_unique<io::TextLoader>(
         split_.train, io::TextLoaderOptions{.batch_size = batch_per_rank, .seq_len = o_.seq, .shuffle = true,
-                                           .seed = o_.seed, .drop_last = true, .num_replicas = world, .rank = rank});
+                                           .seed = o_.seed, .drop_last = true, .num_replicas = world, .rank = rank,
+                                           .name = "the training split (90%) of '" + o_.text_file + "' (" +
+                                                   std::to_string(text_.size()) + " bytes in all)"});
     val_ = std::make_unique<io::TextLoader>(
-        split_.val, io::TextLoaderOptions{.batch_size = 32, .seq_len = o_.seq, .shuffle = false, .drop_last = false});
+        split_.val, io::TextLoaderOptions{.batch_size = 32, .seq_len = o_.seq, .shuffle = false, .drop_last = false,
+                                          .name = "the validation split (last 10%) of '" + o_.text_file + "' (" +
+                                                  std::to_string(text_.size()) + " bytes in all)"});
   }
   void start_epoch(int64_t epoch) override { train_->start_epoch(epoch); }
   std::optional<io::Batch> next() override { return train_->next(); }

@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <strider/strider.h>
 
+#include "checkpoint.h"
 #include "svg_plot.h"
 #include "train_task.h"
 
@@ -42,46 +44,9 @@ std::string parallel_layout(const TrainOptions& o, int rank, int world) {
   return o.fsdp + ", rank " + std::to_string(rank) + " of " + std::to_string(world);
 }
 
-void save_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt, const TrainOptions& o,
-                     const std::string& signature, const std::string& layout, int64_t epoch) {
-  io::TensorMap t;
-  for (auto& [n, v] : model.state_dict()) t["model." + n] = v;
-  for (auto& [pname, st] : opt.state())
-    for (auto& [k, v] : st) t["optim." + pname + "." + k] = v;
-  io::save_safetensors(path, t, {{"model", signature}, {"layout", layout}, {"epoch", std::to_string(epoch)},
-                                 {"optimizer", o.optimizer}, {"optimizer_steps", std::to_string(opt.step_count())}});
-}
-
-int64_t load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt,
-                        const std::string& signature, const std::string& layout) {
-  io::SafetensorsFile f = io::load_safetensors(path);
-  STRIDER_CHECK(f.metadata["model"] == signature, "train", "checkpoint ", path, " holds a '", f.metadata["model"],
-                "' model, not '", signature, "'");
-  const std::string saved = f.metadata.count("layout") ? f.metadata["layout"] : "local";
-  STRIDER_CHECK(saved == layout, "train", "checkpoint ", path, " holds ", saved, " but this run is ", layout,
-                "; resume with the same --fsdp and number of ranks (mpirun -np) it was written with");
-  std::map<std::string, Tensor> model_state;
-  for (auto& [n, v] : f.tensors) {
-    if (n.rfind("model.", 0) == 0) model_state[n.substr(6)] = v;
-    if (n.rfind("optim.", 0) == 0) {
-      const std::string rest = n.substr(6);
-      const size_t dot = rest.rfind('.');
-      Tensor v_layout;
-      for (auto& [pn, p] : opt.params())
-        if (pn == rest.substr(0, dot)) v_layout = empty_like(p);
-      STRIDER_CHECK(v_layout.defined(), "train", "checkpoint has optimizer state for unknown parameter '", rest, "'");
-      v_layout.copy_(v);
-      opt.state()[rest.substr(0, dot)][rest.substr(dot + 1)] = v_layout;
-    }
-  }
-  model.load_state_dict(model_state);
-  opt.set_step_count(std::stoll(f.metadata["optimizer_steps"]));
-  return std::stoll(f.metadata["epoch"]);
-}
-
 // The model as trained: plain, or wrapped for data parallelism over MPI.
 struct Parallel {
-  std::shared_ptr<dist::MpiProcessGroup> pg;
+  std::shared_ptr<dist::ProcessGroup> pg;
   int rank = 0, world = 1;
   std::shared_ptr<nn::Module> model;
   fsdp::FullyShardedDataParallel* fsdp = nullptr;
@@ -91,7 +56,7 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
   Parallel p;
   p.model = model;
   if (o.fsdp == "none") return p;
-  p.pg = dist::MpiProcessGroup::init();
+  p.pg = dist::init_process_group();
   p.rank = p.pg->rank();
   p.world = p.pg->size();
   STRIDER_CHECK(o.batch_size % p.world == 0, "train", "--batch-size ", o.batch_size, " does not split evenly over ",
@@ -118,6 +83,39 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
 
 int train_loop(const TrainOptions& o);
 
+// Every flag that shapes the run, one per line: ranks started with different ones would issue
+// different collectives (or silently train on different settings), so they are compared first.
+std::vector<std::string> describe_config(const TrainOptions& o) {
+  std::ostringstream lr, wd, ls;
+  lr.precision(17);
+  wd.precision(17);
+  ls.precision(17);
+  lr << o.lr;
+  wd << o.weight_decay;
+  ls << o.label_smoothing;
+  return {"--model " + o.model, "--text-file " + o.text_file, "--n-layer " + std::to_string(o.n_layer),
+          "--n-head " + std::to_string(o.n_head), "--n-embd " + std::to_string(o.n_embd), "--seq " + std::to_string(o.seq),
+          "--memory-format " + o.memory_format, "--dtype " + o.dtype, "--optimizer " + o.optimizer,
+          "--epochs " + std::to_string(o.epochs), "--batch-size " + std::to_string(o.batch_size), "--lr " + lr.str(),
+          "--weight-decay " + wd.str(), "--label-smoothing " + ls.str(), "--seed " + std::to_string(o.seed),
+          "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
+          "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
+          "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
+          "--collective-timeout " + std::to_string(o.collective_timeout)};
+}
+
+// A resumed set of rank files must come from one save: the same epoch and step count on every
+// rank (a job killed mid-save can leave files from different epochs).
+void check_resume_set(dist::ProcessGroup& pg, const std::string& dir, const CheckpointInfo& info) {
+  try {
+    dist::check_same_across_ranks(pg, "the resumed checkpoint set", {"epoch " + std::to_string(info.epoch),
+                                                                    "optimizer steps " + std::to_string(info.optimizer_steps)});
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (files " + dir + "/checkpoint-rank{0.." + std::to_string(pg.size() - 1) +
+                "}.safetensors come from different saves, e.g. a job killed while saving; resume from a consistent set)");
+  }
+}
+
 }  // namespace
 
 Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype) {
@@ -126,11 +124,29 @@ Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype) 
   return model(input);
 }
 
+void validate(const TrainOptions& o) {
+  if (o.model == "gpt") {
+    STRIDER_CHECK(!o.text_file.empty(), "train", "--model gpt trains on a text file; pass --text-file PATH");
+    STRIDER_CHECK(o.n_embd % o.n_head == 0, "train", "--n-embd ", o.n_embd, " must be a multiple of --n-head ", o.n_head,
+                  " (each head gets n_embd / n_head channels)");
+  } else {
+    STRIDER_CHECK(o.text_file.empty(), "train", "--text-file is for --model gpt, not --model ", o.model);
+  }
+  STRIDER_CHECK(!o.reset_optimizer || !o.resume.empty(), "train", "--reset-optimizer only applies with --resume");
+  STRIDER_CHECK(o.fsdp != "none" || !o.fsdp_offload, "train", "--fsdp-offload needs --fsdp full_shard, shard_grad_op or no_shard");
+  STRIDER_CHECK(!o.fsdp_offload || o.fsdp != "ddp", "train", "--fsdp-offload needs --fsdp full_shard, shard_grad_op or no_shard");
+  STRIDER_CHECK(!o.out_dir.empty(), "train", "--out must name a directory");
+}
+
 int run_train(const TrainOptions& o) {
   if (o.fsdp == "none") return train_loop(o);
   // Under MPI a failing rank ends the whole job with its message instead of hanging the others.
-  auto pg = dist::MpiProcessGroup::init();
-  return dist::run_or_abort(pg, [&] { return train_loop(o); });
+  auto pg = dist::init_process_group(
+      nullptr, nullptr, {.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.collective_timeout * 1000))});
+  return dist::run_or_abort(*pg, [&] {
+    dist::check_same_across_ranks(*pg, "strider train's flags", describe_config(o));
+    return train_loop(o);
+  });
 }
 
 namespace {
@@ -142,7 +158,10 @@ int train_loop(const TrainOptions& o) {
   const ScalarType dtype = scalar_type_from_string(o.dtype);
   STRIDER_CHECK(dtype == kFloat || dtype == kBFloat16, "train", "--dtype must be float32 or bfloat16");
   STRIDER_CHECK(o.epochs > 0 && o.batch_size > 0 && o.lr > 0, "train", "epochs, batch size and lr must be positive");
-  std::filesystem::create_directories(o.out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  STRIDER_CHECK(!ec && std::filesystem::is_directory(o.out_dir), "train", "cannot create the --out directory '",
+                o.out_dir, "': ", ec ? ec.message() : "a file of that name is in the way");
 
   std::unique_ptr<TrainTask> task = o.model == "gpt" ? make_text_task(o) : make_image_task(o);
   auto base_model = task->make_model();
@@ -178,13 +197,23 @@ int train_loop(const TrainOptions& o) {
       const auto dir = std::filesystem::is_directory(p) ? p : p.parent_path();
       from = (dir / ("checkpoint-rank" + std::to_string(par.rank) + ".safetensors")).string();
     }
-    start_epoch = load_checkpoint(from, *model, *opt, task->model_signature(), layout);
+    const CheckpointInfo info = load_checkpoint(
+        from, *model, *opt, {.model = task->model_signature(), .layout = layout, .optimizer = opt->name()},
+        o.reset_optimizer);
+    if (par.pg) check_resume_set(*par.pg, std::filesystem::path(from).parent_path().string(), info);
+    STRIDER_CHECK(info.epoch <= o.epochs, "train", from, " was saved after epoch ", info.epoch, " but --epochs is ",
+                  o.epochs, "; raise --epochs to train further");
+    start_epoch = info.epoch;
     for (int64_t i = 0; i < start_epoch * steps_per_epoch; ++i) sched.step();
   }
 
   const bool tty = lead && o.progress && ::isatty(STDERR_FILENO);
   const ScalarType cast_dtype = par.fsdp ? kFloat : dtype;  // FSDP casts through MixedPrecision
-  std::ofstream metrics(o.out_dir + "/metrics.jsonl", o.resume.empty() ? std::ios::trunc : std::ios::app);
+  std::ofstream metrics;
+  if (lead) {
+    metrics.open(o.out_dir + "/metrics.jsonl", o.resume.empty() ? std::ios::trunc : std::ios::app);
+    STRIDER_CHECK(metrics.good(), "train", "cannot write ", o.out_dir, "/metrics.jsonl");
+  }
   EvalResult score;
   Series loss_curve{"training loss", "step", "loss", {}}, eval_curve{"held-out score", "epoch", "", {}};
   const auto t0 = Clock::now();
@@ -247,7 +276,9 @@ int train_loop(const TrainOptions& o) {
     if (!o.json && lead)
       std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", "
                 << score.summary << ", " << epoch_s << " s\n";
-    save_checkpoint(ckpt, *model, *opt, o, task->model_signature(), layout, epoch + 1);  // per rank under FSDP: its shards
+    save_checkpoint(ckpt, *model, *opt,  // per rank under FSDP: its shards
+                    {.model = task->model_signature(), .layout = layout, .optimizer = opt->name(), .epoch = epoch + 1,
+                     .optimizer_steps = opt->step_count()});
   }
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);

@@ -25,16 +25,21 @@ struct TrainOptions {
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   std::string out_dir = "strider-run";
   std::string resume;                   // checkpoint to resume from
+  bool reset_optimizer = false;         // resume the model but start the optimizer afresh
   int64_t limit_batches = 0;            // > 0: stop each epoch early (quick checks)
   // Data parallel over MPI (run under `mpirun -np N`): none | ddp | full_shard | shard_grad_op |
   // no_shard. The global batch (--batch-size) is split evenly across ranks.
   std::string fsdp = "none";
   int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
   bool fsdp_offload = false;
+  double collective_timeout = 600;      // seconds a collective may wait before the job ends
   bool json = false;
   bool progress = true;
 };
 
+// Checks the flags that depend on each other (each flag's own range is checked by the parser);
+// throws strider::Error naming the flags.
+void validate(const TrainOptions& options);
 int run_train(const TrainOptions& options);
 
 }  // namespace strider::tools

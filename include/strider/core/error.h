@@ -29,6 +29,7 @@ std::string str(const Args&... args) {
 }
 
 [[noreturn]] void throw_error(const char* op, const std::string& message);
+[[noreturn]] void throw_undefined_tensor();
 [[noreturn]] void internal_assert_failed(const char* condition, const char* file, int line,
                                          const std::string& message);
 

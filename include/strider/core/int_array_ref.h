@@ -53,6 +53,11 @@ class IntArrayRef {
 // Prints as [2, 3, 4, 5], the way error messages show shapes and strides.
 std::ostream& operator<<(std::ostream& os, IntArrayRef dims);
 
+// The element count of a shape, checked: throws strider::Error naming `op` when a size is
+// negative or when the count (or the product of the nonzero sizes, which bounds every dense
+// stride) does not fit in int64.
+int64_t checked_numel(IntArrayRef sizes, const char* op);
+
 inline int64_t product(IntArrayRef dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -33,32 +33,32 @@ class Tensor {
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
   // ---- metadata
-  IntArrayRef sizes() const { return impl_->sizes(); }
-  IntArrayRef strides() const { return impl_->strides(); }
+  IntArrayRef sizes() const { return checked().sizes(); }
+  IntArrayRef strides() const { return checked().strides(); }
   int64_t size(int64_t d) const;
   int64_t stride(int64_t d) const;
-  int64_t dim() const { return impl_->dim(); }
-  int64_t numel() const { return impl_->numel(); }
-  int64_t storage_offset() const { return impl_->storage_offset(); }
-  ScalarType dtype() const { return impl_->dtype(); }
-  ScalarType scalar_type() const { return impl_->dtype(); }
+  int64_t dim() const { return checked().dim(); }
+  int64_t numel() const { return checked().numel(); }
+  int64_t storage_offset() const { return checked().storage_offset(); }
+  ScalarType dtype() const { return checked().dtype(); }
+  ScalarType scalar_type() const { return checked().dtype(); }
   size_t element_size() const { return strider::element_size(dtype()); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
-  const Storage& storage() const { return impl_->storage(); }
+  const Storage& storage() const { return checked().storage(); }
   TensorOptions options() const { return TensorOptions(dtype()); }
-  void* data() const { return impl_->data(); }
+  void* data() const { return checked().data(); }
   template <class T>
   T* data_ptr() const {
     STRIDER_CHECK(scalar_type_of<T> == dtype(), "data_ptr", "requested ",
                   scalar_type_of<T>, " data from a tensor of dtype ", dtype());
-    return static_cast<T*>(impl_->data());
+    return static_cast<T*>(checked().data());
   }
 
   // ---- memory-format predicates (SPEC §4)
   // True when the tensor is dense in exactly `fmt`'s order (size-1 dims ignored).
   // Preserve answers like Contiguous (PyTorch's quirk).
   bool is_contiguous(MemoryFormat fmt = MemoryFormat::Contiguous) const;
-  bool is_non_overlapping_and_dense() const { return impl_->flags().is_non_overlapping_and_dense; }
+  bool is_non_overlapping_and_dense() const { return checked().flags().is_non_overlapping_and_dense; }
   // The format the strides suggest (gaps allowed, size-1 strides count); ops propagate this.
   MemoryFormat suggest_memory_format() const;
 
@@ -151,6 +151,11 @@ class Tensor {
   std::string to_string() const;
 
  private:
+  // The impl, or a strider::Error for a default-constructed (undefined) Tensor.
+  TensorImpl& checked() const {
+    if (!impl_) [[unlikely]] detail::throw_undefined_tensor();
+    return *impl_;
+  }
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -5,6 +5,10 @@
 // Collectives run in issue order on one communication thread per process, so an async
 // collective progresses while the caller computes. A collective that waits longer than
 // timeout() aborts the job with a message naming it and the ranks that had not arrived.
+// Before any buffer is read, the ranks compare each collective's signature (sequence number,
+// op, element count, dtype, reduce op or root, label): a mismatched or missing collective ends
+// the job naming the ranks, the step and what each was doing. The last 1,000 collectives of
+// each rank are kept (the flight recorder) and printed when the job aborts.
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,9 +48,12 @@ class MpiProcessGroup final : public ProcessGroup {
   // The algorithm Auto resolves to for a message of `bytes` (per rank's whole buffer).
   Algorithm algorithm_for(Collective c, int64_t bytes) const;
 
-  // Prints "[rank r of n] <message>" to stderr and aborts every rank (MPI_Abort): no rank hangs
-  // waiting for one that failed.
-  [[noreturn]] void abort(const std::string& message) const;
+  // Prints "[rank r of n] <message>" and this rank's last collectives to stderr, then aborts
+  // every rank (MPI_Abort): no rank hangs waiting for one that failed.
+  [[noreturn]] void abort(const std::string& message) const override;
+  void finish() override;
+  // This rank's last `count` collectives, oldest first (the flight recorder), one per line.
+  std::string recent_collectives(size_t count = 16) const;
 
  private:
   MpiProcessGroup(int rank, int size);
@@ -54,9 +61,8 @@ class MpiProcessGroup final : public ProcessGroup {
   Algorithm algorithms_[3] = {Algorithm::Auto, Algorithm::Auto, Algorithm::Auto};
   std::unique_ptr<detail::CommThread> comm_;
   std::vector<char> scratch_;  // ring buffers, only touched on the comm thread
+  bool finished_ = false;
 };
 
-// Runs fn(); if it throws, aborts the whole MPI job with the error and this rank's number.
-int run_or_abort(const std::shared_ptr<MpiProcessGroup>& pg, const std::function<int()>& fn);
 
 }  // namespace strider::dist

@@ -2,8 +2,11 @@
 // ProcessGroup: the collectives data-parallel training needs, over tensors of any supported dtype
 // (bfloat16 included). Every collective has a blocking form and an async form returning a Work
 // handle, so communication can overlap computation. Passed explicitly, never a global.
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "strider/core/tensor.h"
@@ -24,6 +27,23 @@ class Work {
   // Blocks until the collective finished (a timed-out collective aborts the job with a message).
   virtual void wait() = 0;
   virtual bool is_completed() = 0;
+};
+
+// What a collective is doing, for the messages that name a disagreeing or missing rank: set on
+// the calling thread around the collectives it issues ("unit 'h.0' gather", "loss average").
+// Ranks must use the same labels for the same collectives: the label is part of what they
+// compare before each collective.
+class CollectiveLabel {
+ public:
+  explicit CollectiveLabel(std::string label);
+  ~CollectiveLabel();
+  CollectiveLabel(const CollectiveLabel&) = delete;
+  CollectiveLabel& operator=(const CollectiveLabel&) = delete;
+  // The innermost label of this thread ("" when none).
+  static const std::string& current();
+
+ private:
+  std::string previous_;
 };
 
 class ProcessGroup {
@@ -58,9 +78,41 @@ class ProcessGroup {
   virtual void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // The training step messages name (DDP and FSDP count their training forwards here).
+  void set_step(int64_t step) { step_.store(step); }
+  int64_t step() const { return step_.load(); }
+
+  // Ends the job because this rank failed: with MPI, prints "[rank r of n] message" and the
+  // rank's recent collectives, tells every other rank why, and aborts them all (no rank waits
+  // for one that failed). In a single process there is nobody to tell: throws Error(message).
+  [[noreturn]] virtual void abort(const std::string& message) const;
+  // Called where a rank's work ends (run_or_abort does): with MPI, checks that every rank ended
+  // with the same collectives behind it, so a rank still waiting in one is named, not left
+  // hanging. Nothing to check in a single process.
+  virtual void finish() {}
+
  protected:
   std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
+  std::atomic<int64_t> step_{0};
 };
+
+struct ProcessGroupOptions {
+  // A collective that waits longer than this ends the job naming the ranks that never arrived.
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
+// The world: MpiProcessGroup when strider was built with MPI (under mpirun, or a world of size
+// 1 without it), else SingleProcessGroup. argc/argv may be null.
+std::shared_ptr<ProcessGroup> init_process_group(int* argc = nullptr, char*** argv = nullptr,
+                                                 const ProcessGroupOptions& options = {});
+
+// Runs fn(); if it throws (anything), ends the job through pg.abort with the error's text. On
+// success with MPI, also checks that every rank finished here too: a rank that still waits in a
+// collective is named instead of left hanging.
+int run_or_abort(ProcessGroup& pg, const std::function<int()>& fn);
+inline int run_or_abort(const std::shared_ptr<ProcessGroup>& pg, const std::function<int()>& fn) {
+  return run_or_abort(*pg, fn);
+}
 
 // World size 1: every collective is a local copy. Lets the same training code run without MPI.
 class SingleProcessGroup final : public ProcessGroup {

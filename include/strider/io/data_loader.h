@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -75,6 +76,7 @@ class DataLoader {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::optional<Batch>> ready_;
+  std::exception_ptr worker_error_;  // rethrown by next() on the consumer's thread
   bool stop_ = false;
 };
 

@@ -18,8 +18,10 @@ struct ImageDataset {
 };
 
 inline const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+inline constexpr int kFashionMnistClasses = 10;
 
-// split: "train" (60000 images) or "test" (10000). Checks that images and labels agree.
+// split: "train" (60000 images) or "test" (10000). Checks that images and labels agree and that
+// every label is a class (0..9).
 ImageDataset load_fashion_mnist(const std::string& dir, const std::string& split);
 
 }  // namespace strider::io

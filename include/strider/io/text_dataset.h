@@ -31,6 +31,7 @@ struct TextLoaderOptions {
   uint64_t seed = 0;
   bool drop_last = true;
   int64_t num_replicas = 1, rank = 0;
+  std::string name = "the text";  // what the data is, for messages ("the training split of 'x'")
 };
 
 class TextLoader {

@@ -12,12 +12,17 @@
 namespace strider::optim {
 
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
+using OptimizerState = std::map<std::string, std::map<std::string, Tensor>>;
 
 class Optimizer {
  public:
   explicit Optimizer(NamedParameters params, double lr);
   virtual ~Optimizer() = default;
   virtual void step() = 0;
+  // "sgd", "adam", "adamw": what a checkpoint records, so a resume cannot mix optimizers.
+  virtual std::string name() const = 0;
+  // The state tensors each parameter gets once it has stepped ({} for plain SGD).
+  virtual std::vector<std::string> state_keys() const = 0;
   // Drops gradients (set to none, as PyTorch 2.x does by default).
   void zero_grad();
   double lr() const { return lr_; }
@@ -29,12 +34,17 @@ class Optimizer {
   std::map<std::string, std::map<std::string, Tensor>>& state() { return state_; }
   int64_t step_count() const { return steps_; }
   void set_step_count(int64_t s) { steps_ = s; }
+  // Replaces the state and step count, all or nothing: every entry names a parameter, has
+  // exactly state_keys(), each its parameter's shape and dtype with finite values; once
+  // step_count > 0 every parameter that requires grad has an entry. Otherwise throws naming
+  // the tensor, and the optimizer is unchanged. `what` names the source in messages.
+  void load_state(const OptimizerState& state, int64_t step_count, const std::string& what);
 
  protected:
   NamedParameters params_;
   double lr_;
   int64_t steps_ = 0;
-  std::map<std::string, std::map<std::string, Tensor>> state_;
+  OptimizerState state_;
 };
 
 struct SGDOptions {
@@ -46,6 +56,8 @@ class SGD : public Optimizer {
  public:
   SGD(NamedParameters params, SGDOptions options);
   void step() override;
+  std::string name() const override { return "sgd"; }
+  std::vector<std::string> state_keys() const override;
 
  private:
   SGDOptions o_;
@@ -60,6 +72,8 @@ class Adam : public Optimizer {
  public:
   Adam(NamedParameters params, AdamOptions options);
   void step() override;
+  std::string name() const override { return o_.decoupled_weight_decay ? "adamw" : "adam"; }
+  std::vector<std::string> state_keys() const override { return {"exp_avg", "exp_avg_sq"}; }
 
  private:
   AdamOptions o_;

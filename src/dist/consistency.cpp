@@ -1,0 +1,92 @@
+#include "strider/dist/consistency.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "dist/buffer_math.h"
+
+namespace strider::dist {
+namespace {
+
+// FNV-1a over the lines, 63 bits so the value can be negated in a max/min all-reduce.
+int64_t hash63(const std::vector<std::string>& lines) {
+  uint64_t h = 1469598103934665603ull;
+  for (const std::string& line : lines) {
+    for (unsigned char c : line) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ '\n') * 1099511628211ull;
+  }
+  return static_cast<int64_t>(h >> 1);
+}
+
+std::string join(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& l : lines) s += l + '\n';
+  return s;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+constexpr size_t kLineBytes = 240;
+
+// One rank's answer: the first line where it differs from rank 0 (-1: none) and that line.
+struct Difference {
+  int64_t index = -1;
+  char line[kLineBytes] = {};
+};
+
+}  // namespace
+
+void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const std::vector<std::string>& lines) {
+  if (pg.size() == 1) return;
+  CollectiveLabel label("check " + what);
+  const int64_t h = hash63(lines);
+  Tensor hashes = detail::flat_buffer(2, kLong);
+  hashes.data_ptr<int64_t>()[0] = h;
+  hashes.data_ptr<int64_t>()[1] = -h;
+  pg.all_reduce(hashes, ReduceOp::Max);
+  if (hashes.data_ptr<int64_t>()[0] == -hashes.data_ptr<int64_t>()[1]) return;
+
+  // They differ: rank 0's text goes to everyone, each rank finds its first differing line.
+  const std::string mine = join(lines);
+  Tensor length = detail::flat_buffer(1, kLong);
+  length.data_ptr<int64_t>()[0] = static_cast<int64_t>(mine.size());
+  pg.broadcast(length, 0);
+  Tensor text = detail::flat_buffer(length.data_ptr<int64_t>()[0], kByte);
+  if (pg.rank() == 0) std::memcpy(text.data(), mine.data(), mine.size());
+  pg.broadcast(text, 0);
+  const std::vector<std::string> reference =
+      split(std::string(static_cast<const char*>(text.data()), static_cast<size_t>(text.numel())));
+  Difference d;
+  const size_t n = std::max(lines.size(), reference.size());
+  for (size_t i = 0; i < n && d.index < 0; ++i) {
+    const bool differs = i >= lines.size() || i >= reference.size() || lines[i] != reference[i];
+    if (!differs) continue;
+    d.index = static_cast<int64_t>(i);
+    std::snprintf(d.line, sizeof d.line, "%s", i < lines.size() ? lines[i].c_str() : "(nothing: its list ends here)");
+  }
+  Tensor mine_bytes = detail::flat_buffer(static_cast<int64_t>(sizeof d), kByte);
+  std::memcpy(mine_bytes.data(), &d, sizeof d);
+  Tensor all = detail::flat_buffer(static_cast<int64_t>(sizeof d) * pg.size(), kByte);
+  pg.all_gather(all, mine_bytes);
+  std::ostringstream msg;
+  msg << "differs across ranks:";
+  int shown = 0;
+  for (int r = 1; r < pg.size() && shown < 3; ++r) {
+    Difference other;
+    std::memcpy(&other, static_cast<const char*>(all.data()) + r * sizeof d, sizeof d);
+    if (other.index < 0) continue;
+    const size_t i = static_cast<size_t>(other.index);
+    msg << (shown++ ? ";" : "") << " rank " << r << " has '" << std::string(other.line, strnlen(other.line, kLineBytes))
+        << "' where rank 0 has '" << (i < reference.size() ? reference[i] : "(nothing: its list ends there)") << "'";
+  }
+  msg << ". Start every rank with the same arguments and model";
+  throw Error("[" + what + "] " + msg.str());
+}
+
+}  // namespace strider::dist
