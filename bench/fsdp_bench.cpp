@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   std::string strategy = "full_shard";
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
   bool prefetch = true;
+  bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
   std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     if (k == "--steps") steps = std::stoll(v);
     if (k == "--prefetch") prefetch = v == "1";
     if (k == "--offload") offload_dir = v;
+    if (k == "--ab-signature-checks") ab_signature_checks = v == "1";
   }
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   return dist::run_or_abort(pg, [&] {
@@ -89,9 +91,12 @@ int main(int argc, char** argv) {
     Generator g(7 + pg->rank());
     Tensor tokens = (rand({batch, seq + 1}, {}, &g) * 256.0).to(kLong);
     Tensor x = tokens.narrow(1, 0, seq).contiguous(), y = tokens.narrow(1, 1, seq).contiguous();
-    std::vector<double> times;
+    std::vector<double> times, times_unchecked;
     ResidentPeaks resident;
     for (int64_t s = 0; s < steps + 1; ++s) {
+      const bool unchecked = ab_signature_checks && s > 0 && s % 2 == 0;
+      pg->barrier();
+      pg->set_signature_checks(!unchecked);  // every rank at the same point of its sequence
       if (s == 1) {
         reset_peak_memory();
         reset_peak_rss();
@@ -108,9 +113,17 @@ int main(int argc, char** argv) {
       opt.step();
       if (s > 0) resident.sample();
       pg->barrier();
-      if (s > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (s > 0)
+        (unchecked ? times_unchecked : times).push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+    pg->set_signature_checks(true);
     std::sort(times.begin(), times.end());
+    std::sort(times_unchecked.begin(), times_unchecked.end());
+    if (ab_signature_checks && pg->rank() == 0 && !times_unchecked.empty())
+      std::printf("{\"signature_checks\":\"ab\",\"checked_step_s\":%.4f,\"unchecked_step_s\":%.4f,\"ratio\":%.4f,"
+                  "\"pairs\":%zu}\n", times[times.size() / 2], times_unchecked[times_unchecked.size() / 2],
+                  times[times.size() / 2] / times_unchecked[times_unchecked.size() / 2], times_unchecked.size());
     const double peak = max_over_ranks(*pg, static_cast<double>(memory_stats().peak_bytes));
     const double rss = max_over_ranks(*pg, status_bytes("VmHWM"));
     const double anon = max_over_ranks(*pg, resident.anon), file = max_over_ranks(*pg, resident.file);

@@ -51,6 +51,9 @@ class CommThread {
   uint64_t enqueue(CollectiveSignature signature, Task task, std::function<void()> done);
 
   void set_timeout(std::chrono::milliseconds t) { timeout_ms_.store(t.count()); }
+  // Whether collectives enqueued from now on compare signatures (every rank must switch at the
+  // same point of its collective sequence).
+  void set_signature_checks(bool on) { check_signatures_.store(on); }
   // Tells every other rank this one is failing with `message` (callable from any thread); their
   // comm threads print it and abort, so each rank's log says why the job ended.
   void announce_failure(const std::string& message);
@@ -61,6 +64,7 @@ class CommThread {
   friend class RequestWaiter;
   struct Item {
     uint64_t seq;
+    bool checked;  // compare the signature across ranks before running
     CollectiveSignature signature;
     Task task;
     std::function<void()> done;
@@ -78,6 +82,7 @@ class CommThread {
   Abort abort_;
   MPI_Comm data_comm_ = MPI_COMM_NULL, control_comm_ = MPI_COMM_NULL;
   std::atomic<int64_t> timeout_ms_{600'000};
+  std::atomic<bool> check_signatures_{true};
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Item> queue_;

@@ -144,6 +144,8 @@ void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
   comm_->set_timeout(t);
 }
 
+void MpiProcessGroup::set_signature_checks(bool on) { comm_->set_signature_checks(on); }
+
 void MpiProcessGroup::abort(const std::string& message) const {
   std::fprintf(stderr, "strider: [rank %d of %d] %s; aborting all ranks\n[rank %d] its last collectives:\n%s", rank_,
                size_, message.c_str(), rank_, comm_->recorder().tail(16).c_str());

@@ -25,9 +25,19 @@ void check_sizes(const Tensor& out, const Tensor& in, const char* op) {
                 "collectives need dense tensors of one layout; call .contiguous() first");
 }
 
+// The same rule as with MPI, so code that runs alone also runs under mpirun.
+void check_dense(const Tensor& t, const char* op) {
+  STRIDER_CHECK(t.defined() && t.is_non_overlapping_and_dense(), op, "collectives need dense tensors, got ",
+                t.defined() ? t.sizes() : IntArrayRef(), "@", t.defined() ? t.strides() : IntArrayRef(),
+                "; call .contiguous() first");
+}
+
 }  // namespace
 
-std::shared_ptr<Work> SingleProcessGroup::all_reduce_async(const Tensor&, ReduceOp) { return std::make_shared<DoneWork>(); }
+std::shared_ptr<Work> SingleProcessGroup::all_reduce_async(const Tensor& t, ReduceOp) {
+  check_dense(t, "all_reduce");
+  return std::make_shared<DoneWork>();
+}
 
 std::shared_ptr<Work> SingleProcessGroup::all_gather_async(const Tensor& out, const Tensor& in) {
   check_sizes(out, in, "all_gather");
@@ -41,7 +51,8 @@ std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_async(const Tensor& out
   return std::make_shared<DoneWork>();
 }
 
-std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor&, int root) {
+std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int root) {
+  check_dense(t, "broadcast");
   STRIDER_CHECK(root == 0, "broadcast", "root ", root, " does not exist in a world of size 1");
   return std::make_shared<DoneWork>();
 }

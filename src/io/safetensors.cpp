@@ -166,7 +166,12 @@ Entry parse_entry(const std::string& name, const nlohmann::json& e, const std::s
   out.begin = off[0].get<uint64_t>();
   out.end = off[1].get<uint64_t>();
   // Element and byte counts that do not overflow (checked_numel throws naming the shape).
-  const int64_t numel = checked_numel(out.shape, kOp);
+  int64_t numel = 0;
+  try {
+    numel = checked_numel(out.shape, kOp);
+  } catch (const Error& e) {
+    STRIDER_CHECK(false, kOp, where, ": ", e.what());
+  }
   uint64_t bytes = 0;
   STRIDER_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), element_size(out.dtype), &bytes), kOp, where,
                 ": shape ", IntArrayRef(out.shape), " of ", out.dtype, " is too large");

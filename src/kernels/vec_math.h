@@ -10,7 +10,9 @@ namespace strider::kernels::vmath {
 
 inline float exp(float x) {
   const float hi = 88.7228394f, lo = -103.972084f;
-  float xc = x > hi ? hi : (x < lo ? lo : x);
+  // NaN takes the lo branch's value here (it is returned as NaN at the end): converting NaN to
+  // an integer below would be undefined behaviour.
+  float xc = x > hi ? hi : (x >= lo ? x : lo);
   float n = std::nearbyint(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;

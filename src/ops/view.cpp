@@ -25,7 +25,8 @@ DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
       infer = static_cast<int64_t>(i);
     } else {
       STRIDER_CHECK(out[i] >= 0, op, "invalid shape dimension ", out[i], " in ", sizes);
-      known *= out[i];
+      STRIDER_CHECK(!__builtin_mul_overflow(known, out[i], &known), op, "shape ", sizes,
+                    " is invalid for input of size ", numel, " (its element count overflows 64 bits)");
     }
   }
   if (infer >= 0) {

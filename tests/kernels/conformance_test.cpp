@@ -63,9 +63,11 @@ TEST(PointwiseConformance, UnaryOpsMatchReference) {
   for (ScalarType dt : kFloatTypes)
     for (const auto& shape : kShapes)
       for (const auto& lc : layouts_4d(shape, dt))
-        for (const auto& [name, op] : ops)
+        for (const auto& entry : ops) {  // (a plain variable: clang 14 cannot capture structured bindings)
+          const auto& op = entry.second;
           expect_matches_reference([&] { return op(lc.tensor); }, dt,
-                                   name + " " + lc.name + " " + std::string(to_string(dt)));
+                                   entry.first + " " + lc.name + " " + std::string(to_string(dt)));
+        }
 }
 
 TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
@@ -85,9 +87,11 @@ TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
     auto bs = layouts_4d({2, 5, 6, 7}, dt, 2);
     for (const auto& a : as)
       for (const auto& b : bs)
-        for (const auto& [name, op] : ops)
+        for (const auto& entry : ops) {
+          const auto& op = entry.second;
           expect_matches_reference([&] { return op(a.tensor, b.tensor); }, dt,
-                                   name + "(" + a.name + ", " + b.name + ") " + std::string(to_string(dt)));
+                                   entry.first + "(" + a.name + ", " + b.name + ") " + std::string(to_string(dt)));
+        }
   }
 }
 

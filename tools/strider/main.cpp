@@ -1,6 +1,6 @@
 // The `strider` command: `train` (the default job: a CNN on Fashion-MNIST, or a GPT on a text
-// file, alone or under mpirun), `bench model`, and `demo`, a tour of the memory-format API that
-// prints what PyTorch prints for the same calls.
+// file, alone or under mpirun), `bench model`, `ckpt verify`, and `demo`, a tour of the
+// memory-format API that prints what PyTorch prints for the same calls.
 #include <cstdlib>
 #include <iostream>
 
@@ -19,6 +19,25 @@ void show(const char* what, const Tensor& t) {
             << "  contiguous=" << t.is_contiguous()
             << " channels_last=" << t.is_contiguous(MemoryFormat::ChannelsLast)
             << " suggest=" << t.suggest_memory_format() << "\n";
+}
+
+// `strider ckpt verify FILE...`: every file loads with its checksum verified.
+int verify_checkpoints(const std::vector<std::string>& files) {
+  int bad = 0;
+  for (const std::string& f : files) {
+    try {
+      io::SafetensorsFile st = io::load_safetensors(f, {.require_checksum = true});
+      int64_t bytes = 0;
+      for (auto& [n, t] : st.tensors) bytes += static_cast<int64_t>(t.nbytes());
+      std::cout << f << ": ok, " << st.tensors.size() << " tensors, " << bytes << " bytes";
+      for (auto& [k, v] : st.metadata) std::cout << ", " << k << "=" << v;
+      std::cout << "\n";
+    } catch (const Error& e) {
+      std::cerr << "strider: " << e.what() << "\n";
+      ++bad;
+    }
+  }
+  return bad ? 1 : 0;
 }
 
 int demo() {
@@ -54,6 +73,7 @@ int demo() {
 int main(int argc, char** argv) {
   CLI::App app{"strider: C++ deep learning with PyTorch-exact memory formats"};
   app.require_subcommand(0, 1);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
   auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
   strider::tools::TrainOptions t;
   auto* train_cmd = app.add_subcommand("train", "train a CNN on Fashion-MNIST (the default job) or a GPT on a text file");
@@ -96,6 +116,11 @@ int main(int argc, char** argv) {
                         "seconds a collective may wait for the other ranks before the job ends naming them")
       ->check(CLI::Range(0.001, 86400.0))->capture_default_str();
   train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
+  std::vector<std::string> verify_files;
+  auto* ckpt_cmd = app.add_subcommand("ckpt", "checkpoint files");
+  auto* ckpt_verify = ckpt_cmd->add_subcommand("verify", "check that checkpoint files are complete and uncorrupted");
+  ckpt_cmd->require_subcommand(1);
+  ckpt_verify->add_option("files", verify_files, "safetensors files written by strider")->required();
   strider::tools::BenchOptions b;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
   auto* bench_model = bench_cmd->add_subcommand("model", "time training steps or inference of a model");
@@ -129,6 +154,7 @@ int main(int argc, char** argv) {
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
     if (demo_cmd->parsed()) return demo();
+    if (ckpt_verify->parsed()) return verify_checkpoints(verify_files);
     if (bench_model->parsed()) return strider::tools::run_bench_model(b);
     strider::tools::validate(t);
     return strider::tools::run_train(t);  // the default job

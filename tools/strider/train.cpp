@@ -125,6 +125,10 @@ Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype) 
 }
 
 void validate(const TrainOptions& o) {
+  // The parser's ranges let NaN through (every comparison with it is false).
+  for (auto [flag, v] : {std::pair{"--lr", o.lr}, {"--weight-decay", o.weight_decay},
+                         {"--label-smoothing", o.label_smoothing}, {"--collective-timeout", o.collective_timeout}})
+    STRIDER_CHECK(std::isfinite(v), "train", flag, " ", v, " is not a finite number");
   if (o.model == "gpt") {
     STRIDER_CHECK(!o.text_file.empty(), "train", "--model gpt trains on a text file; pass --text-file PATH");
     STRIDER_CHECK(o.n_embd % o.n_head == 0, "train", "--n-embd ", o.n_embd, " must be a multiple of --n-head ", o.n_head,
@@ -201,8 +205,8 @@ int train_loop(const TrainOptions& o) {
         from, *model, *opt, {.model = task->model_signature(), .layout = layout, .optimizer = opt->name()},
         o.reset_optimizer);
     if (par.pg) check_resume_set(*par.pg, std::filesystem::path(from).parent_path().string(), info);
-    STRIDER_CHECK(info.epoch <= o.epochs, "train", from, " was saved after epoch ", info.epoch, " but --epochs is ",
-                  o.epochs, "; raise --epochs to train further");
+    STRIDER_CHECK(info.epoch < o.epochs, "train", from, " was saved after epoch ", info.epoch, " and --epochs is ",
+                  o.epochs, ": nothing is left to train; raise --epochs to train further");
     start_epoch = info.epoch;
     for (int64_t i = 0; i < start_epoch * steps_per_epoch; ++i) sched.step();
   }

@@ -59,11 +59,21 @@ struct Half {
 
 // Writes v into dst. For the 16-bit floats it assigns the bits directly: assigning a freshly
 // constructed struct defeats GCC's loop vectorizer.
+// A floating value stored into an integer type truncates as x86 does (and so PyTorch on it): a
+// value beyond int64 or NaN becomes INT64_MIN first, and narrower types keep the low bits. C++
+// leaves out-of-range float-to-integer conversions undefined, so they go through int64 here.
 template <class T, class V>
 inline void store_as(T& dst, V v) {
-  if constexpr (std::is_same_v<T, BFloat16>) dst.bits = BFloat16::round_from_float(static_cast<float>(v));
-  else if constexpr (std::is_same_v<T, Half>) dst.bits = Half::from_float(static_cast<float>(v));
-  else dst = static_cast<T>(v);
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    dst.bits = BFloat16::round_from_float(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, Half>) {
+    dst.bits = Half::from_float(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_integral_v<V>) {
+    const double d = static_cast<double>(v);
+    dst = static_cast<T>(d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : INT64_MIN);
+  } else {
+    dst = static_cast<T>(v);
+  }
 }
 
 }  // namespace strider

@@ -43,6 +43,9 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override;
   void set_timeout(std::chrono::milliseconds t) override;
+  // On by default. Off only to measure what the checks cost: call it at the same point on every
+  // rank (collectively), or the ranks' collectives no longer match.
+  void set_signature_checks(bool on);
 
   void set_algorithm(Collective c, Algorithm a) { algorithms_[static_cast<int>(c)] = a; }
   // The algorithm Auto resolves to for a message of `bytes` (per rank's whole buffer).

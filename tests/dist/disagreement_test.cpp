@@ -1,0 +1,43 @@
+// Ranks that disagree must end the job within seconds, with a message naming the ranks and the
+// difference, instead of hanging until the timeout or corrupting memory. The last rank is the odd
+// one out; argv[1] picks what it does differently. CTest expects each message (on 2 and 4 ranks).
+#include <strider/strider.h>
+
+#include <string>
+
+using namespace strider;
+
+int main(int argc, char** argv) {
+  auto pg = dist::init_process_group(&argc, &argv, {.timeout = std::chrono::seconds(50)});
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool odd = pg->rank() == pg->size() - 1;
+  return dist::run_or_abort(*pg, [&] {
+    Tensor t = ones({8});
+    pg->all_reduce(t);  // everyone agrees on the first one
+    if (mode == "op") {
+      if (odd) pg->all_gather(empty({8 * pg->size()}), t);
+      else pg->all_reduce(t);
+    } else if (mode == "count") {
+      Tensor mine = ones({odd ? 9 : 8});
+      pg->all_reduce(mine);
+    } else if (mode == "dtype") {
+      Tensor mine = ones({8}, odd ? kDouble : kFloat);
+      pg->all_reduce(mine);
+    } else if (mode == "label") {  // same shape, different purpose: would silently mix tensors
+      dist::CollectiveLabel label(odd ? "unit 'h.1' parameters" : "unit 'h.0' parameters");
+      pg->all_reduce(t);
+    } else if (mode == "missing") {  // the odd rank stops one collective early (fewer steps)
+      if (!odd) pg->all_reduce(t);
+    } else if (mode == "model") {  // FSDP over differently shaped models
+      auto m = std::make_shared<nn::Linear>(16, odd ? 32 : 16);
+      fsdp::FullyShardedDataParallel::wrap(m, pg);
+    } else if (mode == "wrap") {  // same model, a different auto-wrap threshold: different units
+      auto m = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+          std::make_shared<nn::Linear>(16, 16), std::make_shared<nn::Linear>(16, 16)});
+      fsdp::FullyShardedDataParallel::wrap(m, pg, {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(odd ? 100 : 1000)});
+    } else if (mode == "ddp-options") {
+      fsdp::DistributedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg, {.bucket_cap_mb = odd ? 1.0 : 25.0});
+    }
+    return 0;
+  });
+}

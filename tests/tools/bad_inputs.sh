@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Every trainer flag with values it must refuse, and crafted checkpoint files for --resume: each
+# run must exit non-zero (not by a signal) within seconds, printing one clear line that names
+# the flag or file. Usage: bad_inputs.sh STRIDER_BINARY WORK_DIR
+set -uo pipefail
+strider=${1:?usage: bad_inputs.sh STRIDER_BINARY WORK_DIR}
+work=${2:?usage: bad_inputs.sh STRIDER_BINARY WORK_DIR}
+rm -rf "$work"; mkdir -p "$work"
+gpt=(--model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 1 --n-embd 16 --n-head 2 --seq 16
+     --batch-size 8 --limit-batches 2 --epochs 1 --threads 1 --json)
+tried=0 failed=0
+
+# expect "what" "message fragment" args...
+expect() {
+  local what=$1 fragment=$2; shift 2
+  tried=$((tried + 1))
+  local out rc
+  out=$(timeout 60 "$strider" "$@" 2>&1 < /dev/null); rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 124 ] || ! grep -qF -- "$fragment" <<< "$out"; then
+    failed=$((failed + 1))
+    echo "FAIL: $what: exit $rc, expected '$fragment' in: $(tail -n 3 <<< "$out")"
+  fi
+}
+
+# ---- flags out of range or inconsistent (the parser names the flag)
+for f in "--threads 0" "--threads -3" "--threads 100000" "--epochs 0" "--epochs -1" "--batch-size 0" \
+         "--batch-size -5" "--limit-batches 0" "--limit-batches -1" "--lr 0" "--lr -1" "--lr nan" "--lr inf" \
+         "--weight-decay -1" "--label-smoothing 1" "--label-smoothing -0.1" "--fsdp-min-params 0" \
+         "--collective-timeout 0" "--collective-timeout -5"; do
+  # shellcheck disable=SC2086
+  expect "train $f" "${f%% *}" train $f --out "$work/x"
+done
+for f in "--seq 0" "--n-head 0" "--n-layer -1" "--n-embd 0" "--seq -4"; do
+  # shellcheck disable=SC2086
+  expect "gpt $f" "${f%% *}" train "${gpt[@]}" $f --out "$work/x"
+done
+expect "n_embd not divisible by n_head" "must be a multiple of --n-head" train "${gpt[@]}" --n-embd 30 --n-head 4 --out "$work/x"
+for f in "--model mlp" "--memory-format nhwc" "--dtype float16" "--optimizer adam" "--fsdp zero3"; do
+  # shellcheck disable=SC2086
+  expect "train $f" "${f%% *}" train $f --out "$work/x"
+done
+expect "gpt without a text file" "--text-file" train --model gpt --out "$work/x"
+expect "text file for a CNN" "--text-file is for --model gpt" train --text-file /etc/hostname --out "$work/x"
+expect "text file is a directory" "not a regular file" train "${gpt[@]}" --text-file /tmp --out "$work/x"
+expect "text file missing" "missing" train "${gpt[@]}" --text-file "$work/none.txt" --out "$work/x"
+head -c 60 /usr/share/common-licenses/GPL-3 > "$work/short.txt"
+expect "text file too short" "bytes in all" train "${gpt[@]}" --text-file "$work/short.txt" --out "$work/x"
+expect "--out cannot be created" "cannot create the --out directory" train "${gpt[@]}" --out /proc/strider-out
+touch "$work/file"
+expect "--out is a file" "cannot create the --out directory" train "${gpt[@]}" --out "$work/file"
+expect "--reset-optimizer without --resume" "--reset-optimizer only applies" train --reset-optimizer --out "$work/x"
+expect "--fsdp-offload without --fsdp" "--fsdp-offload needs" train --fsdp-offload --out "$work/x"
+expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out "$work/x"
+expect "unknown flag" "--bogus" train --bogus
+expect "bench batch 0" "--batch" bench model --batch 0
+expect "bench unknown model" "--model" bench model --model vgg
+
+# ---- crafted checkpoints for --resume
+"$strider" train "${gpt[@]}" --out "$work/run" > /dev/null 2>&1 || { echo "FAIL: could not make a checkpoint"; exit 1; }
+ckpt="$work/run/checkpoint.safetensors"
+resume() { expect "$1" "$2" train "${gpt[@]}" --epochs 2 --out "$work/resumed" --resume "$3" "${@:4}"; }
+resume "resume from a directory" "not a regular file" "$work/run/.."
+resume "resume from /dev/zero" "not a regular file" /dev/zero
+resume "resume from a missing file" "cannot open" "$work/none.safetensors"
+: > "$work/empty.safetensors"
+resume "resume from an empty file" "too short" "$work/empty.safetensors"
+resume "resume from a device" "not a regular file" /dev/null
+cp /usr/share/common-licenses/GPL-3 "$work/text.safetensors"
+resume "resume from a text file" "header length" "$work/text.safetensors"
+size=$(stat -c %s "$ckpt")
+for at in 0 5 8 20 40 80 120 200 400 $((size / 2)) $((size - 9)) $((size - 1)); do
+  cp "$ckpt" "$work/flip.safetensors"
+  printf '\x5a' | dd of="$work/flip.safetensors" bs=1 seek="$at" conv=notrunc status=none
+  resume "byte $at flipped" "load_safetensors" "$work/flip.safetensors"
+done
+cp "$ckpt" "$work/short.safetensors"; truncate -s $((size - 100)) "$work/short.safetensors"
+resume "truncated checkpoint" "load_safetensors" "$work/short.safetensors"
+resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
+resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
+resume "epochs already done" "raise --epochs" "$ckpt" --epochs 1
+# --reset-optimizer allows a different optimizer (fresh moments)
+if ! timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/reset" --resume "$ckpt" --optimizer sgd \
+     --reset-optimizer > /dev/null 2>&1; then
+  failed=$((failed + 1)); echo "FAIL: --reset-optimizer did not resume"
+fi
+tried=$((tried + 1))
+
+echo "bad inputs: $((tried - failed)) passed, $failed failed"
+[ $failed -eq 0 ]
