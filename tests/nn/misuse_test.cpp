@@ -73,6 +73,46 @@ TEST(Misuse, OutputSizesBelowOneRaiseAsInPyTorch) {
   });
 }
 
+// Argument checks PyTorch makes: each a strider::Error, none a crash or silent garbage.
+TEST(Misuse, ArgumentChecksPyTorchMakes) {
+  namespace F = nn::functional;
+  const Tensor x = ones({2, 4, 5, 5});
+  const Tensor idx = tensor(std::vector<int64_t>{0, 7});
+  expect_errors({
+      {"embedding index out of range", [&] { F::embedding(idx, ones({5, 3})); }, "embedding"},
+      {"negative embedding index", [&] { F::embedding(tensor(std::vector<int64_t>{-1}), ones({5, 3})); }, "embedding"},
+      {"cross_entropy target out of range", [&] { F::cross_entropy(ones({2, 3}), tensor(std::vector<int64_t>{0, 3})); },
+       "out of bounds"},
+      {"cross_entropy batch mismatch", [&] { F::cross_entropy(ones({2, 3}), tensor(std::vector<int64_t>{0})); }, ""},
+      {"index_select out of range", [&] { index_select(ones({3, 2}), 0, idx); }, "index_select"},
+      {"pixel_shuffle channels", [&] { F::pixel_shuffle(ones({1, 3, 2, 2}), 2); }, "pixel_shuffle"},
+      {"reflect pad beyond size", [&] { F::pad(ones({1, 1, 2, 2}), {3, 3, 3, 3}, "reflect"); }, "pad"},
+      {"pad with odd length", [&] { F::pad(x, {1, 1, 1}); }, "pad"},
+      {"interpolate to size 0", [&] { F::interpolate(x, {.size = DimVector{0, 3}}); }, "interpolate"},
+      {"softmax dim", [&] { softmax(x, 4); }, "dim"},
+      {"cat of nothing", [] { cat({}); }, "cat"},
+      {"cat shape mismatch", [&] { cat({x, ones({2, 4, 5, 6})}, 1); }, "cat"},
+      {"stack shape mismatch", [&] { stack({x, ones({2, 4, 5, 6})}); }, "stack"},
+      {"narrow beyond the end", [&] { x.narrow(1, 3, 5); }, "narrow"},
+      {"select out of range", [&] { x.select(0, 2); }, "select"},
+      {"permute repeats a dim", [&] { x.permute({0, 0, 1, 2}); }, "permute"},
+      {"transpose dim", [&] { x.transpose(0, 9); }, "dim"},
+      {"reshape to another size", [&] { x.reshape({3, 7}); }, "shape"},
+      {"sum over a missing dim", [&] { sum(x, {5}); }, "dim"},
+      {"linear width mismatch", [&] { linear(ones({2, 3}), ones({4, 5})); }, "linear"},
+      {"matmul inner mismatch", [&] { matmul(ones({2, 3}), ones({4, 5})); }, "cannot be multiplied"},
+      {"bmm batch mismatch", [&] { bmm(ones({2, 3, 4}), ones({3, 4, 5})); }, "must match"},
+      {"conv groups", [&] { conv2d(x, ones({6, 4, 3, 3}), {}, {1}, {0}, {1}, 3); }, "groups"},
+      {"conv channels", [&] { conv2d(x, ones({6, 3, 3, 3})); }, "channels"},
+      {"batch_norm channels", [&] { batch_norm(x, ones({3}), ones({3})); }, "batch_norm"},
+      {"layer_norm shape", [&] { F::layer_norm(x, {4}); }, "layer_norm"},
+      {"group_norm groups", [&] { F::group_norm(x, 3); }, "group_norm"},
+      {"adaptive pool to 0", [&] { adaptive_avg_pool2d(x, {0, 2}); }, "output size"},
+      {"max_pool dilation 0", [&] { max_pool2d(x, {2, 2}, {1, 1}, {0}, {0}); }, "dilation"},
+      {"broadcast mismatch", [&] { (void)(ones({2, 3}) + ones({4, 3})); }, ""},
+  });
+}
+
 TEST(Misuse, LoadStateDictIsAllOrNothing) {
   auto m = models::small_cnn();
   auto before = m->state_dict();

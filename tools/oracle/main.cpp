@@ -8,7 +8,9 @@
 
 #include "replay.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"Replay memory-format oracle cases (ORACLE.md format) against strider"};
   std::string path;
   bool verbose = false;
@@ -34,8 +36,15 @@ int main(int argc, char** argv) {
       ++failed;
       continue;
     }
-    auto r = strider::oracle::replay_case(c);
-    const std::string id = c.value("id", "?"), tag = c.value("tag", "");
+    strider::oracle::CaseResult r;
+    std::string id = "?", tag;
+    try {  // a case with fields of the wrong JSON type is a failing case, not the end of the run
+      id = c.value("id", "?");
+      tag = c.value("tag", "");
+      r = strider::oracle::replay_case(c);
+    } catch (const std::exception& e) {
+      r = {strider::oracle::Outcome::Fail, std::string("malformed case: ") + e.what()};
+    }
     switch (r.outcome) {
       case strider::oracle::Outcome::Pass:
         ++passed;
@@ -59,4 +68,17 @@ int main(int argc, char** argv) {
   }
   std::cout << passed << " passed, " << failed << " failed" << (skipped ? ", " + std::to_string(skipped) + " skipped" : "") << "\n";
   return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "strider-oracle: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "strider-oracle: unexpected error of an unknown type\n";
+  }
+  return 2;
 }
