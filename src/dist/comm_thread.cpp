@@ -1,5 +1,7 @@
 #include "dist/comm_thread.h"
 
+#include "dist/hash.h"
+
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
@@ -28,13 +30,6 @@ struct WireSignature {
 };
 
 constexpr int kCompared = 6;  // seq, op, dtype, count, extra, label_hash
-
-// FNV-1a, 63 bits (so it can be negated for the max/min all-reduce).
-uint64_t hash63(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h >> 1;
-}
 
 void compared_fields(const WireSignature& w, int64_t* out) {
   out[0] = static_cast<int64_t>(w.seq);
@@ -166,7 +161,7 @@ void CommThread::check_signature(const Item& item, RequestWaiter& waiter) {
   mine.count = item.signature.count;
   mine.extra = item.signature.extra;
   mine.step = item.signature.step;
-  mine.label_hash = hash63(item.signature.label);
+  mine.label_hash = static_cast<uint64_t>(hash63(fnv1a(item.signature.label)));
   std::snprintf(mine.label, sizeof mine.label, "%s", item.signature.label.c_str());
   // One all-reduce gives every field's maximum and (negated) minimum: equal means all agree.
   int64_t both[2 * kCompared];

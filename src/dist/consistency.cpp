@@ -5,19 +5,10 @@
 #include <sstream>
 
 #include "dist/buffer_math.h"
+#include "dist/hash.h"
 
 namespace strider::dist {
 namespace {
-
-// FNV-1a over the lines, 63 bits so the value can be negated in a max/min all-reduce.
-int64_t hash63(const std::vector<std::string>& lines) {
-  uint64_t h = 1469598103934665603ull;
-  for (const std::string& line : lines) {
-    for (unsigned char c : line) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ '\n') * 1099511628211ull;
-  }
-  return static_cast<int64_t>(h >> 1);
-}
 
 std::string join(const std::vector<std::string>& lines) {
   std::string s;
@@ -45,7 +36,8 @@ struct Difference {
 void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const std::vector<std::string>& lines) {
   if (pg.size() == 1) return;
   CollectiveLabel label("check " + what);
-  const int64_t h = hash63(lines);
+  const std::string mine = join(lines);
+  const int64_t h = detail::hash63(detail::fnv1a(mine));
   Tensor hashes = detail::flat_buffer(2, kLong);
   hashes.data_ptr<int64_t>()[0] = h;
   hashes.data_ptr<int64_t>()[1] = -h;
@@ -53,7 +45,6 @@ void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const st
   if (hashes.data_ptr<int64_t>()[0] == -hashes.data_ptr<int64_t>()[1]) return;
 
   // They differ: rank 0's text goes to everyone, each rank finds its first differing line.
-  const std::string mine = join(lines);
   Tensor length = detail::flat_buffer(1, kLong);
   length.data_ptr<int64_t>()[0] = static_cast<int64_t>(mine.size());
   pg.broadcast(length, 0);

@@ -2,6 +2,8 @@
 // crash, a hang or a silent load. Table-driven, so each class of corruption is one row.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
+
+#include "support/idx_file.h"
 #include <unistd.h>
 #include <zlib.h>
 
@@ -150,18 +152,7 @@ TEST(BadFiles, SavingRemovesTemporariesOfKilledWriters) {
   std::remove(p.c_str());
 }
 
-void write_idx_gz(const std::string& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  unsigned char head[4] = {0, 0, 0x08, static_cast<unsigned char>(dims.size())};
-  gzwrite(f, head, 4);
-  for (uint32_t d : dims) {
-    unsigned char b[4] = {static_cast<unsigned char>(d >> 24), static_cast<unsigned char>(d >> 16),
-                          static_cast<unsigned char>(d >> 8), static_cast<unsigned char>(d)};
-    gzwrite(f, b, 4);
-  }
-  if (!data.empty()) gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
-  gzclose(f);
-}
+using testing::write_idx_gz;
 
 TEST(BadFiles, IdxAndFashionMnist) {
   const std::string p = temp("bad.idx.gz");

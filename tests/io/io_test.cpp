@@ -1,6 +1,8 @@
 // IDX reading, the data loader and sampler, and safetensors checkpoints.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
+
+#include "support/idx_file.h"
 #include <zlib.h>
 
 #include <cstdio>
@@ -15,18 +17,7 @@ namespace {
 
 std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / ("strider_test_" + name)).string(); }
 
-void write_idx_gz(const std::string& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  unsigned char head[4] = {0, 0, 0x08, static_cast<unsigned char>(dims.size())};
-  gzwrite(f, head, 4);
-  for (uint32_t d : dims) {
-    unsigned char b[4] = {static_cast<unsigned char>(d >> 24), static_cast<unsigned char>(d >> 16),
-                          static_cast<unsigned char>(d >> 8), static_cast<unsigned char>(d)};
-    gzwrite(f, b, 4);
-  }
-  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
-  gzclose(f);
-}
+using testing::write_idx_gz;
 
 TEST(Idx, ReadsGzipAndRejectsCorruptFiles) {
   const std::string p = temp("idx.gz");
