@@ -38,6 +38,9 @@ void print_progress(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, 
   std::fflush(stderr);
 }
 
+// Paths from flags may hold bytes that are not UTF-8; JSON output replaces them instead of throwing.
+std::string json_line(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 // How a checkpoint's tensors are laid out: whole ("local") or one rank's part of a parallel run.
 std::string parallel_layout(const TrainOptions& o, int rank, int world) {
   if (world == 1) return "local";
@@ -276,7 +279,7 @@ int train_loop(const TrainOptions& o) {
                           {score.metric, score.value}, {"epoch_seconds", epoch_s},
                           {std::string(task->sample_unit()) + "_per_s", samples / std::max(epoch_s, 1e-9)},
                           {"lr", opt->lr()}};
-    if (lead) metrics << rec.dump() << "\n" << std::flush;
+    if (lead) metrics << json_line(rec) << "\n" << std::flush;
     if (!o.json && lead)
       std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", "
                 << score.summary << ", " << epoch_s << " s\n";
@@ -294,7 +297,7 @@ int train_loop(const TrainOptions& o) {
                             {"final_loss", last_loss}, {"seconds", total_s}, {"out_dir", o.out_dir},
                             {"parallel", o.fsdp}, {"ranks", par.world}};
   if (o.json) {
-    std::cout << summary.dump() << "\n";
+    std::cout << json_line(summary) << "\n";
   } else {
     std::cout << "done: " << o.epochs << " epochs in " << total_s << " s, " << score.summary << "\n  metrics "
               << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << ckpt << "\n";
