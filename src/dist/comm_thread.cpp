@@ -91,9 +91,11 @@ std::string describe_disagreement(const std::vector<WireSignature>& all) {
 
 void RequestWaiter::wait(MPI_Request* requests, int count) { owner_.wait_requests(requests, count); }
 
-CommThread::CommThread(int rank, int size, Abort abort) : rank_(rank), size_(size), abort_(std::move(abort)) {
-  MPI_Comm_dup(MPI_COMM_WORLD, &data_comm_);
-  MPI_Comm_dup(MPI_COMM_WORLD, &control_comm_);
+CommThread::CommThread(MPI_Comm parent, int rank, int size, Abort abort)
+    : rank_(rank), size_(size), abort_(std::move(abort)) {
+  MPI_Comm_dup(parent, &data_comm_);
+  MPI_Comm_dup(parent, &control_comm_);
+  MPI_Comm_set_errhandler(data_comm_, MPI_ERRORS_RETURN);
   thread_ = std::thread([this] { loop(); });
 }
 

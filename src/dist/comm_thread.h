@@ -40,7 +40,9 @@ class CommThread {
   using Task = std::function<void(RequestWaiter&)>;
   using Abort = std::function<void(const std::string&)>;
 
-  CommThread(int rank, int size, Abort abort);
+  // Communicates over duplicates of `parent` (the world, or a communicator from a split); the
+  // duplicates are made here, collectively over `parent`.
+  CommThread(MPI_Comm parent, int rank, int size, Abort abort);
   ~CommThread();  // drains the queue, then joins
   CommThread(const CommThread&) = delete;
   CommThread& operator=(const CommThread&) = delete;

@@ -17,6 +17,7 @@ const char* op_name(CollectiveOp op) {
     case CollectiveOp::AllGatherPieces: return "all_gather_pieces";
     case CollectiveOp::Barrier: return "barrier";
     case CollectiveOp::Finish: return "finish";
+    case CollectiveOp::Split: return "split";
   }
   return "unknown";
 }

@@ -119,24 +119,29 @@ std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) 
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  world = std::shared_ptr<MpiProcessGroup>(new MpiProcessGroup(rank, size));
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  world = std::shared_ptr<MpiProcessGroup>(new MpiProcessGroup(&comm, true));
   return world;
 }
 
-MpiProcessGroup::MpiProcessGroup(int rank, int size) : rank_(rank), size_(size) {
-  comm_ = std::make_unique<detail::CommThread>(rank, size, [this](const std::string& m) { abort(m); });
+MpiProcessGroup::MpiProcessGroup(const void* comm, bool is_world) : is_world_(is_world) {
+  const MPI_Comm c = *static_cast<const MPI_Comm*>(comm);
+  MPI_Comm_rank(c, &rank_);
+  MPI_Comm_size(c, &size_);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size_);
+  comm_ = std::make_unique<detail::CommThread>(c, rank_, size_, [this](const std::string& m) { abort(m); });
   comm_->set_timeout(timeout_);
+  if (!is_world) world_ = init();  // a failure is announced to the whole job, not only this group
 }
 
 MpiProcessGroup::~MpiProcessGroup() {
-  if (!finished_) finish();
-  comm_.reset();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finished_ && !finalized) finish();
+  comm_.reset();
+  MPI_Finalized(&finalized);
+  if (is_world_ && !finalized) MPI_Finalize();
 }
 
 void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
@@ -147,13 +152,17 @@ void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
 void MpiProcessGroup::set_signature_checks(bool on) { comm_->set_signature_checks(on); }
 
 void MpiProcessGroup::abort(const std::string& message) const {
-  std::fprintf(stderr, "strider: [rank %d of %d] %s; aborting all ranks\n[rank %d] its last collectives:\n%s", rank_,
-               size_, message.c_str(), rank_, comm_->recorder().tail(16).c_str());
+  const std::string where = is_world_ ? "" : " (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
+                                                 " in a group split from the world)";
+  std::fprintf(stderr, "strider: [rank %d of %d]%s %s; aborting all ranks\n[rank %d] its last collectives:\n%s",
+               world_rank_, world_size_, where.c_str(), message.c_str(), world_rank_, comm_->recorder().tail(16).c_str());
   std::fflush(stderr);
   // Tell the others why (once, if two threads fail together).
   static std::atomic<bool> announced{false};
-  if (size_ > 1 && !announced.exchange(true))
-    comm_->announce_failure("[rank " + std::to_string(rank_) + " of " + std::to_string(size_) + "] " + message);
+  detail::CommThread& announcer = is_world_ ? *comm_ : *world_->comm_;
+  if (world_size_ > 1 && !announced.exchange(true))
+    announcer.announce_failure("[rank " + std::to_string(world_rank_) + " of " + std::to_string(world_size_) + "]" + where +
+                            " " + message);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
@@ -295,6 +304,21 @@ void MpiProcessGroup::barrier() {
     check_rc(MPI_Ibarrier(comm_->data_comm(), &req), this, "barrier");
     waiter.wait(&req);
   })->wait();
+}
+
+std::shared_ptr<ProcessGroup> MpiProcessGroup::split(int color, int key) {
+  STRIDER_CHECK(color >= 0, "split", "color must be >= 0, got ", color);
+  std::shared_ptr<MpiProcessGroup> group;
+  // The ranks have agreed that this collective is a split (the signature check) before the
+  // blocking MPI_Comm_split and the new group's MPI_Comm_dup run, so neither can hang.
+  submit(*comm_, signature(detail::CollectiveOp::Split, nullptr, 0, step()), [&](detail::RequestWaiter&) {
+    MPI_Comm sub = MPI_COMM_NULL;
+    check_rc(MPI_Comm_split(comm_->data_comm(), color, key, &sub), this, "split");
+    group = std::shared_ptr<MpiProcessGroup>(new MpiProcessGroup(&sub, false));
+    MPI_Comm_free(&sub);  // the group communicates over its own duplicates
+  })->wait();
+  group->set_timeout(timeout());
+  return group;
 }
 
 void MpiProcessGroup::finish() {

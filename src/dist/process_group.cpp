@@ -68,6 +68,13 @@ std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& 
 
 namespace strider::dist {
 
+std::shared_ptr<ProcessGroup> SingleProcessGroup::split(int color, int) {
+  STRIDER_CHECK(color >= 0, "split", "color must be >= 0, got ", color);
+  auto g = std::make_shared<SingleProcessGroup>();
+  g->set_timeout(timeout());
+  return g;
+}
+
 CollectiveLabel::CollectiveLabel(std::string label) : previous_(std::move(current_label)) {
   current_label = std::move(label);
 }

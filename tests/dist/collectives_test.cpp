@@ -153,6 +153,47 @@ TEST(Collectives, SingleProcessGroupIsTheIdentity) {
   EXPECT_THROW(single.broadcast(t, 1), Error);
 }
 
+// Subgroups from split: each collective over a group sees only its members, in key order.
+TEST(Collectives, SplitGroupsRunCollectivesAmongTheirMembers) {
+  const int r = pg->rank(), w = pg->size();
+  // Even and odd ranks; keys reverse the order inside each group.
+  auto g = pg->split(r % 2, -r);
+  const int members = (w - r % 2 + 1) / 2;
+  ASSERT_EQ(g->size(), members);
+  EXPECT_EQ(g->rank(), members - 1 - r / 2);
+  Tensor t = full({3}, static_cast<double>(r));
+  g->all_reduce(t, dist::ReduceOp::Sum);
+  double expect = 0;
+  for (int q = r % 2; q < w; q += 2) expect += q;
+  EXPECT_TRUE(testing::all_close(t, full({3}, expect), 0, 0));
+  Tensor gathered = empty({2 * g->size()});
+  g->all_gather(gathered, full({2}, static_cast<double>(r)));
+  for (int k = 0; k < g->size(); ++k)  // group rank k is world rank (parity) + 2 * (members - 1 - k)
+    EXPECT_EQ(gathered[2 * k].item<double>(), r % 2 + 2 * (members - 1 - k));
+  Tensor mine = empty({2});
+  g->reduce_scatter(mine, ones({2 * g->size()}), dist::ReduceOp::Sum);
+  EXPECT_TRUE(testing::all_close(mine, full({2}, static_cast<double>(g->size())), 0, 0));
+  g->barrier();
+  pg->barrier();  // the world still works beside its groups
+}
+
+TEST(Collectives, ShardReplicaGroupsTileTheWorld) {
+  const int w = pg->size(), r = pg->rank();
+  const int s = w % 2 == 0 ? 2 : 1;
+  dist::ShardReplicaGroups groups = dist::make_shard_replica_groups(*pg, s);
+  EXPECT_EQ(groups.shard->size(), s);
+  EXPECT_EQ(groups.replica->size(), w / s);
+  EXPECT_EQ(groups.shard->rank(), r % s);
+  EXPECT_EQ(groups.replica->rank(), r / s);
+  // Reduce over shards then replicas: the world's sum.
+  Tensor t = full({1}, static_cast<double>(r + 1));
+  groups.shard->all_reduce(t);
+  groups.replica->all_reduce(t);
+  EXPECT_EQ(t.item<double>(), w * (w + 1) / 2.0);
+  EXPECT_THROW(dist::make_shard_replica_groups(*pg, w + 1), Error);
+  EXPECT_THROW(pg->split(-1, 0), Error);
+}
+
 }  // namespace
 }  // namespace strider
 

@@ -42,6 +42,7 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override;
+  std::shared_ptr<ProcessGroup> split(int color, int key) override;
   void set_timeout(std::chrono::milliseconds t) override;
   // On by default. Off only to measure what the checks cost: call it at the same point on every
   // rank (collectively), or the ranks' collectives no longer match.
@@ -59,8 +60,13 @@ class MpiProcessGroup final : public ProcessGroup {
   std::string recent_collectives(size_t count = 16) const;
 
  private:
-  MpiProcessGroup(int rank, int size);
+  // Over `comm` (MPI_COMM_WORLD, or a communicator a split made; an MPI_Comm is an int or a
+  // pointer depending on the MPI library, hence the opaque parameter).
+  MpiProcessGroup(const void* comm, bool is_world);
   int rank_, size_;
+  int world_rank_, world_size_;  // for messages: an abort names the rank in the whole job
+  bool is_world_;                // the world finalizes MPI when it goes
+  std::shared_ptr<MpiProcessGroup> world_;  // a split group's world (kept alive while the group lives)
   Algorithm algorithms_[3] = {Algorithm::Auto, Algorithm::Auto, Algorithm::Auto};
   std::unique_ptr<detail::CommThread> comm_;
   std::vector<char> scratch_;  // ring buffers, only touched on the comm thread

@@ -66,6 +66,10 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in,
                                                         std::vector<Piece> pieces) = 0;
   virtual void barrier() = 0;
+  // Collective over this group: the ranks that pass the same `color` (>= 0) form a new group,
+  // ordered by `key` and then by their rank here (MPI_Comm_split). Every collective works on the
+  // new group as on this one; hybrid sharding uses one group of shards and one of replicas.
+  virtual std::shared_ptr<ProcessGroup> split(int color, int key) = 0;
 
   void all_reduce(const Tensor& t, ReduceOp op = ReduceOp::Sum) { all_reduce_async(t, op)->wait(); }
   void all_gather(const Tensor& out, const Tensor& in) { all_gather_async(out, in)->wait(); }
@@ -125,6 +129,7 @@ class SingleProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override {}
+  std::shared_ptr<ProcessGroup> split(int color, int key) override;
 };
 
 }  // namespace strider::dist
