@@ -49,14 +49,15 @@ MemoryFormat dense_format(const Tensor& p, const std::string& name) {
 
 Allocator& TreeState::shard_allocator() { return tier ? static_cast<Allocator&>(*tier) : cpu_allocator(); }
 
-FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> refs)
-    : tree_(&tree), module_(module) {
+FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> refs, ShardingPlan plan)
+    : tree_(&tree), module_(module), plan_(std::move(plan)) {
   // A unit may own no parameters (a root whose module was wrapped entirely by the policy); it
-  // still drives the iteration.
+  // still drives the iteration, with nothing to shard or reduce.
   name_ = refs.empty() ? "(root)" : refs.front().full_name;
+  if (refs.empty()) plan_.shard_group = plan_.replica_group = nullptr;
   autograd::NoGradGuard no_grad;
-  const bool sharded = tree.sharded() && !refs.empty();
-  const int n = sharded ? tree.pg->size() : 1, r = sharded ? tree.pg->rank() : 0;
+  const bool flat = plan_.flat_shards();
+  const int n = plan_.shards(), r = plan_.shard_rank();
   dtype_ = refs.empty() ? kFloat : refs.front().owner->param(refs.front().name).dtype();
   compute_dtype_ = tree.compute_dtype(dtype_);
   for (const ParamRef& ref : refs) {
@@ -90,15 +91,16 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   grad_seen_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
 
-  if (sharded) {
+  if (flat) {
     shard_flat_ = flat_tensor(segment_numel_, dtype_, tree.shard_allocator());
     ops::zero_(shard_flat_);
     full_flat_ = flat_tensor(full_numel_, compute_dtype_, cpu_allocator());
+    if (plan_.full_params_persist) ops::zero_(full_flat_);  // padding rows stay zero
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     ParamSlot& s = params_[i];
     Tensor p = s.owner->param(s.name);
-    if (sharded) {
+    if (flat) {
       DimVector shard_sizes = s.sizes;
       shard_sizes[0] = s.chunk_rows;
       Tensor shard = shard_flat_.as_strided(shard_sizes, layout::strides_for_format(shard_sizes, s.format, "fsdp"),
@@ -107,6 +109,7 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
       if (valid > 0) ops::copy_(shard.narrow(0, 0, valid), p.narrow(0, r * s.chunk_rows, valid));
       s.shard = shard.requires_grad_(s.requires_grad);
       s.full = full_flat_.as_strided(s.sizes, s.strides, s.full_offset).detach();
+      if (plan_.full_params_persist) ops::copy_(s.full, p);  // every rank holds them already
       if (s.requires_grad) s.full.requires_grad_(true);
     } else {
       s.shard = p;
@@ -115,7 +118,14 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
     s.owner->set_param(s.name, s.shard);
     if (s.requires_grad) s.full.register_post_accumulate_grad_hook([this, i](const Tensor&) { on_grad_ready(i); });
   }
-  if (sharded) full_flat_.storage()->release();
+  if (flat && plan_.full_params_persist) {
+    state_ = State::Gathered;
+    gathered_version_ = shard_flat_.storage()->version();
+  } else if (flat) {
+    full_flat_.storage()->release();
+  } else {
+    state_ = State::Gathered;  // the module's own tensors: always in use
+  }
 
   pre_hook_ = module_.register_forward_pre_hook([this](nn::Module&, const Tensor& in) -> std::optional<Tensor> {
     pre_forward();
@@ -132,13 +142,16 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
 FlatParamUnit::~FlatParamUnit() {
   if (gather_work_) gather_work_->wait();
   if (reduce_work_) reduce_work_->wait();
+  if (replica_work_) replica_work_->wait();
   module_.remove_hook(pre_hook_);
   module_.remove_hook(post_hook_);
 }
 
 void FlatParamUnit::gather_async() {
-  if (!tree_->sharded() || params_.empty() || state_ != State::Sharded) return;
-  full_flat_.storage()->reallocate(static_cast<size_t>(full_numel_) * element_size(compute_dtype_));
+  if (!plan_.flat_shards() || params_.empty() || state_ == State::Gathering) return;
+  if (state_ == State::Gathered && !shards_changed()) return;
+  if (!plan_.full_params_persist)
+    full_flat_.storage()->reallocate(static_cast<size_t>(full_numel_) * element_size(compute_dtype_));
   if (compute_dtype_ == dtype_) {
     send_ = shard_flat_;
   } else {
@@ -149,7 +162,8 @@ void FlatParamUnit::gather_async() {
   ++tree_->stats.all_gathers;
   tree_->stats.gathered_bytes += bytes_of(full_flat_);
   dist::CollectiveLabel label("unit '" + name_ + "' parameters");
-  gather_work_ = tree_->pg->all_gather_pieces_async(full_flat_, send_, pieces_);
+  gather_work_ = plan_.shard_group->all_gather_pieces_async(full_flat_, send_, pieces_);
+  gathered_version_ = shard_flat_.storage()->version();
   state_ = State::Gathering;
 }
 
@@ -171,17 +185,17 @@ void FlatParamUnit::use_full_params() {
     prefetched_ = false;
     --tree_->prefetched;
   }
-  if (tree_->sharded())
+  if (plan_.flat_shards())
     for (ParamSlot& s : params_) s.owner->set_param(s.name, s.full);
 }
 
 void FlatParamUnit::use_shards() {
-  if (tree_->sharded())
+  if (plan_.flat_shards())
     for (ParamSlot& s : params_) s.owner->set_param(s.name, s.shard);
 }
 
 void FlatParamUnit::reshard() {
-  if (!tree_->sharded() || params_.empty() || state_ == State::Sharded) return;
+  if (!plan_.gathers_on_demand() || params_.empty() || state_ == State::Sharded) return;
   if (gather_work_) gather_work_->wait();
   gather_work_.reset();
   send_ = Tensor();
@@ -193,18 +207,26 @@ void FlatParamUnit::reshard() {
   state_ = State::Sharded;
 }
 
+void FlatParamUnit::refresh_full_params() {
+  if (plan_.gathers_after_step()) gather_async();
+}
+
 void FlatParamUnit::prefetch(int direction) {
-  if (!tree_->order_recorded || !tree_->sharded()) return;
+  if (!tree_->order_recorded) return;
   auto& order = tree_->forward_order;
   auto it = std::find(order.begin(), order.end(), this);
   if (it == order.end()) return;
-  const auto j = (it - order.begin()) + direction;
-  if (j < 0 || j >= static_cast<std::ptrdiff_t>(order.size())) return;
-  FlatParamUnit* next = order[static_cast<size_t>(j)];
-  if (next->state_ != State::Sharded || tree_->prefetched >= tree_->options.limit_all_gathers) return;
-  next->gather_async();
-  next->prefetched_ = true;
-  ++tree_->prefetched;
+  // The next unit that gathers on demand (units that keep their parameters have nothing to fetch).
+  for (auto j = (it - order.begin()) + direction; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size());
+       j += direction) {
+    FlatParamUnit* next = order[static_cast<size_t>(j)];
+    if (!next->plan_.gathers_on_demand() || next->params_.empty()) continue;
+    if (next->state_ != State::Sharded || tree_->prefetched >= tree_->options.limit_all_gathers) return;
+    next->gather_async();
+    next->prefetched_ = true;
+    ++tree_->prefetched;
+    return;
+  }
 }
 
 void FlatParamUnit::pre_forward() {
@@ -230,7 +252,7 @@ Tensor FlatParamUnit::post_forward(const Tensor& output) {
     return output;
   }
   // The root keeps its parameters for backward, which starts with it (as PyTorch does).
-  if (tree_->options.sharding_strategy == ShardingStrategy::FullShard && !is_root()) reshard();
+  if (plan_.free_after_forward && !is_root()) reshard();
   Tensor y = output.detach();
   autograd::record("FSDPPreBackward", {&output}, {&y}, [this](const std::vector<Tensor>& grads, const autograd::Node&) {
     pre_backward();
@@ -248,6 +270,7 @@ void FlatParamUnit::pre_backward() {
     autograd::queue_callback([tree] {
       // Under offload the state stays resident for the optimizer step that follows; the next
       // forward pages it out.
+      for (FlatParamUnit* u : tree->units) u->finish_reduce_scatter();
       for (FlatParamUnit* u : tree->units) u->finish_backward();
       tree->callback_queued = false;
     });
@@ -281,7 +304,7 @@ void FlatParamUnit::on_grad_ready(size_t i) {
   ParamSlot& s = params_[i];
   Tensor g = s.full.grad();
   if (!g.defined()) return;
-  const int n = tree_->sharded() ? tree_->pg->size() : 1;
+  const int n = plan_.shards();
   const ScalarType rdt = tree_->reduce_dtype(dtype_);
   if (!grad_flat_.defined()) grad_flat_ = flat_tensor(segment_numel_ * n, rdt, cpu_allocator());
   STRIDER_INTERNAL_ASSERT(g.strides() == s.full.strides(), "gradient layout differs from its parameter's");
@@ -305,7 +328,7 @@ void FlatParamUnit::on_grad_ready(size_t i) {
 }
 
 void FlatParamUnit::launch_reduce() {
-  const int n = tree_->sharded() ? tree_->pg->size() : 1;
+  const int n = plan_.shards();
   const ScalarType rdt = tree_->reduce_dtype(dtype_);
   if (!grad_flat_.defined()) grad_flat_ = flat_tensor(segment_numel_ * n, rdt, cpu_allocator());
   for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
@@ -315,58 +338,79 @@ void FlatParamUnit::launch_reduce() {
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += bytes_of(grad_flat_);
   dist::CollectiveLabel label("unit '" + name_ + "' gradients");
-  if (tree_->sharded()) {
+  if (plan_.flat_shards()) {
     // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
     // per unit would be alive until the end of backward).
     reduced_ = tree_->tier && rdt == dtype_ && !accumulating() ? offload_grad_buffer()
                                                                : flat_tensor(segment_numel_, rdt, cpu_allocator());
-    reduce_work_ = tree_->pg->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
+    reduce_work_ = plan_.shard_group->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
+    // The collective holds the buffer until it finishes; dropping ours frees it right then.
+    grad_flat_ = Tensor();
     reshard();  // every node that used the full parameters has run
   } else {
     reduced_ = grad_flat_;
-    reduce_work_ = tree_->pg->all_reduce_async(grad_flat_, dist::ReduceOp::Avg);
+    if (plan_.replica_group) reduce_work_ = plan_.replica_group->all_reduce_async(grad_flat_, dist::ReduceOp::Avg);
   }
-  // The collective holds the buffer until it finishes; dropping ours frees it right then.
-  if (tree_->sharded()) grad_flat_ = Tensor();
+  reduce_launched_ = true;
   grads_ready_ = 0;
   std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
 }
 
+void FlatParamUnit::finish_reduce_scatter() {
+  autograd::NoGradGuard no_grad;
+  // Every rank launches every unit that took part in backward, gradients or not, so the
+  // collectives match.
+  if (in_backward_ && !tree_->no_sync && !reduce_launched_ && grads_expected_ > 0) launch_reduce();
+  in_backward_ = false;
+  if (!reduce_launched_ || !plan_.flat_shards() || !plan_.replica_group) return;
+  // Hybrid: the shard group's average, averaged again across the replicas holding this shard.
+  {
+    AddElapsed t(tree_->stats.reduce_wait_seconds);
+    reduce_work_->wait();
+  }
+  reduce_work_.reset();
+  dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
+  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, dist::ReduceOp::Avg);
+}
+
 void FlatParamUnit::finish_backward() {
   autograd::NoGradGuard no_grad;
-  if (in_backward_ && !tree_->no_sync && grads_ready_ > 0) launch_reduce();
-  in_backward_ = false;
-  if (reduce_work_) {
-    {
-      AddElapsed t(tree_->stats.reduce_wait_seconds);
-      reduce_work_->wait();
+  if (!reduce_launched_) {
+    reshard();
+    return;
+  }
+  reduce_launched_ = false;
+  {
+    AddElapsed t(tree_->stats.reduce_wait_seconds);
+    if (reduce_work_) reduce_work_->wait();
+    if (replica_work_) replica_work_->wait();
+  }
+  reduce_work_.reset();
+  replica_work_.reset();
+  grad_flat_ = Tensor();
+  Tensor g = reduced_;
+  reduced_ = Tensor();
+  if (plan_.flat_shards()) {
+    if (g.dtype() != dtype_) {
+      AddElapsed t(tree_->stats.copy_seconds);
+      Tensor cast = tree_->tier && !accumulating() ? offload_grad_buffer()
+                                                   : flat_tensor(segment_numel_, dtype_, cpu_allocator());
+      ops::copy_(cast, g);
+      tree_->stats.copied_bytes += bytes_of(cast);
+      g = cast;
     }
-    reduce_work_.reset();
-    grad_flat_ = Tensor();
-    Tensor g = reduced_;
-    reduced_ = Tensor();
-    if (tree_->sharded()) {
-      if (g.dtype() != dtype_) {
-        AddElapsed t(tree_->stats.copy_seconds);
-        Tensor cast = tree_->tier && !accumulating() ? offload_grad_buffer()
-                                                     : flat_tensor(segment_numel_, dtype_, cpu_allocator());
-        ops::copy_(cast, g);
-        tree_->stats.copied_bytes += bytes_of(cast);
-        g = cast;
-      }
-      for (ParamSlot& s : params_) {
-        if (!s.requires_grad) continue;
-        Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
-        if (s.shard.grad().defined())
-          ops::add_(s.shard.grad(), view);
-        else
-          s.shard.set_grad(view);
-      }
-    } else {
-      if (g.dtype() != dtype_) g = g.to(dtype_);
-      for (ParamSlot& s : params_)
-        if (s.requires_grad) s.shard.set_grad(g.as_strided(s.sizes, s.strides, s.shard_offset));
+    for (ParamSlot& s : params_) {
+      if (!s.requires_grad) continue;
+      Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
+      if (s.shard.grad().defined())
+        ops::add_(s.shard.grad(), view);
+      else
+        s.shard.set_grad(view);
     }
+  } else {
+    if (g.dtype() != dtype_) g = g.to(dtype_);
+    for (ParamSlot& s : params_)
+      if (s.requires_grad) s.shard.set_grad(g.as_strided(s.sizes, s.strides, s.shard_offset));
   }
   reshard();
 }

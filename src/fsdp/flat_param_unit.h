@@ -1,9 +1,11 @@
 #pragma once
 // FlatParamUnit: the parameters of one FSDP unit, their local shards, and the steps of a
-// training iteration (gather, free, reduce-scatter) attached to one module through forward
-// hooks and autograd hooks.
+// training iteration (gather, free, reduce gradients) attached to one module through forward
+// hooks and autograd hooks. Its ShardingPlan decides which steps run: the unit never looks at
+// the strategy itself.
 //
-// Layout (N ranks, this rank r): parameter i of shape [D0, ...] has chunk_rows = ceil(D0 / N);
+// Layout (N ranks in the plan's shard group, this rank r there): parameter i of shape [D0, ...]
+// has chunk_rows = ceil(D0 / N);
 // its shard holds rows [r * chunk_rows, (r+1) * chunk_rows) (zero rows past D0), with the
 // parameter's own memory format. The shards of a unit are views into one flat shard buffer
 // (this rank's all-gather input and reduce-scatter output, so neither needs a copy); the
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fsdp/sharding_plan.h"
 #include "fsdp/tree_state.h"
 #include "strider/core/tensor.h"
 #include "strider/nn/module.h"
@@ -39,8 +42,8 @@ class FlatParamUnit {
     nn::Module* owner;
     std::string name, full_name;
   };
-  // Shards the parameters (each rank keeps its rows) and hooks `module`'s forward.
-  FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> params);
+  // Shards the parameters as `plan` says (each rank keeps its rows) and hooks `module`'s forward.
+  FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> params, ShardingPlan plan);
   ~FlatParamUnit();
   FlatParamUnit(const FlatParamUnit&) = delete;
   FlatParamUnit& operator=(const FlatParamUnit&) = delete;
@@ -50,18 +53,27 @@ class FlatParamUnit {
   std::vector<ParamSlot>& params() { return params_; }
   int64_t gathered_bytes() const { return full_numel_ * static_cast<int64_t>(element_size(compute_dtype_)); }
   const std::string& name() const { return name_; }
+  const ShardingPlan& plan() const { return plan_; }
+  // Elements of this rank's shards (padded), of the gathered parameters, and their dtype.
+  int64_t shard_numel() const { return segment_numel_; }
+  int64_t full_numel() const { return full_numel_; }
+  ScalarType dtype() const { return dtype_; }
 
   // Starts gathering (no-op when gathered or in flight).
   void gather_async();
   // Gathers (waiting on an earlier gather_async) and makes the module use full parameters.
   void use_full_params();
   void use_shards();
-  // Frees the gathered parameters (under NoShard there is nothing to free).
+  // Frees the gathered parameters (unless the plan keeps them).
   void reshard();
   bool is_gathered() const { return state_ == State::Gathered; }
+  // After the optimizer step: starts gathering updated shards into persistent full parameters.
+  void refresh_full_params();
 
-  // Called by the engine's final callback: reduce what is still pending, wait for every
-  // reduce-scatter and hand the local shards their gradients.
+  // Called by the engine's final callback, in two passes over the units: first every unit
+  // launches what is still pending and, once its reduce-scatter is done, the all-reduce across
+  // replicas; then each waits and hands the local shards their gradients.
+  void finish_reduce_scatter();
   void finish_backward();
   // Offload: once the optimizer consumed the gradients (nothing else holds them), hand their
   // pages back to the system.
@@ -78,10 +90,12 @@ class FlatParamUnit {
   bool accumulating() const;  // some shard already holds a gradient (no zero_grad since)
   Tensor offload_grad_buffer();
   bool is_root() const { return tree_->root == this; }
+  bool shards_changed() const { return plan_.gathers_after_step() && shard_flat_.storage()->version() != gathered_version_; }
 
   TreeState* tree_;
   nn::Module& module_;
   std::string name_;
+  ShardingPlan plan_;
   std::vector<ParamSlot> params_;
   std::vector<dist::Piece> pieces_;
   ScalarType dtype_, compute_dtype_;
@@ -92,10 +106,12 @@ class FlatParamUnit {
   Tensor grad_flat_;      // gradients to reduce (rank-major under sharding)
   Tensor reduced_;        // this rank's reduced gradient segment
   Tensor offload_grads_;  // offload: the shards' gradients, one flat buffer reused every step
-  std::shared_ptr<dist::Work> gather_work_, reduce_work_;
+  std::shared_ptr<dist::Work> gather_work_, reduce_work_, replica_work_;
+  uint64_t gathered_version_ = 0;  // shard_flat_'s version when the full parameters were gathered
   State state_ = State::Sharded;
   bool prefetched_ = false;
   bool in_backward_ = false;
+  bool reduce_launched_ = false;  // this backward's gradients are on their way
   int grads_ready_ = 0, grads_expected_ = 0;
   std::vector<char> grad_seen_;
   int pre_hook_ = -1, post_hook_ = -1;

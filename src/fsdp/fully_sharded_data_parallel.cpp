@@ -37,6 +37,7 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   register_wrapped_module(std::move(module));
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
+  tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);
   tree_->options = options_;
   if (options_.cpu_offload.offload_params)
     tree_->tier = detail::OffloadTier::open(options_.cpu_offload.directory);
@@ -53,7 +54,9 @@ std::vector<std::string> describe_options(const FSDPOptions& o) {
     return s.str();
   };
   std::vector<std::string> lines = {
-      "sharding_strategy " + std::to_string(static_cast<int>(o.sharding_strategy)),
+      "sharding_strategy " + to_string(o.sharding_strategy),
+      "unit_strategy " + std::string(o.unit_strategy ? "set" : "none"),
+      "shard_group_size " + std::to_string(o.shard_group_size),
       "backward_prefetch " + std::to_string(static_cast<int>(o.backward_prefetch)),
       "forward_prefetch " + std::to_string(o.forward_prefetch),
       "limit_all_gathers " + std::to_string(o.limit_all_gathers),
@@ -68,22 +71,33 @@ std::vector<std::string> describe_options(const FSDPOptions& o) {
 
 }  // namespace
 
+void FullyShardedDataParallel::sync_module_states() {
+  // In place, whatever the memory format (a contiguous copy would leave channels-last
+  // parameters unsynchronized).
+  dist::CollectiveLabel label("sync_module_states");
+  for (auto& [name, p] : module_->named_parameters()) {
+    STRIDER_CHECK(p.is_non_overlapping_and_dense(), "sync_module_states", "parameter '", name, "' with strides ",
+                  p.strides(), " is not dense; make it contiguous (or channels-last) first");
+    pg_->broadcast(p, 0);
+  }
+  for (auto& [name, b] : module_->named_buffers()) pg_->broadcast(b, 0);
+}
+
+detail::ShardingPlan FullyShardedDataParallel::plan_for(const nn::Module& m) {
+  std::optional<ShardingStrategy> s;
+  if (options_.unit_strategy) s = options_.unit_strategy(m);
+  return detail::make_plan(s.value_or(options_.sharding_strategy), *tree_->groups);
+}
+
 void FullyShardedDataParallel::build_units() {
   autograd::NoGradGuard no_grad;
   nn::Module& root = *module_;
+  STRIDER_CHECK(options_.shard_group_size >= 0, "FullyShardedDataParallel", "shard_group_size ",
+                options_.shard_group_size, " is negative; use 0 (the ranks of one host) or a divisor of the world size ",
+                pg_->size());
   // Before any collective touches a parameter: every rank must wrap the same model the same way.
   detail::check_structure_across_ranks(*pg_, "FullyShardedDataParallel", root, describe_options(options_));
-  if (options_.sync_module_states) {
-    // In place, whatever the memory format (a contiguous copy would leave channels-last
-    // parameters unsynchronized).
-    dist::CollectiveLabel label("sync_module_states");
-    for (auto& [name, p] : root.named_parameters()) {
-      STRIDER_CHECK(p.is_non_overlapping_and_dense(), "sync_module_states", "parameter '", name, "' with strides ",
-                    p.strides(), " is not dense; make it contiguous (or channels-last) first");
-      pg_->broadcast(p, 0);
-    }
-    for (auto& [name, b] : root.named_buffers()) pg_->broadcast(b, 0);
-  }
+  if (options_.sync_module_states) sync_module_states();
   if (options_.mixed_precision && options_.mixed_precision->buffer_dtype) {
     const ScalarType bdt = *options_.mixed_precision->buffer_dtype;
     root.apply([&](nn::Module& m) {
@@ -136,7 +150,7 @@ void FullyShardedDataParallel::build_units() {
     if (!top && options_.auto_wrap_policy && nonwrapped > 0 && options_.auto_wrap_policy(m, false, nonwrapped)) {
       auto refs = collect(m, name);
       if (!refs.empty()) {
-        units_.push_back(std::make_unique<FlatParamUnit>(*tree_, m, std::move(refs)));
+        units_.push_back(std::make_unique<FlatParamUnit>(*tree_, m, std::move(refs), plan_for(m)));
         tree_->units.push_back(units_.back().get());
         for (auto& s : units_.back()->params()) owned.insert(s.shard.impl_ptr().get());  // registries now hold shards
       }
@@ -146,17 +160,57 @@ void FullyShardedDataParallel::build_units() {
   };
   visit(root, "", true);
   // The root unit: whatever is left, hooked on this wrapper so it runs first and last.
-  units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, collect(root, "")));
+  units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, collect(root, ""), plan_for(root)));
   tree_->units.push_back(units_.back().get());
   tree_->root = units_.back().get();
+  check_units_across_ranks();
+}
+
+void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes) {
+  autograd::NoGradGuard no_grad;
+  detail::check_structure_across_ranks(*pg_, "DistributedDataParallel", *module_,
+                                       {"bucket_bytes " + std::to_string(bucket_bytes)});
+  sync_module_states();
+  std::vector<FlatParamUnit::ParamRef> refs;
+  for (auto& [mname, m] : module_->named_modules())
+    for (auto& [pname, p] : m->named_parameters(false))
+      refs.push_back({m.get(), pname, mname.empty() ? pname : mname + "." + pname});
+  std::vector<FlatParamUnit::ParamRef> bucket;
+  int64_t bytes = 0;
+  auto close_bucket = [&] {
+    if (bucket.empty()) return;
+    units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, std::move(bucket), plan_for(*module_)));
+    tree_->units.push_back(units_.back().get());
+    bucket.clear();
+    bytes = 0;
+  };
+  for (auto it = refs.rbegin(); it != refs.rend(); ++it) {
+    const Tensor p = it->owner->param(it->name);
+    const int64_t b = p.numel() * static_cast<int64_t>(element_size(p.dtype()));
+    const bool other_dtype = !bucket.empty() && bucket.front().owner->param(bucket.front().name).dtype() != p.dtype();
+    if (other_dtype || (!bucket.empty() && bytes + b > bucket_bytes)) close_bucket();
+    bucket.push_back(*it);
+    bytes += b;
+  }
+  close_bucket();
+  // The root drives the iteration (step counter, the end-of-backward callback); it owns nothing.
+  units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, std::vector<FlatParamUnit::ParamRef>{},
+                                                   plan_for(*module_)));
+  tree_->units.push_back(units_.back().get());
+  tree_->root = units_.back().get();
+  check_units_across_ranks();
+}
+
+void FullyShardedDataParallel::check_units_across_ranks() {
   // The wrap policy (a callable) cannot be compared; the units it produced can.
   std::vector<std::string> layout;
   for (FlatParamUnit* u : tree_->units) {
-    std::string line = "unit " + u->name() + ":";
+    std::string line = "unit " + u->name() + " " + to_string(u->plan().strategy) + ":";
     for (auto& s : u->params()) line += " " + s.full_name;
     layout.push_back(line);
   }
   dist::check_same_across_ranks(*pg_, "FullyShardedDataParallel: the units the wrap policy made", layout);
+  options_.hybrid_groups = tree_->groups->made_hybrid();  // enable_wrap reuses them for its next wrap
 }
 
 Tensor FullyShardedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
@@ -166,16 +220,21 @@ FullyShardedDataParallel::NoSyncGuard::~NoSyncGuard() { m_.tree_->no_sync = fals
 
 double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
   autograd::NoGradGuard no_grad;
+  // Each unit's shard is held by world / shards ranks (its replicas), so its squares are
+  // weighted by shards / world before one sum over the world counts every element once.
   double local = 0;
   std::vector<Tensor> grads;
-  for (auto& [name, p] : named_parameters())
-    if (p.grad().defined()) {
-      grads.push_back(p.grad());
-      const double n = ops::sum(ops::mul(p.grad().to(kDouble), p.grad().to(kDouble))).item<double>();
-      local += n;
+  const double world = pg_->size();
+  for (FlatParamUnit* u : tree_->units)
+    for (auto& s : u->params()) {
+      Tensor g = s.shard.grad();
+      if (!g.defined()) continue;
+      grads.push_back(g);
+      const Tensor g64 = g.to(kDouble);
+      local += ops::sum(ops::mul(g64, g64)).item<double>() * u->plan().shards() / world;
     }
   Tensor total = full({1}, local, kDouble);
-  if (tree_->sharded()) {
+  if (pg_->size() > 1) {
     dist::CollectiveLabel label("clip_grad_norm_");
     pg_->all_reduce(total, dist::ReduceOp::Sum);  // padding rows are zero
   }
@@ -202,19 +261,31 @@ std::map<std::string, Tensor> FullyShardedDataParallel::full_state_dict() {
 
 void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, Tensor>& state) {
   autograd::NoGradGuard no_grad;
-  const int n = tree_->sharded() ? pg_->size() : 1, r = tree_->sharded() ? pg_->rank() : 0;
+  // All or nothing: every entry is checked before the first shard changes.
   for (FlatParamUnit* u : tree_->units)
     for (auto& s : u->params()) {
       auto it = state.find(s.full_name);
       STRIDER_CHECK(it != state.end(), "load_full_state_dict", "missing parameter '", s.full_name, "'");
-      STRIDER_CHECK(it->second.sizes() == IntArrayRef(s.sizes), "load_full_state_dict", "parameter '", s.full_name,
-                    "' has shape ", it->second.sizes(), " in the state dict but ", IntArrayRef(s.sizes), " in the model");
-      if (n == 1) {
-        ops::copy_(s.shard, it->second);
-        continue;
-      }
+      STRIDER_CHECK(it->second.defined() && it->second.sizes() == IntArrayRef(s.sizes), "load_full_state_dict",
+                    "parameter '", s.full_name, "' has shape ", it->second.defined() ? it->second.sizes() : IntArrayRef(),
+                    " in the state dict but ", IntArrayRef(s.sizes), " in the model");
+    }
+  for (auto& [name, b] : named_buffers()) {
+    auto it = state.find(name);
+    STRIDER_CHECK(it == state.end() || (it->second.defined() && it->second.sizes() == b.sizes()), "load_full_state_dict",
+                  "buffer '", name, "' has shape ", it->second.defined() ? it->second.sizes() : IntArrayRef(),
+                  " in the state dict but ", b.sizes(), " in the model");
+  }
+  for (FlatParamUnit* u : tree_->units)
+    for (auto& s : u->params()) {
+      const int n = u->plan().shards(), r = u->plan().shard_rank();
+      const Tensor& src = state.at(s.full_name);
+      // Persistent full parameters notice the shards changed and gather them before next use.
       const int64_t valid = std::clamp<int64_t>(s.rows - r * s.chunk_rows, 0, s.chunk_rows);
-      if (valid > 0) ops::copy_(s.shard.narrow(0, 0, valid), it->second.narrow(0, r * s.chunk_rows, valid));
+      if (n == 1)
+        ops::copy_(s.shard, src);
+      else if (valid > 0)
+        ops::copy_(s.shard.narrow(0, 0, valid), src.narrow(0, r * s.chunk_rows, valid));
     }
   for (auto& [name, b] : named_buffers()) {
     auto it = state.find(name);
@@ -228,6 +299,14 @@ int64_t FullyShardedDataParallel::largest_unit_bytes() const {
   int64_t best = 0;
   for (FlatParamUnit* u : tree_->units) best = std::max(best, u->gathered_bytes());
   return best;
+}
+
+void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer) {
+  std::weak_ptr<detail::TreeState> tree = tree_;
+  optimizer.register_step_post_hook([tree] {
+    if (auto t = tree.lock())
+      for (FlatParamUnit* u : t->units) u->refresh_full_params();
+  });
 }
 
 const FSDPStats& FullyShardedDataParallel::stats() const { return tree_->stats; }

@@ -1,9 +1,11 @@
 #pragma once
-// What the units of one FSDP tree share: the process group, the options, the order units ran
-// forward in (for prefetching), gradient-accumulation mode and the offload tier.
+// What the units of one FSDP tree share: the process group, the groups plans draw from, the
+// options, the order units ran forward in (for prefetching), gradient-accumulation mode and
+// the offload tier.
 #include <memory>
 #include <vector>
 
+#include "fsdp/sharding_plan.h"
 #include "strider/core/allocator.h"
 #include "strider/dist/process_group.h"
 #include "strider/fsdp/options.h"
@@ -16,6 +18,7 @@ class OffloadTier;
 
 struct TreeState {
   std::shared_ptr<dist::ProcessGroup> pg;
+  std::shared_ptr<PlanGroups> groups;
   FSDPOptions options;
   std::vector<FlatParamUnit*> units;          // construction order (the same on every rank)
   std::vector<FlatParamUnit*> forward_order;  // first iteration's forward order
@@ -36,7 +39,6 @@ struct TreeState {
     if (options.mixed_precision && options.mixed_precision->reduce_dtype) return *options.mixed_precision->reduce_dtype;
     return compute_dtype(param);
   }
-  bool sharded() const { return options.sharding_strategy != ShardingStrategy::NoShard; }
 };
 
 }  // namespace strider::fsdp::detail

@@ -31,6 +31,19 @@ void Optimizer::zero_grad() {
 
 void Optimizer::set_params(NamedParameters params) { params_ = std::move(params); }
 
+void Optimizer::step() {
+  update();
+  for (auto& [handle, hook] : post_hooks_) hook();
+}
+
+int Optimizer::register_step_post_hook(std::function<void()> hook) {
+  STRIDER_CHECK(hook != nullptr, "register_step_post_hook", "got an empty hook");
+  post_hooks_[next_hook_] = std::move(hook);
+  return next_hook_++;
+}
+
+void Optimizer::remove_step_post_hook(int handle) { post_hooks_.erase(handle); }
+
 void Optimizer::load_state(const OptimizerState& state, int64_t step_count, const std::string& what) {
   autograd::NoGradGuard no_grad;
   STRIDER_CHECK(step_count >= 0, "load_state", what, ": step count ", step_count, " is negative");
@@ -81,7 +94,7 @@ SGD::SGD(NamedParameters params, SGDOptions o) : Optimizer(std::move(params), o.
                 "nesterov momentum requires a momentum and zero dampening");
 }
 
-void SGD::step() {
+void SGD::update() {
   autograd::NoGradGuard g;
   ++steps_;
   for (auto& [name, p] : params_) {
@@ -116,7 +129,7 @@ AdamW::AdamW(NamedParameters params, AdamOptions o) : Adam(std::move(params), [&
   return o;
 }()) {}
 
-void Adam::step() {
+void Adam::update() {
   autograd::NoGradGuard g;
   ++steps_;
   const double bc1 = 1.0 - std::pow(o_.beta1, static_cast<double>(steps_));

@@ -107,8 +107,15 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--resume", t.resume, "checkpoint to resume from (under mpirun: the run directory)");
   train_cmd->add_flag("--reset-optimizer", t.reset_optimizer, "with --resume: fresh optimizer state (moments, step)");
   train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches")->check(count);
-  train_cmd->add_option("--fsdp", t.fsdp, "none | ddp | full_shard | shard_grad_op | no_shard (run under mpirun)")
-      ->check(CLI::IsMember({"none", "ddp", "full_shard", "shard_grad_op", "no_shard"}))->capture_default_str();
+  train_cmd->add_option("--fsdp", t.fsdp,
+                        "data parallelism (run under mpirun): none | ddp | no_shard | shard_optimizer (ZeRO-1) | "
+                        "shard_grad_op (ZeRO-2) | full_shard (ZeRO-3) | hybrid_shard | hybrid_shard_grad_op")
+      ->check(CLI::IsMember({"none", "ddp", "no_shard", "shard_optimizer", "shard_grad_op", "full_shard", "hybrid_shard",
+                             "hybrid_shard_grad_op"}))
+      ->capture_default_str();
+  train_cmd->add_option("--shard-group-size", t.shard_group_size,
+                        "hybrid strategies: ranks per shard group, a divisor of the world size (default: the ranks of one host)")
+      ->check(CLI::Range(1, 1 << 20));
   train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))->capture_default_str();
   train_cmd->add_flag("--fsdp-offload", t.fsdp_offload, "keep sharded state in memory-mapped files between uses");

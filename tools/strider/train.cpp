@@ -69,10 +69,8 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
     return p;
   }
   fsdp::FSDPOptions f;
-  if (o.fsdp == "full_shard") f.sharding_strategy = fsdp::ShardingStrategy::FullShard;
-  else if (o.fsdp == "shard_grad_op") f.sharding_strategy = fsdp::ShardingStrategy::ShardGradOp;
-  else if (o.fsdp == "no_shard") f.sharding_strategy = fsdp::ShardingStrategy::NoShard;
-  else STRIDER_CHECK(false, "train", "unknown --fsdp '", o.fsdp, "'; use none, ddp, full_shard, shard_grad_op or no_shard");
+  f.sharding_strategy = fsdp::parse_sharding_strategy(o.fsdp);
+  f.shard_group_size = o.shard_group_size;
   f.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(o.fsdp_min_params);
   f.cpu_offload.offload_params = o.fsdp_offload;
   f.sync_module_states = true;
@@ -103,6 +101,7 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--weight-decay " + wd.str(), "--label-smoothing " + ls.str(), "--seed " + std::to_string(o.seed),
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
+          "--shard-group-size " + std::to_string(o.shard_group_size),
           "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
           "--collective-timeout " + std::to_string(o.collective_timeout)};
 }
@@ -140,8 +139,10 @@ void validate(const TrainOptions& o) {
     STRIDER_CHECK(o.text_file.empty(), "train", "--text-file is for --model gpt, not --model ", o.model);
   }
   STRIDER_CHECK(!o.reset_optimizer || !o.resume.empty(), "train", "--reset-optimizer only applies with --resume");
-  STRIDER_CHECK(o.fsdp != "none" || !o.fsdp_offload, "train", "--fsdp-offload needs --fsdp full_shard, shard_grad_op or no_shard");
-  STRIDER_CHECK(!o.fsdp_offload || o.fsdp != "ddp", "train", "--fsdp-offload needs --fsdp full_shard, shard_grad_op or no_shard");
+  STRIDER_CHECK(!o.fsdp_offload || (o.fsdp != "none" && o.fsdp != "ddp"), "train",
+                "--fsdp-offload needs a sharding strategy (--fsdp full_shard, shard_grad_op, ...), not --fsdp ", o.fsdp);
+  STRIDER_CHECK(o.shard_group_size == 0 || o.fsdp.rfind("hybrid_shard", 0) == 0, "train",
+                "--shard-group-size is for --fsdp hybrid_shard or hybrid_shard_grad_op, not --fsdp ", o.fsdp);
   STRIDER_CHECK(!o.out_dir.empty(), "train", "--out must name a directory");
 }
 
@@ -187,6 +188,7 @@ int train_loop(const TrainOptions& o) {
     STRIDER_CHECK(o.optimizer == "adamw", "train", "unknown optimizer '", o.optimizer, "'; use sgd or adamw");
     opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
   }
+  if (par.fsdp) par.fsdp->register_optimizer(*opt);  // shard_optimizer gathers updated shards after each step
   const int64_t steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, task->batches_per_epoch())
                                                       : task->batches_per_epoch();
   STRIDER_CHECK(steps_per_epoch > 0, "train", "the training data makes no full batch of ", o.batch_size,

@@ -27,9 +27,10 @@ struct TrainOptions {
   std::string resume;                   // checkpoint to resume from
   bool reset_optimizer = false;         // resume the model but start the optimizer afresh
   int64_t limit_batches = 0;            // > 0: stop each epoch early (quick checks)
-  // Data parallel over MPI (run under `mpirun -np N`): none | ddp | full_shard | shard_grad_op |
-  // no_shard. The global batch (--batch-size) is split evenly across ranks.
+  // Data parallel over MPI (run under `mpirun -np N`): none | ddp | a fsdp::ShardingStrategy's
+  // name (full_shard, hybrid_shard, ...). The global batch (--batch-size) is split evenly across ranks.
   std::string fsdp = "none";
+  int shard_group_size = 0;             // hybrid strategies; 0 = the ranks of one host
   int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
   bool fsdp_offload = false;
   double collective_timeout = 600;      // seconds a collective may wait before the job ends

@@ -17,4 +17,8 @@ struct ShardReplicaGroups {
 // Collective over `world`; shard_group_size must divide world.size().
 ShardReplicaGroups make_shard_replica_groups(ProcessGroup& world, int shard_group_size);
 
+// The same with one shard group per host (PyTorch's HYBRID_SHARD default): every host must run
+// the same number of consecutive ranks. Collective over `world`.
+ShardReplicaGroups make_host_shard_replica_groups(ProcessGroup& world);
+
 }  // namespace strider::dist

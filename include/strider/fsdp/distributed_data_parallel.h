@@ -1,19 +1,18 @@
 #pragma once
 // DistributedDataParallel: every rank holds the whole model; gradients are averaged with
 // bucketed asynchronous all-reduces that start while backward is still running (a bucket goes
-// out as soon as all its gradients have accumulated). The NO_SHARD baseline FSDP is compared
-// with.
+// out as soon as all its gradients have accumulated). It is the NoShard plan of the FSDP engine
+// with units cut by size instead of by module: one gradient reducer serves both.
 #include <memory>
-#include <vector>
 
 #include "strider/dist/process_group.h"
+#include "strider/fsdp/fully_sharded_data_parallel.h"
 #include "strider/nn/module.h"
 
 namespace strider::fsdp {
 
 struct DDPOptions {
   double bucket_cap_mb = 25.0;  // PyTorch's default
-  bool broadcast_buffers = true;
 };
 
 class DistributedDataParallel : public nn::Module {
@@ -26,41 +25,19 @@ class DistributedDataParallel : public nn::Module {
   // Gradient accumulation without communication inside this scope.
   class NoSyncGuard {
    public:
-    explicit NoSyncGuard(DistributedDataParallel& m) : m_(m) { m_.no_sync_ = true; }
-    ~NoSyncGuard() { m_.no_sync_ = false; }
-    NoSyncGuard(const NoSyncGuard&) = delete;
-    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+    explicit NoSyncGuard(DistributedDataParallel& m) : guard_(*m.engine_) {}
 
    private:
-    DistributedDataParallel& m_;
+    FullyShardedDataParallel::NoSyncGuard guard_;
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
-  int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+  int64_t num_buckets() const { return engine_->num_units() - 1; }  // the root unit owns no parameters
+  // The engine underneath (stats, clip_grad_norm_, full_state_dict).
+  FullyShardedDataParallel& engine() { return *engine_; }
 
  private:
-  struct Bucket {
-    std::vector<size_t> params;  // indices into params_
-    std::vector<int64_t> offsets;
-    int64_t numel = 0;
-    ScalarType dtype = kFloat;
-    Tensor flat;
-    std::shared_ptr<dist::Work> work;
-    int ready = 0;
-  };
-  DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg, DDPOptions o);
-  void on_grad_ready(size_t param);
-  void launch(Bucket& b);
-  void finish();
-
-  std::shared_ptr<nn::Module> module_;
-  std::shared_ptr<dist::ProcessGroup> pg_;
-  DDPOptions options_;
-  std::vector<Tensor> params_;
-  std::vector<std::pair<size_t, size_t>> slot_;  // param -> (bucket, index in bucket)
-  std::vector<char> seen_;
-  std::vector<Bucket> buckets_;
-  bool no_sync_ = false;
-  bool callback_queued_ = false;
+  explicit DistributedDataParallel(std::shared_ptr<FullyShardedDataParallel> engine);
+  std::shared_ptr<FullyShardedDataParallel> engine_;
 };
 
 }  // namespace strider::fsdp

@@ -5,10 +5,12 @@
 //   auto model = fsdp::FullyShardedDataParallel::wrap(gpt, pg, {
 //       .auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"})});
 //   optim::AdamW opt(model->named_parameters(), {.lr = 3e-4});
+//   model->register_optimizer(opt);  // ShardOptimizer gathers updated shards after each step
 //   Tensor loss = cross_entropy((*model)(x), y);
 //   opt.zero_grad(); loss.backward(); opt.step();
 //
-// Every parameter is split along dim 0 into one equal piece per rank (padded with zero rows),
+// Every parameter is split along dim 0 into one equal piece per rank of its shard group (padded
+// with zero rows; the shard group is the world except under hybrid strategies),
 // keeping its name, dtype and memory format: between steps named_parameters() are these local
 // shards, so optimizers, state dicts and clip_grad_norm_ work per named parameter. The
 // parameters of one unit travel together: one all-gather before the unit's forward (and again
@@ -23,12 +25,14 @@
 #include "strider/fsdp/options.h"
 #include "strider/fsdp/stats.h"
 #include "strider/nn/module.h"
+#include "strider/optim/optimizer.h"
 
 namespace strider::fsdp {
 
 namespace detail {
 struct TreeState;
 class FlatParamUnit;
+struct ShardingPlan;
 }  // namespace detail
 
 class FullyShardedDataParallel : public nn::Module {
@@ -59,6 +63,11 @@ class FullyShardedDataParallel : public nn::Module {
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
 
+  // Runs after each of `optimizer`'s steps: units whose full parameters persist (ShardOptimizer)
+  // start gathering the updated shards at once, overlapping whatever precedes the next forward.
+  // Without it they gather at their next forward instead (they notice the shards changed).
+  void register_optimizer(optim::Optimizer& optimizer);
+
   // Scales gradients so the norm over all ranks' shards is at most max_norm; returns the norm
   // before clipping (the same on every rank).
   double clip_grad_norm_(double max_norm);
@@ -81,7 +90,14 @@ class FullyShardedDataParallel : public nn::Module {
   FullyShardedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg,
                            FSDPOptions options);
   friend std::shared_ptr<nn::Module> wrap(std::shared_ptr<nn::Module>);
+  friend class DistributedDataParallel;
   void build_units();
+  // DDP's units: parameters in reverse registration order (roughly the order their gradients
+  // become ready), cut into buckets of at most bucket_bytes, all hooked on this wrapper.
+  void build_buckets(int64_t bucket_bytes);
+  void check_units_across_ranks();
+  void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
+  detail::ShardingPlan plan_for(const nn::Module& m);
 
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<dist::ProcessGroup> pg_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "strider/core/scalar_type.h"
+#include "strider/dist/mesh.h"
 
 namespace strider::nn {
 class Module;
@@ -13,11 +14,22 @@ class Module;
 
 namespace strider::fsdp {
 
+// One option selects the data-parallel flavour, for a whole run or (unit_strategy) per unit.
+// docs/fsdp_strategies.md lists what lives where and what travels for each.
 enum class ShardingStrategy {
-  FullShard,    // parameters, gradients and optimizer state sharded; gathered per unit (ZeRO-3)
-  ShardGradOp,  // full parameters kept from forward until the unit's backward ends (ZeRO-2)
-  NoShard,      // replicated, gradients all-reduced (DDP)
+  FullShard,          // parameters, gradients and optimizer state sharded; gathered per unit (ZeRO-3)
+  ShardGradOp,        // full parameters kept from forward until the unit's backward ends (ZeRO-2)
+  NoShard,            // replicated, gradients all-reduced (DDP)
+  ShardOptimizer,     // full parameters persist; gradients reduce-scattered, optimizer state
+                      // sharded, updated shards all-gathered after the step (ZeRO-1)
+  HybridShard,        // FullShard inside groups of shard_group_size ranks, replicated across groups
+  HybridShardGradOp,  // ShardGradOp inside groups, replicated across groups
 };
+
+// "full_shard", "shard_grad_op", "no_shard", "shard_optimizer", "hybrid_shard",
+// "hybrid_shard_grad_op", and back (throws Error listing the names).
+std::string to_string(ShardingStrategy s);
+ShardingStrategy parse_sharding_strategy(const std::string& name);
 
 // When a unit issues the all-gather of the next unit to run backward.
 enum class BackwardPrefetch {
@@ -44,9 +56,20 @@ struct CPUOffload {
 // its parameters not already inside a wrapped descendant (PyTorch's signature).
 using AutoWrapPolicy = std::function<bool(const nn::Module&, bool recurse, int64_t nonwrapped_numel)>;
 
+// The strategy of the unit made for `module` (nullopt: FSDPOptions::sharding_strategy), e.g.
+// embeddings NoShard and blocks FullShard. Every rank must answer the same.
+using UnitStrategyPolicy = std::function<std::optional<ShardingStrategy>(const nn::Module& module)>;
+
 struct FSDPOptions {
   AutoWrapPolicy auto_wrap_policy;  // empty: one unit (plus any modules wrapped by hand)
   ShardingStrategy sharding_strategy = ShardingStrategy::FullShard;
+  UnitStrategyPolicy unit_strategy;  // empty: every unit uses sharding_strategy
+  // Hybrid strategies: ranks per shard group (it must divide the world size). 0: the ranks
+  // running on one host, as PyTorch's HYBRID_SHARD does.
+  int shard_group_size = 0;
+  // Hybrid strategies: the shard and replica groups to use (empty: made by wrap with a
+  // collective split; wrap stores them here, and enable_wrap reuses them for every unit).
+  dist::ShardReplicaGroups hybrid_groups;
   std::optional<MixedPrecision> mixed_precision;
   CPUOffload cpu_offload;
   BackwardPrefetch backward_prefetch = BackwardPrefetch::BackwardPre;

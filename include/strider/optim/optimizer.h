@@ -2,6 +2,7 @@
 // Optimizers keep per-parameter state keyed by parameter name, so a sharded optimizer or a
 // checkpoint can address it by name. Steps run without recording a graph and update the
 // parameters in place (their layout, channels-last included, is kept).
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -18,7 +19,12 @@ class Optimizer {
  public:
   explicit Optimizer(NamedParameters params, double lr);
   virtual ~Optimizer() = default;
-  virtual void step() = 0;
+  // One update of every parameter with a gradient, then the step post-hooks in order.
+  void step();
+  // Runs after every step (a sharding plan all-gathers the updated shards here); returns a
+  // handle for remove_step_post_hook.
+  int register_step_post_hook(std::function<void()> hook);
+  void remove_step_post_hook(int handle);
   // "sgd", "adam", "adamw": what a checkpoint records, so a resume cannot mix optimizers.
   virtual std::string name() const = 0;
   // The state tensors each parameter gets once it has stepped ({} for plain SGD).
@@ -41,10 +47,15 @@ class Optimizer {
   void load_state(const OptimizerState& state, int64_t step_count, const std::string& what);
 
  protected:
+  virtual void update() = 0;
   NamedParameters params_;
   double lr_;
   int64_t steps_ = 0;
   OptimizerState state_;
+
+ private:
+  std::map<int, std::function<void()>> post_hooks_;
+  int next_hook_ = 0;
 };
 
 struct SGDOptions {
@@ -55,9 +66,11 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(NamedParameters params, SGDOptions options);
-  void step() override;
   std::string name() const override { return "sgd"; }
   std::vector<std::string> state_keys() const override;
+
+ protected:
+  void update() override;
 
  private:
   SGDOptions o_;
@@ -71,9 +84,11 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(NamedParameters params, AdamOptions options);
-  void step() override;
   std::string name() const override { return o_.decoupled_weight_decay ? "adamw" : "adam"; }
   std::vector<std::string> state_keys() const override { return {"exp_avg", "exp_avg_sq"}; }
+
+ protected:
+  void update() override;
 
  private:
   AdamOptions o_;

@@ -1,0 +1,83 @@
+#include "fsdp/sharding_plan.h"
+
+#include <array>
+
+namespace strider::fsdp {
+namespace {
+
+// Which ranks a plan's shard or replica group spans.
+enum class Span { None, World, HybridShard, HybridReplica };
+
+struct PlanRow {
+  ShardingStrategy strategy;
+  const char* name;
+  Span shards, replicas;
+  bool full_params_persist, free_after_forward;
+};
+
+constexpr std::array<PlanRow, 6> kRows = {{
+    {ShardingStrategy::NoShard, "no_shard", Span::None, Span::World, true, false},
+    {ShardingStrategy::ShardOptimizer, "shard_optimizer", Span::World, Span::None, true, false},
+    {ShardingStrategy::ShardGradOp, "shard_grad_op", Span::World, Span::None, false, false},
+    {ShardingStrategy::FullShard, "full_shard", Span::World, Span::None, false, true},
+    {ShardingStrategy::HybridShard, "hybrid_shard", Span::HybridShard, Span::HybridReplica, false, true},
+    {ShardingStrategy::HybridShardGradOp, "hybrid_shard_grad_op", Span::HybridShard, Span::HybridReplica, false, false},
+}};
+
+const PlanRow& row_of(ShardingStrategy s) {
+  for (const PlanRow& r : kRows)
+    if (r.strategy == s) return r;
+  STRIDER_CHECK(false, "FullyShardedDataParallel", "unknown sharding strategy ", static_cast<int>(s));
+  return kRows[0];
+}
+
+}  // namespace
+
+std::string to_string(ShardingStrategy s) { return row_of(s).name; }
+
+ShardingStrategy parse_sharding_strategy(const std::string& name) {
+  std::string names;
+  for (const PlanRow& r : kRows) {
+    if (name == r.name) return r.strategy;
+    names += std::string(names.empty() ? "" : ", ") + r.name;
+  }
+  STRIDER_CHECK(false, "sharding strategy", "unknown strategy '", name, "'; use one of ", names);
+  return ShardingStrategy::FullShard;
+}
+
+namespace detail {
+
+PlanGroups::PlanGroups(std::shared_ptr<dist::ProcessGroup> world, int shard_group_size,
+                       dist::ShardReplicaGroups hybrid)
+    : world_(std::move(world)), shard_group_size_(shard_group_size), hybrid_(std::move(hybrid)) {}
+
+const dist::ShardReplicaGroups& PlanGroups::hybrid() {
+  if (!hybrid_.shard)
+    hybrid_ = shard_group_size_ > 0 ? dist::make_shard_replica_groups(*world_, shard_group_size_)
+                                    : dist::make_host_shard_replica_groups(*world_);
+  return hybrid_;
+}
+
+ShardingPlan make_plan(ShardingStrategy strategy, PlanGroups& groups) {
+  const PlanRow& row = row_of(strategy);
+  auto group = [&](Span span) -> std::shared_ptr<dist::ProcessGroup> {
+    switch (span) {
+      case Span::None: return nullptr;
+      case Span::World: return groups.world();
+      case Span::HybridShard: return groups.hybrid().shard;
+      case Span::HybridReplica: return groups.hybrid().replica;
+    }
+    return nullptr;
+  };
+  ShardingPlan plan;
+  plan.strategy = strategy;
+  plan.shard_group = group(row.shards);
+  plan.replica_group = group(row.replicas);
+  if (plan.replica_group && plan.replica_group->size() == 1) plan.replica_group = nullptr;  // nobody to average with
+  plan.full_params_persist = row.full_params_persist;
+  plan.free_after_forward = row.free_after_forward;
+  return plan;
+}
+
+}  // namespace detail
+}  // namespace strider::fsdp
