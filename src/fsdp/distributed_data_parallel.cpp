@@ -16,7 +16,8 @@ std::shared_ptr<DistributedDataParallel> DistributedDataParallel::wrap(std::shar
   engine_options.sync_module_states = true;
   auto engine = std::shared_ptr<FullyShardedDataParallel>(
       new FullyShardedDataParallel(std::move(module), std::move(pg), std::move(engine_options)));
-  engine->build_buckets(static_cast<int64_t>(options.bucket_cap_mb * 1024 * 1024));
+  engine->build_buckets(static_cast<int64_t>(options.bucket_cap_mb * 1024 * 1024),
+                        {"bucket_cap_mb " + std::to_string(options.bucket_cap_mb)});
   return std::shared_ptr<DistributedDataParallel>(new DistributedDataParallel(std::move(engine)));
 }
 

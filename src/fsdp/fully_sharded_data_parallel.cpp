@@ -166,10 +166,9 @@ void FullyShardedDataParallel::build_units() {
   check_units_across_ranks();
 }
 
-void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes) {
+void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes, const std::vector<std::string>& option_lines) {
   autograd::NoGradGuard no_grad;
-  detail::check_structure_across_ranks(*pg_, "DistributedDataParallel", *module_,
-                                       {"bucket_bytes " + std::to_string(bucket_bytes)});
+  detail::check_structure_across_ranks(*pg_, "DistributedDataParallel", *module_, option_lines);
   sync_module_states();
   std::vector<FlatParamUnit::ParamRef> refs;
   for (auto& [mname, m] : module_->named_modules())

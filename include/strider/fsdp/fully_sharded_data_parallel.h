@@ -94,7 +94,8 @@ class FullyShardedDataParallel : public nn::Module {
   void build_units();
   // DDP's units: parameters in reverse registration order (roughly the order their gradients
   // become ready), cut into buckets of at most bucket_bytes, all hooked on this wrapper.
-  void build_buckets(int64_t bucket_bytes);
+  // option_lines describe DDP's options for the check across ranks.
+  void build_buckets(int64_t bucket_bytes, const std::vector<std::string>& option_lines);
   void check_units_across_ranks();
   void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
   detail::ShardingPlan plan_for(const nn::Module& m);
