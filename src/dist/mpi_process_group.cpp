@@ -212,7 +212,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
     if (algo == Algorithm::Ring && size_ > 1) {
       const auto blocks = detail::split_blocks(t.numel(), size_);
       const int64_t item = static_cast<int64_t>(element_size(t.dtype()));
-      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
       char* base = static_cast<char*>(t.data());
       detail::ring_reduce_scatter(c, base, base + blocks[rank_] * item, blocks, t.dtype(),
                                   op == ReduceOp::Avg ? ReduceOp::Sum : op);
@@ -222,6 +222,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
       check_rc(MPI_Iallreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), mop,
                               comm_->data_comm(), &req), this, "all_reduce");
       waiter.wait(&req);
+      bytes_sent_ += 2 * bytes_of(t) * (size_ - 1) / size_;
     }
     if (op == ReduceOp::Avg) detail::scale_in_place(t, 1.0 / size_);
   });
@@ -237,7 +238,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
     if (algo == Algorithm::Ring) {
       const int64_t bytes = bytes_of(in);
       std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), static_cast<size_t>(bytes));
-      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
       detail::ring_all_gather(c, out.data(), detail::even_blocks(in.numel(), size_), in.dtype());
       return;
     }
@@ -246,6 +247,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
                             static_cast<int>(in.numel()), mpi_type(out.dtype()), comm_->data_comm(), &req),
              this, "all_gather");
     waiter.wait(&req);
+    bytes_sent_ += bytes_of(in) * (size_ - 1);
   });
 }
 
@@ -259,7 +261,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
   return submit(*comm_, signature(detail::CollectiveOp::ReduceScatter, &out, static_cast<int64_t>(op), step()), [this, out, in, op, algo](detail::RequestWaiter& waiter) {
     const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
     if (algo == Algorithm::Ring) {
-      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
       detail::ring_reduce_scatter(c, in.data(), out.data(), detail::even_blocks(out.numel(), size_), in.dtype(),
                                   base_op);
     } else {
@@ -268,6 +270,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
                                          mpi_op(in.dtype(), base_op), comm_->data_comm(), &req),
                this, "reduce_scatter");
       waiter.wait(&req);
+      bytes_sent_ += bytes_of(out) * (size_ - 1);
     }
     if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
   });
@@ -281,6 +284,7 @@ std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root
     check_rc(MPI_Ibcast(t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), root, comm_->data_comm(), &req),
              this, "broadcast");
     waiter.wait(&req);
+    if (rank_ == root) bytes_sent_ += bytes_of(t);
   });
 }
 
@@ -291,7 +295,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out
   return submit(*comm_, signature(detail::CollectiveOp::AllGatherPieces, &in, npieces, step()),
                 [this, out, in, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
     const size_t item = element_size(in.dtype());
-    detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_};
+    detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
     detail::ring_all_gather_segments(c, in.data(), bytes_of(in), [&](const void* segment, int q) {
       detail::scatter_pieces(out.data(), segment, pieces, q, item);
     });

@@ -25,6 +25,7 @@ void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* 
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (nr > 0) MPI_Irecv(recv + off, nr, MPI_BYTE, left, 0, c.comm, &req[0]);
     if (ns > 0) MPI_Isend(send + off, ns, MPI_BYTE, right, 0, c.comm, &req[1]);
+    c.bytes_sent += ns;
     c.waiter.wait(req, 2);
   }
 }
@@ -43,6 +44,7 @@ void exchange_and_reduce(const RingContext& c, const char* send, int64_t send_by
   const int64_t item = static_cast<int64_t>(element_size(dtype)), recv_bytes = count * item;
   const int64_t chunk = kChunkBytes / item * item;
   std::vector<MPI_Request> sends, recvs;
+  c.bytes_sent += send_bytes;
   for (int64_t off = 0; off < send_bytes; off += chunk)
     MPI_Isend(send + off, static_cast<int>(std::min(chunk, send_bytes - off)), MPI_BYTE, right, 0, c.comm,
               &sends.emplace_back());

@@ -5,6 +5,7 @@
 // call; this ring reuses one scratch buffer and runs near memcpy speed (bench/collectives_bench).
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -20,6 +21,7 @@ struct RingContext {
   int rank, size;
   RequestWaiter& waiter;
   std::vector<char>& scratch;  // grown on demand, reused across calls
+  std::atomic<int64_t>& bytes_sent;  // the group's counter of bytes this rank sent
 };
 
 // Block i of a buffer is elements [offsets[i], offsets[i+1]) (size+1 offsets; blocks may differ

@@ -270,6 +270,7 @@ void FlatParamUnit::pre_backward() {
     autograd::queue_callback([tree] {
       // Under offload the state stays resident for the optimizer step that follows; the next
       // forward pages it out.
+      tree->reduces_in_flight.clear();
       for (FlatParamUnit* u : tree->units) u->finish_reduce_scatter();
       for (FlatParamUnit* u : tree->units) u->finish_backward();
       tree->callback_queued = false;
@@ -346,6 +347,13 @@ void FlatParamUnit::launch_reduce() {
     reduce_work_ = plan_.shard_group->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
     // The collective holds the buffer until it finishes; dropping ours frees it right then.
     grad_flat_ = Tensor();
+    auto& in_flight = tree_->reduces_in_flight;
+    in_flight.push_back(reduce_work_);
+    while (in_flight.size() > TreeState::kMaxReducesInFlight) {
+      AddElapsed t(tree_->stats.reduce_wait_seconds);
+      in_flight.front()->wait();
+      in_flight.pop_front();
+    }
     reshard();  // every node that used the full parameters has run
   } else {
     reduced_ = grad_flat_;

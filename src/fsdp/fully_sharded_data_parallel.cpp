@@ -285,6 +285,7 @@ void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, 
         ops::copy_(s.shard, src);
       else if (valid > 0)
         ops::copy_(s.shard.narrow(0, 0, valid), src.narrow(0, r * s.chunk_rows, valid));
+      s.shard.storage()->bump_version();  // the ops layer does not count writes; autograd's checks do
     }
   for (auto& [name, b] : named_buffers()) {
     auto it = state.find(name);
@@ -306,6 +307,43 @@ void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer) {
     if (auto t = tree.lock())
       for (FlatParamUnit* u : t->units) u->refresh_full_params();
   });
+}
+
+int64_t FullyShardedDataParallel::bytes_sent() const {
+  std::vector<const dist::ProcessGroup*> groups;
+  for (FlatParamUnit* u : tree_->units)
+    for (const auto& g : {u->plan().shard_group, u->plan().replica_group})
+      if (g && std::find(groups.begin(), groups.end(), g.get()) == groups.end()) groups.push_back(g.get());
+  if (std::find(groups.begin(), groups.end(), pg_.get()) == groups.end()) groups.push_back(pg_.get());
+  int64_t total = 0;
+  for (const dist::ProcessGroup* g : groups) total += g->bytes_sent();
+  return total;
+}
+
+void FullyShardedDataParallel::wait_for_pending_gathers() {
+  for (FlatParamUnit* u : tree_->units)
+    if (u->plan().gathers_after_step()) u->use_full_params(), u->use_shards();
+}
+
+std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
+  std::vector<UnitLayout> out;
+  for (FlatParamUnit* u : tree_->units) {
+    UnitLayout l;
+    l.name = u->name();
+    l.strategy = u->plan().strategy;
+    l.shards = u->plan().shards();
+    l.replicas = u->plan().flat_shards() ? u->plan().replicas() : pg_->size();
+    l.shard_numel = u->shard_numel();
+    l.full_numel = u->full_numel();
+    l.param_bytes = static_cast<int64_t>(element_size(u->dtype()));
+    // NoShard computes with the module's own tensors (nothing is cast).
+    l.compute_bytes = u->plan().flat_shards() ? static_cast<int64_t>(element_size(tree_->compute_dtype(u->dtype())))
+                                              : l.param_bytes;
+    l.reduce_bytes = static_cast<int64_t>(element_size(tree_->reduce_dtype(u->dtype())));
+    l.is_root = u == tree_->root;
+    out.push_back(std::move(l));
+  }
+  return out;
 }
 
 const FSDPStats& FullyShardedDataParallel::stats() const { return tree_->stats; }

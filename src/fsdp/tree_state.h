@@ -2,6 +2,7 @@
 // What the units of one FSDP tree share: the process group, the groups plans draw from, the
 // options, the order units ran forward in (for prefetching), gradient-accumulation mode and
 // the offload tier.
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct TreeState {
   bool no_sync = false;
   bool callback_queued = false;
   int prefetched = 0;                // units gathered ahead of use
+  // Reduce-scatters launched and not yet known to be done: each holds its unit's gradient
+  // buffer, so backward waits for the oldest beyond kMaxReducesInFlight (without a gather in
+  // backward, as under ShardOptimizer, nothing else would keep it from holding them all).
+  static constexpr size_t kMaxReducesInFlight = 2;
+  std::deque<std::shared_ptr<dist::Work>> reduces_in_flight;
   OffloadTier* tier = nullptr;  // offload files; null without offload
   FSDPStats stats;
 

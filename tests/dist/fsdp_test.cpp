@@ -411,34 +411,54 @@ TEST(FSDPFeatures, MixedPrecisionTrainsCloseToFloat32) {
   }
 }
 
-// Per-rank peak bytes under FULL_SHARD against total / N + the largest unit's gathered
-// parameters, where total = parameters + gradients + Adam's two moments.
-TEST(FSDPMemory, FullShardPeakMatchesFormula) {
+// Per-rank peak bytes of a training step against fsdp::memory_formula, and bytes sent against
+// fsdp::bytes_sent_per_step, for every strategy: 48 units of 16512 parameters, AdamW (two
+// moments), inputs of one row so activations are negligible.
+TEST(FSDPMemory, PeakAndTrafficMatchTheFormula) {
   auto& pg = testing::world();
-  auto make = [] {
-    auto seq = std::make_shared<nn::Sequential>();
-    for (int i = 0; i < 48; ++i) seq->push_back(std::make_shared<nn::Linear>(128, 128));
-    return seq;
-  };
-  manual_seed(3);
-  auto model = make();
-  const int64_t param_bytes = model->num_parameters() * 4;
-  auto sharded = fsdp::FullyShardedDataParallel::wrap(model, pg, {.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Linear"})});
-  optim::AdamW opt(sharded->named_parameters(), adam());
-  Tensor x = randn({2, 128});
-  auto step = [&] {
-    Tensor loss = (*sharded)(x).sum();
-    opt.zero_grad();
-    loss.backward();
-    opt.step();
-  };
-  step();  // creates the optimizer state
-  reset_peak_memory();
-  step();
-  const double peak = static_cast<double>(memory_stats().peak_bytes);
-  const double expected = 4.0 * param_bytes / pg->size() + static_cast<double>(sharded->largest_unit_bytes());
-  EXPECT_LE(peak, 1.10 * expected) << "peak " << peak << " expected " << expected;
-  EXPECT_GE(peak, 0.90 * expected) << "peak " << peak << " expected " << expected;
+  for (auto strategy : kStrategies) {
+    SCOPED_TRACE(fsdp::to_string(strategy));
+    const int64_t baseline = memory_stats().current_bytes;
+    int64_t peak = 0, sent = 0;
+    fsdp::MemoryFormula formula;
+    int64_t expected_sent = 0;
+    {
+      auto seq = std::make_shared<nn::Sequential>();
+      for (int i = 0; i < 48; ++i) seq->push_back(std::make_shared<nn::Linear>(128, 128));
+      FSDPOptions o;
+      o.sharding_strategy = strategy;
+      o.shard_group_size = hybrid_group_size();
+      o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Linear"});
+      auto sharded = fsdp::FullyShardedDataParallel::wrap(seq, pg, o);
+      optim::AdamW opt(sharded->named_parameters(), adam());
+      sharded->register_optimizer(opt);
+      Tensor x = randn({1, 128});
+      auto step = [&] {
+        Tensor loss = (*sharded)(x).sum();
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+      };
+      step();  // creates the optimizer state
+      step();
+      sharded->wait_for_pending_gathers();  // the previous step's, so they count there
+      const int64_t sent_before = sharded->bytes_sent();
+      reset_peak_memory();
+      step();
+      sharded->wait_for_pending_gathers();
+      peak = memory_stats().peak_bytes - baseline;
+      sent = sharded->bytes_sent() - sent_before;
+      formula = fsdp::memory_formula(*sharded, 2);
+      expected_sent = fsdp::bytes_sent_per_step(*sharded);
+    }
+    const double expected = static_cast<double>(formula.total());
+    std::ostringstream terms;
+    terms << " (parameters " << formula.parameters << ", gradients " << formula.gradients << ", optimizer "
+          << formula.optimizer_state << ", working " << formula.working << ")";
+    EXPECT_LE(peak, 1.05 * expected) << "peak " << peak << " formula " << expected << terms.str();
+    EXPECT_GE(peak, 0.95 * expected) << "peak " << peak << " formula " << expected << terms.str();
+    EXPECT_EQ(sent, expected_sent);
+  }
 }
 
 TEST(FSDPErrors, BadInputIsAClearError) {

@@ -86,6 +86,11 @@ class ProcessGroup {
   void set_step(int64_t step) { step_.store(step); }
   int64_t step() const { return step_.load(); }
 
+  // Bytes this rank has sent in this group's collectives: counted per message on the rings; MPI's
+  // own collectives (small all-reduces, all-gathers, broadcasts) count the volume a
+  // bandwidth-optimal algorithm sends, as they do not report theirs.
+  int64_t bytes_sent() const { return bytes_sent_.load(); }
+
   // Ends the job because this rank failed: with MPI, prints "[rank r of n] message" and the
   // rank's recent collectives, tells every other rank why, and aborts them all (no rank waits
   // for one that failed). In a single process there is nobody to tell: throws Error(message).
@@ -98,6 +103,7 @@ class ProcessGroup {
  protected:
   std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
   std::atomic<int64_t> step_{0};
+  std::atomic<int64_t> bytes_sent_{0};
 };
 
 struct ProcessGroupOptions {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "strider/dist/process_group.h"
+#include "strider/fsdp/cost_model.h"
 #include "strider/fsdp/options.h"
 #include "strider/fsdp/stats.h"
 #include "strider/nn/module.h"
@@ -82,6 +83,12 @@ class FullyShardedDataParallel : public nn::Module {
   int64_t num_units() const;
   // Bytes of the largest unit's gathered parameters (in the compute dtype).
   int64_t largest_unit_bytes() const;
+  // Bytes this rank sent in the collectives of every group this tree's units use.
+  int64_t bytes_sent() const;
+  // Waits for all-gathers still in flight (ShardOptimizer's after the step).
+  void wait_for_pending_gathers();
+  // Every unit of this tree as its plan lays it out on this rank (cost_model.h's input).
+  std::vector<UnitLayout> unit_layouts() const;
   // Traffic, copies and waits of this tree since construction or the last reset (this rank).
   const FSDPStats& stats() const;
   void reset_stats();

@@ -1,0 +1,45 @@
+#pragma once
+// What a wrapped model costs each rank per training step, from its units and their plans: the
+// one formula tests and benchmarks compare measurements with (allocator counters for memory,
+// ProcessGroup::bytes_sent for traffic). docs/fsdp_strategies.md derives each term.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strider/fsdp/options.h"
+
+namespace strider::fsdp {
+
+class FullyShardedDataParallel;
+
+// One unit as its plan lays it out on this rank.
+struct UnitLayout {
+  std::string name;
+  ShardingStrategy strategy;
+  int shards = 1, replicas = 1;       // ranks splitting it, ranks holding each shard
+  int64_t shard_numel = 0;            // this rank's elements (padded)
+  int64_t full_numel = 0;             // gathered elements (padded: shard_numel * shards)
+  int64_t param_bytes = 4, compute_bytes = 4, reduce_bytes = 4;  // bytes per element
+  bool is_root = false;
+};
+
+struct MemoryFormula {
+  int64_t parameters = 0;       // registered shards (or the module's tensors) and persistent full copies
+  int64_t gradients = 0;        // gradients kept for the optimizer
+  int64_t optimizer_state = 0;  // optimizer_states parameter-sized tensors per parameter
+  int64_t working = 0;          // gathered parameters and gradient buffers alive at the step's peak
+  int64_t total() const { return parameters + gradients + optimizer_state + working; }
+};
+
+// Per-rank bytes of one training step (forward, backward, optimizer step), activations and
+// inputs excluded. optimizer_states: 2 for Adam/AdamW, 1 for SGD with momentum, 0 for plain SGD;
+// prefetched: units gathered ahead of the one computing (the model's overload reads its options).
+MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched);
+MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states);
+
+// Bytes this rank sends per training step, every group included (ring volumes: an all-gather or
+// reduce-scatter over n ranks sends (n-1)/n of the full buffer, an all-reduce twice that).
+int64_t bytes_sent_per_step(const std::vector<UnitLayout>& units);
+int64_t bytes_sent_per_step(const FullyShardedDataParallel& model);
+
+}  // namespace strider::fsdp
