@@ -46,7 +46,8 @@ double max_over_ranks(dist::ProcessGroup& pg, double v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string strategy = "full_shard";
+  std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
+  int shard_group_size = 0;
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
   bool prefetch = true;
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     if (k == "--prefetch") prefetch = v == "1";
     if (k == "--offload") offload_dir = v;
     if (k == "--ab-signature-checks") ab_signature_checks = v == "1";
+    if (k == "--shard-group-size") shard_group_size = std::stoi(v);
   }
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   return dist::run_or_abort(pg, [&] {
@@ -73,12 +75,13 @@ int main(int argc, char** argv) {
     std::shared_ptr<nn::Module> model = gpt;
     fsdp::FullyShardedDataParallel* sharded = nullptr;
     if (strategy == "ddp") {
-      model = fsdp::DistributedDataParallel::wrap(gpt, pg);
+      auto ddp = fsdp::DistributedDataParallel::wrap(gpt, pg);
+      sharded = &ddp->engine();
+      model = ddp;
     } else if (strategy != "local") {
       fsdp::FSDPOptions o;
-      o.sharding_strategy = strategy == "full_shard"      ? fsdp::ShardingStrategy::FullShard
-                            : strategy == "shard_grad_op" ? fsdp::ShardingStrategy::ShardGradOp
-                                                          : fsdp::ShardingStrategy::NoShard;
+      o.sharding_strategy = fsdp::parse_sharding_strategy(strategy);
+      o.shard_group_size = shard_group_size;
       o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
       o.backward_prefetch = prefetch ? fsdp::BackwardPrefetch::BackwardPre : fsdp::BackwardPrefetch::None;
       o.forward_prefetch = prefetch;
@@ -88,6 +91,8 @@ int main(int argc, char** argv) {
       model = w;
     }
     optim::AdamW opt(model->named_parameters(), {.lr = 1e-4, .decoupled_weight_decay = true});
+    if (sharded) sharded->register_optimizer(opt);
+    int64_t sent_before = 0;
     Generator g(7 + pg->rank());
     Tensor tokens = (rand({batch, seq + 1}, {}, &g) * 256.0).to(kLong);
     Tensor x = tokens.narrow(1, 0, seq).contiguous(), y = tokens.narrow(1, 1, seq).contiguous();
@@ -98,9 +103,11 @@ int main(int argc, char** argv) {
       pg->barrier();
       pg->set_signature_checks(!unchecked);  // every rank at the same point of its sequence
       if (s == 1) {
+        if (sharded) sharded->wait_for_pending_gathers();
         reset_peak_memory();
         reset_peak_rss();
         if (sharded) sharded->reset_stats();
+        sent_before = sharded ? sharded->bytes_sent() : 0;
       }
       pg->barrier();
       const auto t0 = std::chrono::steady_clock::now();
@@ -127,9 +134,12 @@ int main(int argc, char** argv) {
     const double peak = max_over_ranks(*pg, static_cast<double>(memory_stats().peak_bytes));
     const double rss = max_over_ranks(*pg, status_bytes("VmHWM"));
     const double anon = max_over_ranks(*pg, resident.anon), file = max_over_ranks(*pg, resident.file);
-    const double total = 16.0 * static_cast<double>(params);  // fp32 params + grads + Adam's 2 moments
-    const double world = strategy == "full_shard" || strategy == "shard_grad_op" ? pg->size() : 1;
-    const double expected = total / world + (sharded ? static_cast<double>(sharded->largest_unit_bytes()) : 0.0);
+    // Activations are not in the formula: the peak over it is what they (and inputs) add.
+    const double expected = sharded ? static_cast<double>(fsdp::memory_formula(*sharded, 2).total())
+                                     : 16.0 * static_cast<double>(params);  // fp32 params, grads, 2 moments
+    if (sharded) sharded->wait_for_pending_gathers();
+    const double sent = sharded ? static_cast<double>(sharded->bytes_sent() - sent_before) / static_cast<double>(steps) : 0;
+    const double sent_formula = sharded ? static_cast<double>(fsdp::bytes_sent_per_step(*sharded)) : 0;
     fsdp::FSDPStats st = sharded ? sharded->stats() : fsdp::FSDPStats{};
     const double per_step = 1.0 / static_cast<double>(steps);
     if (pg->rank() == 0)
@@ -137,12 +147,14 @@ int main(int argc, char** argv) {
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
                   "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
                   "\"offload\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
-                  "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f}\n",
+                  "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f,\"sent_bytes_per_step\":%.0f,"
+                  "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
-                  st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step);
+                  st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
+                  shard_group_size);
     return 0;
   });
 }

@@ -297,7 +297,8 @@ int train_loop(const TrainOptions& o) {
   nlohmann::json summary = {{"model", task->model_signature()}, {"memory_format", o.memory_format},
                             {"dtype", o.dtype}, {"epochs", o.epochs}, {score.metric, score.value},
                             {"final_loss", last_loss}, {"seconds", total_s}, {"out_dir", o.out_dir},
-                            {"parallel", o.fsdp}, {"ranks", par.world}};
+                            {"parallel", o.fsdp}, {"strategy", o.fsdp}, {"ranks", par.world},
+                            {"world_size", par.world}};
   if (o.json) {
     std::cout << json_line(summary) << "\n";
   } else {
