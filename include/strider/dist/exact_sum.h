@@ -1,0 +1,50 @@
+#pragma once
+// Sums of floats whose result does not depend on the order of the additions, and so not on how
+// many ranks share the work: the deterministic mode's gradient reduction and norms.
+//
+// A float32 v becomes the integer X = round(v * 2^kFractionBits), held in two int64 limbs,
+// X = hi * 2^52 + lo with 0 <= lo < 2^52. Integer sums are exact and associative, so limb-wise
+// int64 sums (any all-reduce or reduce-scatter with ReduceOp::Sum) of up to 2^10 contributions per
+// element, then normalize_limbs, give the same X whatever the order. |v| must stay below
+// kMaxMagnitude; values are resolved to 2^-72 (about 2e-22), far below float32's precision for
+// any gradient that matters.
+#include <cstdint>
+#include <vector>
+
+namespace strider::dist {
+
+constexpr int kFractionBits = 72;
+constexpr double kMaxMagnitude = 4294967296.0;  // 2^32: X stays below 2^104
+
+// Adds v[i] to (hi[i], lo[i]) for i < n; values that are not finite or not below kMaxMagnitude
+// add nothing and are counted (the return value), so the caller can fail the reduction.
+int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);
+// Carries lo's overflow into hi after limb-wise sums (0 <= lo < 2^52 again).
+void normalize_limbs(int64_t* hi, int64_t* lo, int64_t n);
+// out[i] = X[i] * 2^-kFractionBits / divisor, rounded to float32 (deterministic: the same limbs
+// give the same floats).
+void limbs_to_float(const int64_t* hi, const int64_t* lo, int64_t n, double divisor, float* out);
+
+// An exact sum of doubles that are squares of float32 values (or any double below 2^280 in
+// magnitude; bits below 2^-320 are dropped, larger values set overflowed()): sum of squares for gradient
+// norms. Limbs hold 32-bit digits in int64 so that limb-wise sums of up to 2^30 accumulators
+// (an all-reduce over the ranks) cannot overflow.
+class ExactSquareSum {
+ public:
+  static constexpr int kLimbs = 20;  // 640 bits: 2^-320 .. 2^320
+  ExactSquareSum();
+  void add(double value);
+  // Adds the squares of n float32 values.
+  void add_squares(const float* v, int64_t n);
+  std::vector<int64_t>& limbs() { return limbs_; }  // for an int64 all-reduce (Sum), then normalize()
+  void normalize();
+  double value() const;  // the sum, rounded once per limb from the top (deterministic)
+  bool overflowed() const { return overflowed_; }
+
+ private:
+  std::vector<int64_t> limbs_;
+  int64_t pending_ = 0;  // adds since the last normalize
+  bool overflowed_ = false;
+};
+
+}  // namespace strider::dist

@@ -1,0 +1,100 @@
+#include "strider/dist/exact_sum.h"
+
+#include <cmath>
+
+namespace strider::dist {
+namespace {
+
+constexpr int kLoBits = 52;
+constexpr int64_t kLoMask = (int64_t{1} << kLoBits) - 1;
+constexpr int kDigitBits = 32, kLowestExponent = -320;
+
+}  // namespace
+
+int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
+  int64_t out_of_range = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = v[i];
+    if (!(std::fabs(d) < kMaxMagnitude)) {  // NaN fails the comparison too
+      ++out_of_range;
+      continue;
+    }
+    // X = d * 2^72 split at bit 52: both parts are exact in double (d has 24 significant bits),
+    // only the part below 2^-72 is rounded (to nearest even: deterministic).
+    const double h = std::floor(std::ldexp(d, kFractionBits - kLoBits));
+    const double l = std::nearbyint(std::ldexp(d, kFractionBits) - std::ldexp(h, kLoBits));
+    hi[i] += static_cast<int64_t>(h);
+    lo[i] += static_cast<int64_t>(l);
+  }
+  normalize_limbs(hi, lo, n);
+  return out_of_range;
+}
+
+void normalize_limbs(int64_t* hi, int64_t* lo, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t carry = lo[i] >> kLoBits;  // arithmetic shift: floor, also for negative lo
+    hi[i] += carry;
+    lo[i] &= kLoMask;
+  }
+}
+
+void limbs_to_float(const int64_t* hi, const int64_t* lo, int64_t n, double divisor, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const __int128 x = static_cast<__int128>(hi[i]) * (__int128{1} << kLoBits) + lo[i];
+    out[i] = static_cast<float>(std::ldexp(static_cast<double>(x), -kFractionBits) / divisor);
+  }
+}
+
+ExactSquareSum::ExactSquareSum() : limbs_(kLimbs, 0) {}
+
+void ExactSquareSum::add(double value) {
+  if (value == 0) return;
+  if (!std::isfinite(value) || std::fabs(value) >= std::ldexp(1.0, 280)) {  // 85 bits must fit below bit 640
+    overflowed_ = true;
+    return;
+  }
+  int exp = 0;
+  const double m = std::frexp(std::fabs(value), &exp);  // value = m * 2^exp, m in [0.5, 1)
+  // The 53-bit integer mantissa M = m * 2^53 sits at bit (exp - 53) of the accumulator.
+  int64_t mant = static_cast<int64_t>(std::ldexp(m, 53));
+  int shift = exp - 53 - kLowestExponent;
+  if (shift < 0) {  // below the accumulator's resolution: drop those bits
+    if (shift <= -53) return;
+    mant >>= -shift;
+    shift = 0;
+  }
+  const int64_t sign = value < 0 ? -1 : 1;
+  int limb = shift / kDigitBits, bit = shift % kDigitBits;
+  // mant << bit spans up to 85 bits: three digits.
+  const unsigned __int128 wide = static_cast<unsigned __int128>(mant) << bit;
+  for (int k = 0; k < 3 && limb + k < kLimbs; ++k) {
+    const auto digit = static_cast<int64_t>((wide >> (kDigitBits * k)) & 0xffffffffu);
+    limbs_[static_cast<size_t>(limb + k)] += sign * digit;
+  }
+  if (++pending_ >= (int64_t{1} << 29)) normalize();
+}
+
+void ExactSquareSum::add_squares(const float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = v[i];
+    add(d * d);  // exact: a float32 square has at most 48 significant bits
+  }
+}
+
+void ExactSquareSum::normalize() {
+  for (int k = 0; k + 1 < kLimbs; ++k) {
+    const int64_t carry = limbs_[static_cast<size_t>(k)] >> kDigitBits;  // floor
+    limbs_[static_cast<size_t>(k)] -= carry * (int64_t{1} << kDigitBits);
+    limbs_[static_cast<size_t>(k + 1)] += carry;
+  }
+  pending_ = 0;
+}
+
+double ExactSquareSum::value() const {
+  double total = 0;
+  for (int k = kLimbs; k-- > 0;)
+    total += std::ldexp(static_cast<double>(limbs_[static_cast<size_t>(k)]), kLowestExponent + kDigitBits * k);
+  return total;
+}
+
+}  // namespace strider::dist

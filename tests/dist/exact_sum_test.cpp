@@ -1,0 +1,87 @@
+// The deterministic mode's exact sums: any partition of the same values over "ranks" and any
+// order gives the same limbs and the same floats, close to the true sum.
+#include <gtest/gtest.h>
+#include <strider/dist/exact_sum.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace strider {
+namespace {
+
+// Values spanning 40 binary orders of magnitude, both signs, with exact zeros.
+std::vector<float> mixed_values(int count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exp(-30, 10);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = gen() % 7 == 0 ? 0.0f : std::ldexp(mant(gen), exp(gen));
+  return v;
+}
+
+TEST(ExactSum, EveryPartitionAndOrderGivesTheSameBits) {
+  const int terms = 12, n = 257;  // 12 micro-batch gradients of 257 elements
+  std::vector<std::vector<float>> grads;
+  for (int t = 0; t < terms; ++t) grads.push_back(mixed_values(n, 100 + t));
+  std::vector<float> reference;
+  for (int world : {1, 2, 3, 4, 6, 12}) {
+    // Each "rank" accumulates its contiguous block of terms, then the ranks' limbs are summed
+    // limb-wise in reverse rank order (an all-reduce's order is not ours to choose).
+    std::vector<int64_t> hi(n, 0), lo(n, 0);
+    for (int r = world; r-- > 0;) {
+      std::vector<int64_t> rh(n, 0), rl(n, 0);
+      for (int t = r * terms / world; t < (r + 1) * terms / world; ++t)
+        EXPECT_EQ(dist::add_to_limbs(grads[t].data(), n, rh.data(), rl.data()), 0);
+      for (int i = 0; i < n; ++i) hi[i] += rh[i], lo[i] += rl[i];
+    }
+    dist::normalize_limbs(hi.data(), lo.data(), n);
+    std::vector<float> out(n);
+    dist::limbs_to_float(hi.data(), lo.data(), n, terms, out.data());
+    if (reference.empty()) reference = out;
+    for (int i = 0; i < n; ++i) ASSERT_EQ(std::memcmp(&out[i], &reference[i], sizeof(float)), 0) << "world " << world << " element " << i;
+  }
+  for (int i = 0; i < n; ++i) {
+    long double exact = 0;
+    for (int t = 0; t < terms; ++t) exact += grads[t][i];
+    exact /= terms;
+    EXPECT_NEAR(reference[i], static_cast<double>(exact), std::fabs(static_cast<double>(exact)) * 1.2e-7 + 1e-20) << i;
+  }
+}
+
+TEST(ExactSum, OutOfRangeValuesAreCountedNotAdded) {
+  const float v[4] = {1.0f, NAN, INFINITY, 5e9f};
+  int64_t hi[4] = {}, lo[4] = {};
+  EXPECT_EQ(dist::add_to_limbs(v, 4, hi, lo), 3);
+  float out[4];
+  dist::limbs_to_float(hi, lo, 4, 1.0, out);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], 0.0f);
+}
+
+TEST(ExactSum, SquareSumsAgreeAcrossPartitions) {
+  const std::vector<float> v = mixed_values(1000, 7);
+  double first = -1;
+  for (int world : {1, 2, 3, 4}) {
+    dist::ExactSquareSum total;
+    for (int r = 0; r < world; ++r) {
+      dist::ExactSquareSum part;
+      const int64_t begin = r * 1000 / world, end = (r + 1) * 1000 / world;
+      part.add_squares(v.data() + begin, end - begin);
+      part.normalize();
+      for (int k = 0; k < dist::ExactSquareSum::kLimbs; ++k) total.limbs()[k] += part.limbs()[k];
+    }
+    total.normalize();
+    EXPECT_FALSE(total.overflowed());
+    if (first < 0) first = total.value();
+    EXPECT_EQ(total.value(), first) << "world " << world;
+  }
+  long double exact = 0;
+  for (float x : v) exact += static_cast<long double>(x) * x;
+  EXPECT_NEAR(first, static_cast<double>(exact), static_cast<double>(exact) * 1e-15);
+}
+
+}  // namespace
+}  // namespace strider
