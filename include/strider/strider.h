@@ -20,6 +20,7 @@
 #include "strider/io/safetensors.h"
 #include "strider/config.h"
 #include "strider/dist/consistency.h"
+#include "strider/dist/exact_sum.h"
 #include "strider/dist/mesh.h"
 #if STRIDER_WITH_MPI
 #include "strider/dist/mpi_process_group.h"

@@ -1,6 +1,10 @@
 #include "strider/dist/exact_sum.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "strider/core/tensor.h"
+#include "dist/buffer_math.h"
 
 namespace strider::dist {
 namespace {
@@ -45,9 +49,9 @@ void limbs_to_float(const int64_t* hi, const int64_t* lo, int64_t n, double divi
   }
 }
 
-ExactSquareSum::ExactSquareSum() : limbs_(kLimbs, 0) {}
+ExactSum::ExactSum() : limbs_(kLimbs, 0) {}
 
-void ExactSquareSum::add(double value) {
+void ExactSum::add(double value) {
   if (value == 0) return;
   if (!std::isfinite(value) || std::fabs(value) >= std::ldexp(1.0, 280)) {  // 85 bits must fit below bit 640
     overflowed_ = true;
@@ -74,14 +78,14 @@ void ExactSquareSum::add(double value) {
   if (++pending_ >= (int64_t{1} << 29)) normalize();
 }
 
-void ExactSquareSum::add_squares(const float* v, int64_t n) {
+void ExactSum::add_squares(const float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const double d = v[i];
     add(d * d);  // exact: a float32 square has at most 48 significant bits
   }
 }
 
-void ExactSquareSum::normalize() {
+void ExactSum::normalize() {
   for (int k = 0; k + 1 < kLimbs; ++k) {
     const int64_t carry = limbs_[static_cast<size_t>(k)] >> kDigitBits;  // floor
     limbs_[static_cast<size_t>(k)] -= carry * (int64_t{1} << kDigitBits);
@@ -90,11 +94,25 @@ void ExactSquareSum::normalize() {
   pending_ = 0;
 }
 
-double ExactSquareSum::value() const {
+double ExactSum::value() const {
   double total = 0;
   for (int k = kLimbs; k-- > 0;)
     total += std::ldexp(static_cast<double>(limbs_[static_cast<size_t>(k)]), kLowestExponent + kDigitBits * k);
   return total;
+}
+
+void all_reduce_exact(ProcessGroup& pg, ExactSum& sum) {
+  sum.normalize();
+  if (pg.size() == 1) return;
+  auto& limbs = sum.limbs();
+  Tensor t = detail::flat_buffer(ExactSum::kLimbs + 1, kLong);
+  auto* d = t.data_ptr<int64_t>();
+  std::copy(limbs.begin(), limbs.end(), d);
+  d[ExactSum::kLimbs] = sum.overflowed() ? 1 : 0;
+  pg.all_reduce(t, ReduceOp::Sum);
+  std::copy(d, d + ExactSum::kLimbs, limbs.begin());
+  if (d[ExactSum::kLimbs] != 0) sum.set_overflowed();
+  sum.normalize();
 }
 
 }  // namespace strider::dist

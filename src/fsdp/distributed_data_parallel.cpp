@@ -14,10 +14,14 @@ std::shared_ptr<DistributedDataParallel> DistributedDataParallel::wrap(std::shar
   FSDPOptions engine_options;
   engine_options.sharding_strategy = ShardingStrategy::NoShard;
   engine_options.sync_module_states = true;
+  engine_options.deterministic = options.deterministic;
+  engine_options.micro_batches = options.micro_batches;
   auto engine = std::shared_ptr<FullyShardedDataParallel>(
       new FullyShardedDataParallel(std::move(module), std::move(pg), std::move(engine_options)));
   engine->build_buckets(static_cast<int64_t>(options.bucket_cap_mb * 1024 * 1024),
-                        {"bucket_cap_mb " + std::to_string(options.bucket_cap_mb)});
+                        {"bucket_cap_mb " + std::to_string(options.bucket_cap_mb),
+                         "deterministic " + std::to_string(options.deterministic),
+                         "micro_batches " + std::to_string(options.micro_batches)});
   return std::shared_ptr<DistributedDataParallel>(new DistributedDataParallel(std::move(engine)));
 }
 

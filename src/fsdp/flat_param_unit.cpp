@@ -10,6 +10,8 @@
 #include "strider/autograd/record.h"
 #include "strider/core/layout.h"
 #include "strider/ops/convert.h"
+#include "strider/ops/factory.h"
+#include "strider/ops/view.h"
 #include "strider/ops/pointwise.h"
 
 namespace strider::fsdp::detail {
@@ -69,6 +71,9 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
                   "; cast the module to one dtype or wrap them in separate units");
     STRIDER_CHECK(is_floating_point(p.dtype()), "FullyShardedDataParallel", "parameter '", ref.full_name,
                   "' has dtype ", p.dtype(), "; only floating-point parameters can be trained");
+    STRIDER_CHECK(!tree.options.deterministic || p.dtype() == kFloat, "FullyShardedDataParallel", "parameter '",
+                  ref.full_name, "' has dtype ", p.dtype(), "; deterministic mode sums float32 gradients exactly, so "
+                  "keep float32 parameters (bfloat16 compute goes through mixed_precision)");
     ParamSlot s;
     s.owner = ref.owner;
     s.name = ref.name;
@@ -88,6 +93,9 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
     params_.push_back(std::move(s));
     pieces_.push_back({params_.back().full_offset, params_.back().chunk_numel});
   }
+  codec_ = tree.options.deterministic
+               ? make_exact_codec(segment_numel_, tree.options.micro_batches, tree.pg->size())
+               : make_averaging_codec(segment_numel_, tree.reduce_dtype(dtype_));
   grad_seen_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
 
@@ -211,6 +219,22 @@ void FlatParamUnit::refresh_full_params() {
   if (plan_.gathers_after_step()) gather_async();
 }
 
+Tensor FlatParamUnit::gather_full(const ParamSlot& s, const Tensor& value) const {
+  STRIDER_CHECK(value.sizes() == s.shard.sizes(), "FullyShardedDataParallel", "a tensor of shape ", value.sizes(),
+                " cannot be unsharded as parameter '", s.full_name, "', whose local shard has shape ", s.shard.sizes());
+  if (!plan_.flat_shards() || plan_.shards() == 1) return value.contiguous().clone();
+  const int n = plan_.shards();
+  Tensor mine = value.contiguous().reshape({value.numel()});
+  Tensor all = empty({mine.numel() * n}, value.dtype());
+  {
+    dist::CollectiveLabel label("unsharding '" + s.full_name + "'");
+    plan_.shard_group->all_gather(all, mine);
+  }
+  DimVector sizes = s.sizes;
+  sizes[0] = s.chunk_rows * n;
+  return all.reshape(sizes).narrow(0, 0, s.rows).contiguous();
+}
+
 void FlatParamUnit::prefetch(int direction) {
   if (!tree_->order_recorded) return;
   auto& order = tree_->forward_order;
@@ -274,6 +298,7 @@ void FlatParamUnit::pre_backward() {
       for (FlatParamUnit* u : tree->units) u->finish_reduce_scatter();
       for (FlatParamUnit* u : tree->units) u->finish_backward();
       tree->callback_queued = false;
+      ++tree->backwards_since_step;
     });
   }
   in_backward_ = true;
@@ -306,19 +331,17 @@ void FlatParamUnit::on_grad_ready(size_t i) {
   Tensor g = s.full.grad();
   if (!g.defined()) return;
   const int n = plan_.shards();
-  const ScalarType rdt = tree_->reduce_dtype(dtype_);
-  if (!grad_flat_.defined()) grad_flat_ = flat_tensor(segment_numel_ * n, rdt, cpu_allocator());
+  if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
   STRIDER_INTERNAL_ASSERT(g.strides() == s.full.strides(), "gradient layout differs from its parameter's");
   const int64_t total = s.full.numel();
   Tensor g_flat = g.as_strided({total}, {1}, g.storage_offset());
   {
     AddElapsed t(tree_->stats.copy_seconds);
-    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(rdt));
+    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(codec_->wire_dtype()));
     for (int q = 0; q < n; ++q) {
-      Tensor dst = grad_flat_.narrow(0, q * segment_numel_ + s.shard_offset, s.chunk_numel);
       const int64_t valid = std::clamp<int64_t>(total - q * s.chunk_numel, 0, s.chunk_numel);
-      if (valid > 0) ops::copy_(dst.narrow(0, 0, valid), g_flat.narrow(0, q * s.chunk_numel, valid));
-      if (valid < s.chunk_numel) ops::zero_(dst.narrow(0, valid, s.chunk_numel - valid));
+      codec_->encode(grad_flat_, q, s.shard_offset, valid > 0 ? g_flat.narrow(0, q * s.chunk_numel, valid) : Tensor(),
+                     s.chunk_numel);
     }
   }
   s.full.set_grad(Tensor());
@@ -330,21 +353,20 @@ void FlatParamUnit::on_grad_ready(size_t i) {
 
 void FlatParamUnit::launch_reduce() {
   const int n = plan_.shards();
-  const ScalarType rdt = tree_->reduce_dtype(dtype_);
-  if (!grad_flat_.defined()) grad_flat_ = flat_tensor(segment_numel_ * n, rdt, cpu_allocator());
+  if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
   for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
     if (!grad_seen_[i])
-      for (int q = 0; q < n; ++q)
-        ops::zero_(grad_flat_.narrow(0, q * segment_numel_ + params_[i].shard_offset, params_[i].chunk_numel));
+      for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, params_[i].shard_offset, Tensor(), params_[i].chunk_numel);
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += bytes_of(grad_flat_);
   dist::CollectiveLabel label("unit '" + name_ + "' gradients");
   if (plan_.flat_shards()) {
     // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
     // per unit would be alive until the end of backward).
-    reduced_ = tree_->tier && rdt == dtype_ && !accumulating() ? offload_grad_buffer()
-                                                               : flat_tensor(segment_numel_, rdt, cpu_allocator());
-    reduce_work_ = plan_.shard_group->reduce_scatter_async(reduced_, grad_flat_, dist::ReduceOp::Avg);
+    const ScalarType wire = codec_->wire_dtype();
+    reduced_ = tree_->tier && wire == dtype_ && !accumulating() ? offload_grad_buffer()
+                                                                : flat_tensor(codec_->chunk_numel(), wire, cpu_allocator());
+    reduce_work_ = plan_.shard_group->reduce_scatter_async(reduced_, grad_flat_, codec_->op());
     // The collective holds the buffer until it finishes; dropping ours frees it right then.
     grad_flat_ = Tensor();
     auto& in_flight = tree_->reduces_in_flight;
@@ -357,7 +379,7 @@ void FlatParamUnit::launch_reduce() {
     reshard();  // every node that used the full parameters has run
   } else {
     reduced_ = grad_flat_;
-    if (plan_.replica_group) reduce_work_ = plan_.replica_group->all_reduce_async(grad_flat_, dist::ReduceOp::Avg);
+    if (plan_.replica_group) reduce_work_ = plan_.replica_group->all_reduce_async(grad_flat_, codec_->op());
   }
   reduce_launched_ = true;
   grads_ready_ = 0;
@@ -378,7 +400,7 @@ void FlatParamUnit::finish_reduce_scatter() {
   }
   reduce_work_.reset();
   dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
-  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, dist::ReduceOp::Avg);
+  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->op());
 }
 
 void FlatParamUnit::finish_backward() {
@@ -396,29 +418,30 @@ void FlatParamUnit::finish_backward() {
   reduce_work_.reset();
   replica_work_.reset();
   grad_flat_ = Tensor();
-  Tensor g = reduced_;
+  Tensor g;
+  {
+    AddElapsed t(tree_->stats.copy_seconds);
+    g = codec_->decode(reduced_, dtype_, [this](ScalarType t) {
+      return tree_->tier && plan_.flat_shards() && t == dtype_ && !accumulating()
+                 ? offload_grad_buffer()
+                 : flat_tensor(segment_numel_, t, cpu_allocator());
+    });
+    if (g.defined() && !g.is_same(reduced_)) tree_->stats.copied_bytes += bytes_of(g);
+  }
   reduced_ = Tensor();
-  if (plan_.flat_shards()) {
-    if (g.dtype() != dtype_) {
-      AddElapsed t(tree_->stats.copy_seconds);
-      Tensor cast = tree_->tier && !accumulating() ? offload_grad_buffer()
-                                                   : flat_tensor(segment_numel_, dtype_, cpu_allocator());
-      ops::copy_(cast, g);
-      tree_->stats.copied_bytes += bytes_of(cast);
-      g = cast;
-    }
-    for (ParamSlot& s : params_) {
-      if (!s.requires_grad) continue;
-      Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
-      if (s.shard.grad().defined())
-        ops::add_(s.shard.grad(), view);
-      else
-        s.shard.set_grad(view);
-    }
-  } else {
-    if (g.dtype() != dtype_) g = g.to(dtype_);
-    for (ParamSlot& s : params_)
-      if (s.requires_grad) s.shard.set_grad(g.as_strided(s.sizes, s.strides, s.shard_offset));
+  if (!g.defined()) {  // deterministic mode: micro-batches of this step are still to come
+    reshard();
+    return;
+  }
+  for (ParamSlot& s : params_) {
+    if (!s.requires_grad) continue;
+    Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
+    // Sharded gradients accumulate across backwards without zero_grad; NoShard's own tensors
+    // already carried the earlier gradient into this reduction.
+    if (plan_.flat_shards() && s.shard.grad().defined())
+      ops::add_(s.shard.grad(), view);
+    else
+      s.shard.set_grad(view);
   }
   reshard();
 }

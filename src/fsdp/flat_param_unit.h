@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fsdp/gradient_codec.h"
 #include "fsdp/sharding_plan.h"
 #include "fsdp/tree_state.h"
 #include "strider/core/tensor.h"
@@ -69,6 +70,9 @@ class FlatParamUnit {
   bool is_gathered() const { return state_ == State::Gathered; }
   // After the optimizer step: starts gathering updated shards into persistent full parameters.
   void refresh_full_params();
+  // `value`, shaped like slot s's shard (optimizer state, say), gathered over the shard group
+  // into a contiguous tensor of the parameter's full shape (collective in the shard group).
+  Tensor gather_full(const ParamSlot& s, const Tensor& value) const;
 
   // Called by the engine's final callback, in two passes over the units: first every unit
   // launches what is still pending and, once its reduce-scatter is done, the all-reduce across
@@ -96,6 +100,7 @@ class FlatParamUnit {
   nn::Module& module_;
   std::string name_;
   ShardingPlan plan_;
+  std::unique_ptr<GradientCodec> codec_;  // how gradients travel (averaged, or summed exactly)
   std::vector<ParamSlot> params_;
   std::vector<dist::Piece> pieces_;
   ScalarType dtype_, compute_dtype_;
@@ -103,8 +108,8 @@ class FlatParamUnit {
   Tensor shard_flat_;     // this rank's shards, back to back
   Tensor full_flat_;      // all gathered parameters
   Tensor send_;           // shard_flat_ cast to the compute dtype while a gather is in flight
-  Tensor grad_flat_;      // gradients to reduce (rank-major under sharding)
-  Tensor reduced_;        // this rank's reduced gradient segment
+  Tensor grad_flat_;      // gradients to reduce in the codec's wire format (rank-major)
+  Tensor reduced_;        // this rank's reduced chunk
   Tensor offload_grads_;  // offload: the shards' gradients, one flat buffer reused every step
   std::shared_ptr<dist::Work> gather_work_, reduce_work_, replica_work_;
   uint64_t gathered_version_ = 0;  // shard_flat_'s version when the full parameters were gathered

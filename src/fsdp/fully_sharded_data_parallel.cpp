@@ -8,6 +8,7 @@
 #include "fsdp/offload_tier.h"
 #include "fsdp/structure_check.h"
 #include "strider/dist/consistency.h"
+#include "strider/dist/exact_sum.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
@@ -35,6 +36,14 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
                                                    std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions options)
     : nn::Module("FullyShardedDataParallel"), module_(module), pg_(std::move(pg)), options_(std::move(options)) {
   register_wrapped_module(std::move(module));
+  const int world = pg_->size();
+  STRIDER_CHECK(options_.micro_batches == 0 || options_.deterministic, "FullyShardedDataParallel", "micro_batches ",
+                options_.micro_batches, " only applies in deterministic mode; set deterministic = true or leave it 0");
+  STRIDER_CHECK(!options_.deterministic || (options_.micro_batches > 0 && options_.micro_batches % world == 0 &&
+                                            options_.micro_batches <= (1 << 20)),
+                "FullyShardedDataParallel", "deterministic mode needs micro_batches, the micro-batches per step, to be "
+                "a positive multiple of the world size ", world, " (at most 2^20); got ", options_.micro_batches,
+                ". Pick one that every world size you compare divides, e.g. 12 for 1, 2, 3, 4 and 6 ranks");
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
   tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);
@@ -61,6 +70,7 @@ std::vector<std::string> describe_options(const FSDPOptions& o) {
       "forward_prefetch " + std::to_string(o.forward_prefetch),
       "limit_all_gathers " + std::to_string(o.limit_all_gathers),
       "sync_module_states " + std::to_string(o.sync_module_states),
+      "deterministic " + std::to_string(o.deterministic) + " micro_batches " + std::to_string(o.micro_batches),
       "offload_params " + std::to_string(o.cpu_offload.offload_params),
       "auto_wrap_policy " + std::string(o.auto_wrap_policy ? "set" : "none")};
   if (o.mixed_precision)
@@ -124,6 +134,12 @@ void FullyShardedDataParallel::build_units() {
                                                                             bool top) -> int64_t {
     if (auto* nested = dynamic_cast<FullyShardedDataParallel*>(&m); nested && !top) {
       // Wrapped by hand: adopt its units into this tree.
+      STRIDER_CHECK(nested->options_.deterministic == options_.deterministic &&
+                        nested->options_.micro_batches == options_.micro_batches,
+                    "FullyShardedDataParallel", "module '", name, "' was wrapped with deterministic ",
+                    nested->options_.deterministic, " and micro_batches ", nested->options_.micro_batches,
+                    " but its parent with deterministic ", options_.deterministic, " and micro_batches ",
+                    options_.micro_batches, "; a tree reduces its gradients one way, so wrap both the same");
       for (auto& u : nested->units_) {
         u->set_tree(*tree_);
         if (!name.empty())
@@ -214,11 +230,17 @@ void FullyShardedDataParallel::check_units_across_ranks() {
 
 Tensor FullyShardedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
 
-FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& m) : m_(m) { m_.tree_->no_sync = true; }
+FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& m) : m_(m) {
+  STRIDER_CHECK(!m.options_.deterministic, "FullyShardedDataParallel::no_sync",
+                "deterministic mode reduces every micro-batch's gradient exactly as its backward ends, so it has no "
+                "no_sync; run the micro-batches' backwards without it (the step's gradient is their mean)");
+  m_.tree_->no_sync = true;
+}
 FullyShardedDataParallel::NoSyncGuard::~NoSyncGuard() { m_.tree_->no_sync = false; }
 
 double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
   autograd::NoGradGuard no_grad;
+  if (options_.deterministic) return clip_grad_norm_exact(max_norm);
   // Each unit's shard is held by world / shards ranks (its replicas), so its squares are
   // weighted by shards / world before one sum over the world counts every element once.
   double local = 0;
@@ -238,6 +260,34 @@ double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
     pg_->all_reduce(total, dist::ReduceOp::Sum);  // padding rows are zero
   }
   const double norm = std::sqrt(total.item<double>());
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1.0)
+    for (Tensor& g : grads) ops::mul_(g, coef);
+  return norm;
+}
+
+double FullyShardedDataParallel::clip_grad_norm_exact(double max_norm) {
+  // Each element's square is added exactly once over the world (by the first replica of its
+  // shard) into an exact sum, so the norm does not depend on how the elements are split.
+  dist::ExactSum squares;
+  std::vector<Tensor> grads;
+  for (FlatParamUnit* u : tree_->units) {
+    const auto& replicas = u->plan().replica_group;
+    const bool counts = !replicas || replicas->rank() == 0;
+    for (auto& s : u->params()) {
+      Tensor g = s.shard.grad();
+      if (!g.defined()) continue;
+      grads.push_back(g);
+      if (!counts) continue;
+      const Tensor f = g.to(kFloat).contiguous();
+      squares.add_squares(f.data_ptr<float>(), f.numel());
+    }
+  }
+  {
+    dist::CollectiveLabel label("clip_grad_norm_");
+    dist::all_reduce_exact(*pg_, squares);
+  }
+  const double norm = squares.overflowed() ? std::nan("") : std::sqrt(squares.value());
   const double coef = max_norm / (norm + 1e-6);
   if (coef < 1.0)
     for (Tensor& g : grads) ops::mul_(g, coef);
@@ -293,6 +343,15 @@ void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, 
   }
 }
 
+std::pair<FlatParamUnit*, const detail::ParamSlot*> FullyShardedDataParallel::find_slot(const Tensor& shard) const {
+  for (FlatParamUnit* u : tree_->units)
+    for (const auto& s : u->params())
+      if (s.shard.impl_ptr() == shard.impl_ptr()) return {u, &s};
+  STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(),
+                " belongs to no unit of this model; was the optimizer built on another model's parameters?");
+  return {nullptr, nullptr};
+}
+
 int64_t FullyShardedDataParallel::num_units() const { return static_cast<int64_t>(tree_->units.size()); }
 
 int64_t FullyShardedDataParallel::largest_unit_bytes() const {
@@ -303,10 +362,44 @@ int64_t FullyShardedDataParallel::largest_unit_bytes() const {
 
 void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer) {
   std::weak_ptr<detail::TreeState> tree = tree_;
+  if (options_.deterministic) {
+    const int per_rank = options_.micro_batches / pg_->size();
+    optimizer.register_step_pre_hook([tree, per_rank, m = options_.micro_batches, w = pg_->size()] {
+      auto t = tree.lock();
+      if (!t) return;
+      STRIDER_CHECK(t->backwards_since_step % per_rank == 0, "FullyShardedDataParallel",
+                    "deterministic mode: the optimizer stepped after ", t->backwards_since_step,
+                    " backward passes on this rank, but ", m, " micro-batches over ", w, " ranks make ", per_rank,
+                    " per rank per step, so the gradients are incomplete; run backward once per micro-batch of this "
+                    "rank's share before each step");
+    });
+  }
   optimizer.register_step_post_hook([tree] {
-    if (auto t = tree.lock())
+    if (auto t = tree.lock()) {
+      t->backwards_since_step = 0;
       for (FlatParamUnit* u : t->units) u->refresh_full_params();
+    }
   });
+}
+
+std::map<std::string, std::map<std::string, Tensor>> FullyShardedDataParallel::full_optimizer_state_dict(
+    optim::Optimizer& optimizer) {
+  autograd::NoGradGuard no_grad;
+  std::map<std::string, std::map<std::string, Tensor>> out;
+  auto& state = optimizer.state();
+  for (const auto& [pname, p] : named_parameters()) {
+    // Every rank of a shard group must join each gather: a parameter that has not stepped
+    // anywhere has no state, but one that stepped has it on every rank.
+    auto it = state.find(pname);
+    std::vector<std::string> keys;
+    if (it != state.end())
+      for (const auto& [key, t] : it->second) keys.push_back(key);
+    dist::check_same_across_ranks(*pg_, "full_optimizer_state_dict: state of '" + pname + "'", keys);
+    if (keys.empty()) continue;
+    auto [unit, slot] = find_slot(p);
+    for (const std::string& key : keys) out[slot->full_name][key] = unit->gather_full(*slot, it->second.at(key));
+  }
+  return out;
 }
 
 int64_t FullyShardedDataParallel::bytes_sent() const {

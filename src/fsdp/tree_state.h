@@ -27,6 +27,7 @@ struct TreeState {
   FlatParamUnit* root = nullptr;
   bool no_sync = false;
   bool callback_queued = false;
+  int backwards_since_step = 0;      // deterministic mode checks each step has all micro-batches
   int prefetched = 0;                // units gathered ahead of use
   // Reduce-scatters launched and not yet known to be done: each holds its unit's gradient
   // buffer, so backward waits for the oldest beyond kMaxReducesInFlight (without a gather in

@@ -32,8 +32,15 @@ void Optimizer::zero_grad() {
 void Optimizer::set_params(NamedParameters params) { params_ = std::move(params); }
 
 void Optimizer::step() {
+  for (auto& [handle, hook] : pre_hooks_) hook();
   update();
   for (auto& [handle, hook] : post_hooks_) hook();
+}
+
+int Optimizer::register_step_pre_hook(std::function<void()> hook) {
+  STRIDER_CHECK(hook != nullptr, "register_step_pre_hook", "got an empty hook");
+  pre_hooks_[next_hook_] = std::move(hook);
+  return next_hook_++;
 }
 
 int Optimizer::register_step_post_hook(std::function<void()> hook) {
@@ -42,7 +49,10 @@ int Optimizer::register_step_post_hook(std::function<void()> hook) {
   return next_hook_++;
 }
 
-void Optimizer::remove_step_post_hook(int handle) { post_hooks_.erase(handle); }
+void Optimizer::remove_step_hook(int handle) {
+  pre_hooks_.erase(handle);
+  post_hooks_.erase(handle);
+}
 
 void Optimizer::load_state(const OptimizerState& state, int64_t step_count, const std::string& what) {
   autograd::NoGradGuard no_grad;

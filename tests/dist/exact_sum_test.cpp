@@ -65,13 +65,13 @@ TEST(ExactSum, SquareSumsAgreeAcrossPartitions) {
   const std::vector<float> v = mixed_values(1000, 7);
   double first = -1;
   for (int world : {1, 2, 3, 4}) {
-    dist::ExactSquareSum total;
+    dist::ExactSum total;
     for (int r = 0; r < world; ++r) {
-      dist::ExactSquareSum part;
+      dist::ExactSum part;
       const int64_t begin = r * 1000 / world, end = (r + 1) * 1000 / world;
       part.add_squares(v.data() + begin, end - begin);
       part.normalize();
-      for (int k = 0; k < dist::ExactSquareSum::kLimbs; ++k) total.limbs()[k] += part.limbs()[k];
+      for (int k = 0; k < dist::ExactSum::kLimbs; ++k) total.limbs()[k] += part.limbs()[k];
     }
     total.normalize();
     EXPECT_FALSE(total.overflowed());

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "strider/dist/process_group.h"
+
 namespace strider::dist {
 
 constexpr int kFractionBits = 72;
@@ -25,14 +27,14 @@ void normalize_limbs(int64_t* hi, int64_t* lo, int64_t n);
 // give the same floats).
 void limbs_to_float(const int64_t* hi, const int64_t* lo, int64_t n, double divisor, float* out);
 
-// An exact sum of doubles that are squares of float32 values (or any double below 2^280 in
-// magnitude; bits below 2^-320 are dropped, larger values set overflowed()): sum of squares for gradient
-// norms. Limbs hold 32-bit digits in int64 so that limb-wise sums of up to 2^30 accumulators
-// (an all-reduce over the ranks) cannot overflow.
-class ExactSquareSum {
+// An exact sum of doubles of either sign below 2^280 in magnitude (bits below 2^-320 are
+// dropped; larger or non-finite values set overflowed()): gradient norms' sums of squares and
+// loss averages. Limbs hold 32-bit digits in int64 so that limb-wise sums of up to 2^30
+// accumulators (an all-reduce over the ranks) cannot overflow.
+class ExactSum {
  public:
   static constexpr int kLimbs = 20;  // 640 bits: 2^-320 .. 2^320
-  ExactSquareSum();
+  ExactSum();
   void add(double value);
   // Adds the squares of n float32 values.
   void add_squares(const float* v, int64_t n);
@@ -40,11 +42,16 @@ class ExactSquareSum {
   void normalize();
   double value() const;  // the sum, rounded once per limb from the top (deterministic)
   bool overflowed() const { return overflowed_; }
+  void set_overflowed() { overflowed_ = true; }
 
  private:
   std::vector<int64_t> limbs_;
   int64_t pending_ = 0;  // adds since the last normalize
   bool overflowed_ = false;
 };
+
+// Sums `sum` over the ranks of `pg` in place (one int64 all-reduce of its limbs and overflow
+// flag): every rank ends with the same value, whatever the ranks' shares. Collective.
+void all_reduce_exact(ProcessGroup& pg, ExactSum& sum);
 
 }  // namespace strider::dist

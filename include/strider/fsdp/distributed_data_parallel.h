@@ -13,6 +13,9 @@ namespace strider::fsdp {
 
 struct DDPOptions {
   double bucket_cap_mb = 25.0;  // PyTorch's default
+  // As FSDPOptions::deterministic and micro_batches.
+  bool deterministic = false;
+  int micro_batches = 0;
 };
 
 class DistributedDataParallel : public nn::Module {

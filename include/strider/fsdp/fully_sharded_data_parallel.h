@@ -33,6 +33,7 @@ namespace strider::fsdp {
 namespace detail {
 struct TreeState;
 class FlatParamUnit;
+struct ParamSlot;
 struct ShardingPlan;
 }  // namespace detail
 
@@ -70,7 +71,8 @@ class FullyShardedDataParallel : public nn::Module {
   void register_optimizer(optim::Optimizer& optimizer);
 
   // Scales gradients so the norm over all ranks' shards is at most max_norm; returns the norm
-  // before clipping (the same on every rank).
+  // before clipping (the same on every rank; in deterministic mode an exact sum of squares,
+  // so the same for every world size too).
   double clip_grad_norm_(double max_norm);
 
   // The full (unsharded) parameters and buffers under their original names, in the
@@ -78,6 +80,10 @@ class FullyShardedDataParallel : public nn::Module {
   std::map<std::string, Tensor> full_state_dict();
   // Loads a full state dict (as saved from full_state_dict or a local model) into the shards.
   void load_full_state_dict(const std::map<std::string, Tensor>& state);
+  // `optimizer`'s state (built on this model's named_parameters()) with every tensor
+  // unsharded to its parameter's full shape, keyed like full_state_dict; every rank gets a
+  // copy (collective).
+  std::map<std::string, std::map<std::string, Tensor>> full_optimizer_state_dict(optim::Optimizer& optimizer);
 
   // Units in this tree (this one included), in the order their forward first ran.
   int64_t num_units() const;
@@ -106,6 +112,9 @@ class FullyShardedDataParallel : public nn::Module {
   void check_units_across_ranks();
   void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
   detail::ShardingPlan plan_for(const nn::Module& m);
+  double clip_grad_norm_exact(double max_norm);
+  // The unit and slot whose local shard is `shard` (throws if no unit of this tree has it).
+  std::pair<detail::FlatParamUnit*, const detail::ParamSlot*> find_slot(const Tensor& shard) const;
 
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<dist::ProcessGroup> pg_;

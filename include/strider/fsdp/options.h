@@ -78,6 +78,15 @@ struct FSDPOptions {
   int limit_all_gathers = 1;
   // Broadcast rank 0's parameters and buffers before sharding (ranks initialised differently).
   bool sync_module_states = false;
+  // Deterministic mode: after every step the parameters and optimizer state are bitwise the
+  // same whatever the world size and strategy (docs/fsdp_strategies.md, "Deterministic
+  // mode"). Each step's global batch is split into `micro_batches` micro-batches (fixed across
+  // runs, a multiple of the world size); each rank runs one forward and backward per
+  // micro-batch of its share, with its loss unscaled, and the gradient is the mean over the
+  // micro-batches of their gradients, summed exactly. Needs float32 parameters and the same
+  // number of threads per rank in the runs compared.
+  bool deterministic = false;
+  int micro_batches = 0;
 };
 
 }  // namespace strider::fsdp

@@ -19,12 +19,16 @@ class Optimizer {
  public:
   explicit Optimizer(NamedParameters params, double lr);
   virtual ~Optimizer() = default;
-  // One update of every parameter with a gradient, then the step post-hooks in order.
+  // The step pre-hooks in order, one update of every parameter with a gradient, then the
+  // step post-hooks in order.
   void step();
+  // Runs before every step (a check that the gradients are complete; throwing stops the step
+  // before any parameter changes); returns a handle for remove_step_hook.
+  int register_step_pre_hook(std::function<void()> hook);
   // Runs after every step (a sharding plan all-gathers the updated shards here); returns a
-  // handle for remove_step_post_hook.
+  // handle for remove_step_hook.
   int register_step_post_hook(std::function<void()> hook);
-  void remove_step_post_hook(int handle);
+  void remove_step_hook(int handle);
   // "sgd", "adam", "adamw": what a checkpoint records, so a resume cannot mix optimizers.
   virtual std::string name() const = 0;
   // The state tensors each parameter gets once it has stepped ({} for plain SGD).
@@ -54,7 +58,7 @@ class Optimizer {
   OptimizerState state_;
 
  private:
-  std::map<int, std::function<void()>> post_hooks_;
+  std::map<int, std::function<void()>> pre_hooks_, post_hooks_;
   int next_hook_ = 0;
 };
 
