@@ -18,6 +18,7 @@
 #include "strider/io/text_dataset.h"
 #include "strider/io/idx.h"
 #include "strider/io/safetensors.h"
+#include "strider/io/sha256.h"
 #include "strider/config.h"
 #include "strider/dist/consistency.h"
 #include "strider/dist/exact_sum.h"

@@ -119,6 +119,13 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))->capture_default_str();
   train_cmd->add_flag("--fsdp-offload", t.fsdp_offload, "keep sharded state in memory-mapped files between uses");
+  train_cmd->add_flag("--deterministic", t.deterministic,
+                      "bitwise the same parameters and optimizer state for any world size and strategy "
+                      "(needs --fsdp; default 1 thread per rank)");
+  train_cmd->add_option("--micro-batches", t.micro_batches,
+                        "--deterministic: micro-batches per global batch; every world size compared must divide it "
+                        "(default: --batch-size, one sample each)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   train_cmd->add_option("--collective-timeout", t.collective_timeout,
                         "seconds a collective may wait for the other ranks before the job ends naming them")
       ->check(CLI::Range(0.001, 86400.0))->capture_default_str();

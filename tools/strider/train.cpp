@@ -52,8 +52,12 @@ struct Parallel {
   std::shared_ptr<dist::ProcessGroup> pg;
   int rank = 0, world = 1;
   std::shared_ptr<nn::Module> model;
-  fsdp::FullyShardedDataParallel* fsdp = nullptr;
+  fsdp::FullyShardedDataParallel* fsdp = nullptr;    // the FSDP front (not DDP's)
+  fsdp::FullyShardedDataParallel* engine = nullptr;  // the engine under either front
 };
+
+// --deterministic's micro-batch count (0: one sample each).
+int64_t micro_batches(const TrainOptions& o) { return o.micro_batches > 0 ? o.micro_batches : o.batch_size; }
 
 Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o, ScalarType dtype) {
   Parallel p;
@@ -65,7 +69,11 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
   STRIDER_CHECK(o.batch_size % p.world == 0, "train", "--batch-size ", o.batch_size, " does not split evenly over ",
                 p.world, " ranks");
   if (o.fsdp == "ddp") {
-    p.model = fsdp::DistributedDataParallel::wrap(model, p.pg);
+    auto ddp = fsdp::DistributedDataParallel::wrap(
+        model, p.pg,
+        {.deterministic = o.deterministic, .micro_batches = o.deterministic ? static_cast<int>(micro_batches(o)) : 0});
+    p.engine = &ddp->engine();
+    p.model = ddp;
     return p;
   }
   fsdp::FSDPOptions f;
@@ -74,10 +82,12 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
   f.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(o.fsdp_min_params);
   f.cpu_offload.offload_params = o.fsdp_offload;
   f.sync_module_states = true;
+  f.deterministic = o.deterministic;
+  if (o.deterministic) f.micro_batches = static_cast<int>(micro_batches(o));
   if (dtype == kBFloat16)
     f.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat, .buffer_dtype = {}};
   auto wrapped = fsdp::FullyShardedDataParallel::wrap(model, p.pg, f);
-  p.fsdp = wrapped.get();
+  p.fsdp = p.engine = wrapped.get();
   p.model = wrapped;
   return p;
 }
@@ -102,6 +112,7 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
           "--shard-group-size " + std::to_string(o.shard_group_size),
+          "--deterministic " + std::to_string(o.deterministic) + " --micro-batches " + std::to_string(o.micro_batches),
           "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
           "--collective-timeout " + std::to_string(o.collective_timeout)};
 }
@@ -144,6 +155,34 @@ void validate(const TrainOptions& o) {
   STRIDER_CHECK(o.shard_group_size == 0 || o.fsdp.rfind("hybrid_shard", 0) == 0, "train",
                 "--shard-group-size is for --fsdp hybrid_shard or hybrid_shard_grad_op, not --fsdp ", o.fsdp);
   STRIDER_CHECK(!o.out_dir.empty(), "train", "--out must name a directory");
+  STRIDER_CHECK(!o.deterministic || o.fsdp != "none", "train",
+                "--deterministic sums gradients exactly through the data-parallel engine; add --fsdp (any strategy, "
+                "it runs alone too), e.g. --fsdp full_shard");
+  STRIDER_CHECK(o.micro_batches == 0 || o.deterministic, "train", "--micro-batches only applies with --deterministic");
+  STRIDER_CHECK(!o.deterministic || (o.batch_size > 0 && o.batch_size % micro_batches(o) == 0), "train",
+                "--micro-batches ", micro_batches(o), " does not divide --batch-size ", o.batch_size,
+                "; each micro-batch must hold the same number of samples");
+}
+
+// Fingerprints of the full parameters and optimizer state (the same on every rank; collective
+// under data parallelism), for comparing runs bit for bit.
+std::pair<std::string, std::string> state_digests(nn::Module& model, fsdp::FullyShardedDataParallel* engine,
+                                                  optim::Optimizer& opt) {
+  std::map<std::string, Tensor> params;
+  std::map<std::string, std::map<std::string, Tensor>> state;
+  if (engine) {
+    params = engine->full_state_dict();
+    for (auto& [name, b] : engine->named_buffers()) params.erase(name);
+    state = engine->full_optimizer_state_dict(opt);
+  } else {
+    for (auto& [name, p] : model.named_parameters()) params[name] = p;
+    state = opt.state();
+  }
+  std::map<std::string, Tensor> flat;
+  for (auto& [name, keys] : state)
+    for (auto& [key, t] : keys) flat[name + "." + key] = t;
+  flat["(optimizer steps)"] = full({1}, opt.step_count(), kLong);
+  return {io::tensors_sha256(params), io::tensors_sha256(flat)};
 }
 
 int run_train(const TrainOptions& o) {
@@ -160,7 +199,8 @@ int run_train(const TrainOptions& o) {
 namespace {
 
 int train_loop(const TrainOptions& o) {
-  if (o.threads > 0) omp_set_num_threads(o.threads);
+  // Kernels split reductions by thread count: deterministic runs compare equal thread counts.
+  if (o.threads > 0 || o.deterministic) omp_set_num_threads(o.threads > 0 ? o.threads : 1);
   manual_seed(o.seed);
   const MemoryFormat fmt = memory_format_from_string(o.memory_format);
   const ScalarType dtype = scalar_type_from_string(o.dtype);
@@ -188,7 +228,9 @@ int train_loop(const TrainOptions& o) {
     STRIDER_CHECK(o.optimizer == "adamw", "train", "unknown optimizer '", o.optimizer, "'; use sgd or adamw");
     opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
   }
-  if (par.fsdp) par.fsdp->register_optimizer(*opt);  // shard_optimizer gathers updated shards after each step
+  // shard_optimizer gathers updated shards after each step; deterministic mode checks each step
+  // has all its micro-batches
+  if (par.engine) par.engine->register_optimizer(*opt);
   const int64_t steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, task->batches_per_epoch())
                                                       : task->batches_per_epoch();
   STRIDER_CHECK(steps_per_epoch > 0, "train", "the training data makes no full batch of ", o.batch_size,
@@ -225,6 +267,31 @@ int train_loop(const TrainOptions& o) {
   }
   EvalResult score;
   Series loss_curve{"training loss", "step", "loss", {}}, eval_curve{"held-out score", "epoch", "", {}};
+  // Deterministic mode: this rank's share of the global batch is micro-batches r, r + W, ...
+  // of it (the samplers interleave ranks), that is rows k, k + L, ... of its batch for its k-th
+  // micro-batch (L per rank). Each runs with a generator seeded by (seed, step, micro-batch),
+  // and the losses are summed exactly, so neither depends on the world size.
+  const int64_t total_micro = micro_batches(o), local_micro = total_micro / par.world;
+  auto deterministic_step = [&](const io::Batch& b, int64_t global_step) {
+    opt->zero_grad();
+    dist::ExactSum losses;
+    std::optional<nn::CastParameters> cast;
+    if (cast_dtype == kBFloat16) cast.emplace(*model, kBFloat16);
+    for (int64_t k = 0; k < local_micro; ++k) {
+      io::Batch mb;
+      mb.input = b.input.slice(0, k, std::nullopt, local_micro).contiguous(b.input.suggest_memory_format());
+      mb.target = b.target.slice(0, k, std::nullopt, local_micro).contiguous();
+      const int64_t j = par.rank + k * par.world;
+      manual_seed(o.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(global_step * total_micro + j) + 1);
+      Tensor loss = task->loss((*model)(mb.input), mb);
+      loss.backward();
+      losses.add(loss.item<double>());
+    }
+    cast.reset();
+    opt->step();
+    if (par.pg) dist::all_reduce_exact(*par.pg, losses);
+    return losses.overflowed() ? std::nan("") : losses.value() / static_cast<double>(total_micro);
+  };
   const auto t0 = Clock::now();
   double last_loss = 0;
   int64_t global_step = start_epoch * steps_per_epoch;
@@ -240,22 +307,26 @@ int train_loop(const TrainOptions& o) {
     int64_t step = 0, samples = 0;
     while (auto b = task->next()) {
       if (step >= steps_per_epoch) break;
-      Tensor loss;
-      {
-        std::optional<nn::CastParameters> cast;
-        if (cast_dtype == kBFloat16) cast.emplace(*model, kBFloat16);
-        loss = task->loss((*model)(b->input), *b);
-        opt->zero_grad();
-        loss.backward();
+      if (o.deterministic) {
+        last_loss = deterministic_step(*b, global_step);
+      } else {
+        Tensor loss;
+        {
+          std::optional<nn::CastParameters> cast;
+          if (cast_dtype == kBFloat16) cast.emplace(*model, kBFloat16);
+          loss = task->loss((*model)(b->input), *b);
+          opt->zero_grad();
+          loss.backward();
+        }
+        opt->step();
+        last_loss = loss.item<double>();
+        if (par.pg) {  // report the global batch's loss
+          Tensor l = full({1}, last_loss, kDouble);
+          par.pg->all_reduce(l, dist::ReduceOp::Avg);
+          last_loss = l.item<double>();
+        }
       }
-      opt->step();
       sched.step();
-      last_loss = loss.item<double>();
-      if (par.pg) {  // report the global batch's loss
-        Tensor l = full({1}, last_loss, kDouble);
-        par.pg->all_reduce(l, dist::ReduceOp::Avg);
-        last_loss = l.item<double>();
-      }
       STRIDER_CHECK(std::isfinite(last_loss), "train", "the loss became ", last_loss, " at epoch ", epoch + 1,
                     " step ", step + 1, "; lower the learning rate (--lr)");
       loss_sum += last_loss;
@@ -291,6 +362,8 @@ int train_loop(const TrainOptions& o) {
   }
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);
+  std::pair<std::string, std::string> digests;
+  if (o.json) digests = state_digests(*model, par.engine, *opt);  // collective: every rank
   if (!lead) return 0;
   eval_curve.title = score.metric;
   write_svg_plot(o.out_dir + "/curves.svg", {loss_curve, eval_curve});
@@ -298,7 +371,13 @@ int train_loop(const TrainOptions& o) {
                             {"dtype", o.dtype}, {"epochs", o.epochs}, {score.metric, score.value},
                             {"final_loss", last_loss}, {"seconds", total_s}, {"out_dir", o.out_dir},
                             {"parallel", o.fsdp}, {"strategy", o.fsdp}, {"ranks", par.world},
-                            {"world_size", par.world}};
+                            {"world_size", par.world}, {"deterministic", o.deterministic},
+                            {"threads", omp_get_max_threads()}};
+  if (o.deterministic) summary["micro_batches"] = total_micro;
+  if (o.json) {
+    summary["params_sha256"] = digests.first;
+    summary["optimizer_sha256"] = digests.second;
+  }
   if (o.json) {
     std::cout << json_line(summary) << "\n";
   } else {

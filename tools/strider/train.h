@@ -33,6 +33,10 @@ struct TrainOptions {
   int shard_group_size = 0;             // hybrid strategies; 0 = the ranks of one host
   int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
   bool fsdp_offload = false;
+  // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
+  // global batch is split into micro_batches micro-batches (0: one per sample).
+  bool deterministic = false;
+  int64_t micro_batches = 0;
   double collective_timeout = 600;      // seconds a collective may wait before the job ends
   bool json = false;
   bool progress = true;

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Deterministic mode through `strider train`: 20 steps of the GPT give the same params_sha256 and
+# optimizer_sha256 alone (W=1), under FULL_SHARD on 2, 3 and 4 ranks, SHARD_GRAD_OP on 2,
+# SHARD_OPTIMIZER on 3, HYBRID_SHARD as 2 x 2 and DDP on 4. A normal-mode run must differ from
+# them (the comparison can fail).
+# Usage: deterministic_hashes.sh STRIDER_BINARY OUT_DIR MPIRUN [MPIRUN ARGS...]
+set -euo pipefail
+bin=$1 out=$2
+shift 2
+mpirun=("$@")
+mkdir -p "$out"
+args=(train --model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 2 --n-embd 64 --seq 32
+      --batch-size 12 --optimizer adamw --lr 1e-3 --fsdp-min-params 10000
+      --epochs 1 --limit-batches 20 --json)
+
+digest() {  # NAME RANKS FLAGS...: prints "params optimizer" of one run
+  local name=$1 np=$2
+  shift 2
+  local line
+  if [ "$np" = 1 ]; then
+    line=$("$bin" "${args[@]}" "$@" --out "$out/$name" | tail -n 1)
+  else
+    line=$("${mpirun[@]}" -np "$np" "$bin" "${args[@]}" "$@" --out "$out/$name" | tail -n 1)
+  fi
+  local p o
+  p=$(sed -n 's/.*"params_sha256":"\([0-9a-f]*\)".*/\1/p' <<<"$line")
+  o=$(sed -n 's/.*"optimizer_sha256":"\([0-9a-f]*\)".*/\1/p' <<<"$line")
+  if [ ${#p} != 64 ] || [ ${#o} != 64 ]; then
+    echo "$name: no digests in: $line" >&2
+    exit 1
+  fi
+  echo "$p $o"
+}
+
+want=$(digest alone 1 --deterministic --micro-batches 12 --fsdp full_shard)
+echo "W=1 full_shard: $want"
+status=0
+for run in "full_shard 2" "full_shard 3" "full_shard 4" "shard_grad_op 2" "shard_optimizer 3" \
+           "hybrid_shard 4 --shard-group-size 2" "ddp 4"; do
+  read -r strategy np extra <<<"$run"
+  # shellcheck disable=SC2086  # extra holds flags
+  got=$(digest "$strategy-np$np" "$np" --deterministic --micro-batches 12 --fsdp "$strategy" $extra)
+  echo "W=$np $strategy $extra: $got"
+  [ "$got" = "$want" ] || { echo "  differs from W=1" >&2; status=1; }
+done
+normal=$(digest normal-np2 2 --fsdp full_shard --threads 1)
+echo "W=2 full_shard, normal mode: $normal"
+[ "$normal" != "$want" ] || { echo "a normal-mode run matched bitwise: the digests cannot tell runs apart" >&2; status=1; }
+exit $status
