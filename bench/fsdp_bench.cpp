@@ -2,7 +2,9 @@
 // strategy. Run under mpirun (or alone for "local"); prints one JSON line from rank 0.
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
-//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp]
+//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1]
+// --deterministic 1 runs deterministic mode with one micro-batch per rank (the same per-rank
+// batch as the normal mode), so the two differ only in how gradients are reduced.
 #include <strider/strider.h>
 
 #include <algorithm>
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
   std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
   int shard_group_size = 0;
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
-  bool prefetch = true;
+  bool prefetch = true, deterministic = false;
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
   std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
     if (k == "--offload") offload_dir = v;
     if (k == "--ab-signature-checks") ab_signature_checks = v == "1";
     if (k == "--shard-group-size") shard_group_size = std::stoi(v);
+    if (k == "--deterministic") deterministic = v == "1";
   }
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   return dist::run_or_abort(pg, [&] {
@@ -75,7 +78,8 @@ int main(int argc, char** argv) {
     std::shared_ptr<nn::Module> model = gpt;
     fsdp::FullyShardedDataParallel* sharded = nullptr;
     if (strategy == "ddp") {
-      auto ddp = fsdp::DistributedDataParallel::wrap(gpt, pg);
+      auto ddp = fsdp::DistributedDataParallel::wrap(
+          gpt, pg, {.deterministic = deterministic, .micro_batches = deterministic ? pg->size() : 0});
       sharded = &ddp->engine();
       model = ddp;
     } else if (strategy != "local") {
@@ -86,6 +90,8 @@ int main(int argc, char** argv) {
       o.backward_prefetch = prefetch ? fsdp::BackwardPrefetch::BackwardPre : fsdp::BackwardPrefetch::None;
       o.forward_prefetch = prefetch;
       o.cpu_offload = {.offload_params = !offload_dir.empty(), .directory = offload_dir};
+      o.deterministic = deterministic;
+      o.micro_batches = deterministic ? pg->size() : 0;
       auto w = fsdp::FullyShardedDataParallel::wrap(gpt, pg, o);
       sharded = w.get();
       model = w;
@@ -148,13 +154,13 @@ int main(int argc, char** argv) {
                   "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
                   "\"offload\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
                   "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f,\"sent_bytes_per_step\":%.0f,"
-                  "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d}\n",
+                  "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
-                  shard_group_size);
+                  shard_group_size, deterministic ? 1 : 0);
     return 0;
   });
 }

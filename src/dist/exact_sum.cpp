@@ -13,40 +13,59 @@ constexpr int kLoBits = 52;
 constexpr int64_t kLoMask = (int64_t{1} << kLoBits) - 1;
 constexpr int kDigitBits = 32, kLowestExponent = -320;
 
+// One value's limbs, branch-free so the loops vectorize. Every product below is by a power of
+// two and exact, so contracting any of them into an FMA cannot change a bit (the vectorized
+// body and the scalar tail agree). Values out of range become 0 and set `bad`.
+inline void limbs_of(float value, int64_t& hi, int64_t& lo, int64_t& bad) {
+  const double d0 = value;
+  const bool ok = std::fabs(d0) < kMaxMagnitude;  // NaN fails the comparison too
+  const double d = ok ? d0 : 0.0;
+  bad += ok ? 0 : 1;
+  // X = d * 2^72 split at bit 52: both parts are exact in double (d has 24 significant bits),
+  // only the part below 2^-72 is rounded (to nearest even: deterministic).
+  const double h = std::floor(d * 0x1p20);
+  const double l = std::nearbyint(d * 0x1p72 - h * 0x1p52);
+  const auto li = static_cast<int64_t>(l);
+  hi = static_cast<int64_t>(h) + (li >> kLoBits);  // l may round up to 2^52
+  lo = li & kLoMask;
+}
+
 }  // namespace
 
+int64_t to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
+  int64_t bad = 0;
+#pragma omp simd reduction(+ : bad)
+  for (int64_t i = 0; i < n; ++i) limbs_of(v[i], hi[i], lo[i], bad);
+  return bad;
+}
+
 int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
-  int64_t out_of_range = 0;
+  int64_t bad = 0;
+#pragma omp simd reduction(+ : bad)
   for (int64_t i = 0; i < n; ++i) {
-    const double d = v[i];
-    if (!(std::fabs(d) < kMaxMagnitude)) {  // NaN fails the comparison too
-      ++out_of_range;
-      continue;
-    }
-    // X = d * 2^72 split at bit 52: both parts are exact in double (d has 24 significant bits),
-    // only the part below 2^-72 is rounded (to nearest even: deterministic).
-    const double h = std::floor(std::ldexp(d, kFractionBits - kLoBits));
-    const double l = std::nearbyint(std::ldexp(d, kFractionBits) - std::ldexp(h, kLoBits));
-    hi[i] += static_cast<int64_t>(h);
-    lo[i] += static_cast<int64_t>(l);
+    int64_t h = 0, l = 0;
+    limbs_of(v[i], h, l, bad);
+    hi[i] += h;
+    lo[i] += l;
   }
   normalize_limbs(hi, lo, n);
-  return out_of_range;
+  return bad;
 }
 
 void normalize_limbs(int64_t* hi, int64_t* lo, int64_t n) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t carry = lo[i] >> kLoBits;  // arithmetic shift: floor, also for negative lo
-    hi[i] += carry;
+    hi[i] += lo[i] >> kLoBits;  // arithmetic shift: floor, also for negative lo
     lo[i] &= kLoMask;
   }
 }
 
 void limbs_to_float(const int64_t* hi, const int64_t* lo, int64_t n, double divisor, float* out) {
-  for (int64_t i = 0; i < n; ++i) {
-    const __int128 x = static_cast<__int128>(hi[i]) * (__int128{1} << kLoBits) + lo[i];
-    out[i] = static_cast<float>(std::ldexp(static_cast<double>(x), -kFractionBits) / divisor);
-  }
+  // hi * 2^-20 and lo * 2^-72 are exact (|hi| < 2^53, 0 <= lo < 2^52): their sum is X * 2^-72
+  // rounded once.
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>((static_cast<double>(hi[i]) * 0x1p-20 + static_cast<double>(lo[i]) * 0x1p-72) / divisor);
 }
 
 ExactSum::ExactSum() : limbs_(kLimbs, 0) {}

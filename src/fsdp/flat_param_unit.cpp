@@ -94,7 +94,8 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
     pieces_.push_back({params_.back().full_offset, params_.back().chunk_numel});
   }
   codec_ = tree.options.deterministic
-               ? make_exact_codec(segment_numel_, tree.options.micro_batches, tree.pg->size())
+               ? make_exact_codec(segment_numel_, tree.options.micro_batches, tree.pg->size(),
+                                  plan_.replica_group ? plan_.replica_group->size() : 1)
                : make_averaging_codec(segment_numel_, tree.reduce_dtype(dtype_));
   grad_seen_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;

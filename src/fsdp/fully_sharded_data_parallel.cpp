@@ -40,9 +40,10 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   STRIDER_CHECK(options_.micro_batches == 0 || options_.deterministic, "FullyShardedDataParallel", "micro_batches ",
                 options_.micro_batches, " only applies in deterministic mode; set deterministic = true or leave it 0");
   STRIDER_CHECK(!options_.deterministic || (options_.micro_batches > 0 && options_.micro_batches % world == 0 &&
-                                            options_.micro_batches <= (1 << 20)),
+                                            options_.micro_batches <= dist::kMaxContributions),
                 "FullyShardedDataParallel", "deterministic mode needs micro_batches, the micro-batches per step, to be "
-                "a positive multiple of the world size ", world, " (at most 2^20); got ", options_.micro_batches,
+                "a positive multiple of the world size ", world, ", at most ", dist::kMaxContributions,
+                " (the exact sums' headroom); got ", options_.micro_batches,
                 ". Pick one that every world size you compare divides, e.g. 12 for 1, 2, 3, 4 and 6 ranks");
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
@@ -434,6 +435,8 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
                                               : l.param_bytes;
     l.reduce_bytes = static_cast<int64_t>(element_size(tree_->reduce_dtype(u->dtype())));
     l.is_root = u == tree_->root;
+    l.exact_gradients = options_.deterministic;
+    if (options_.deterministic) l.micro_batches_per_rank = options_.micro_batches / pg_->size();
     out.push_back(std::move(l));
   }
   return out;

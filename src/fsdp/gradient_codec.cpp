@@ -37,19 +37,21 @@ class AveragingCodec final : public GradientCodec {
   ScalarType dtype_;
 };
 
-// A chunk is [hi limbs (segment) | lo limbs (segment) | count of values out of range].
+// A chunk is [hi limbs (segment) | lo limbs (segment) | count of values out of range | zeros],
+// padded to a multiple of `align` elements so an all-reduce splits it evenly over the replicas.
 class ExactCodec final : public GradientCodec {
  public:
-  ExactCodec(int64_t segment, int micro_batches, int world)
-      : segment_(segment), divisor_(micro_batches), rounds_per_step_(micro_batches / world) {}
-  int64_t chunk_numel() const override { return 2 * segment_ + 1; }
+  ExactCodec(int64_t segment, int micro_batches, int world, int align)
+      : segment_(segment), chunk_((2 * segment + 1 + align - 1) / align * align), divisor_(micro_batches),
+        rounds_per_step_(micro_batches / world) {}
+  int64_t chunk_numel() const override { return chunk_; }
   ScalarType wire_dtype() const override { return kLong; }
   dist::ReduceOp op() const override { return dist::ReduceOp::Sum; }
 
   Tensor new_wire(int chunks) const override {
     Tensor wire = empty({chunk_numel() * chunks}, kLong);
     int64_t* d = wire.data_ptr<int64_t>();
-    for (int q = 0; q < chunks; ++q) d[q * chunk_numel() + 2 * segment_] = 0;
+    for (int q = 0; q < chunks; ++q) std::fill(d + q * chunk_ + 2 * segment_, d + (q + 1) * chunk_, 0);
     return wire;
   }
 
@@ -57,11 +59,12 @@ class ExactCodec final : public GradientCodec {
     int64_t* chunk = wire.data_ptr<int64_t>() + q * chunk_numel();
     int64_t* hi = chunk + offset;
     int64_t* lo = chunk + segment_ + offset;
-    std::fill(hi, hi + length, 0);
-    std::fill(lo, lo + length, 0);
-    if (!values.defined() || values.numel() == 0) return;
+    const int64_t valid = values.defined() ? values.numel() : 0;
+    std::fill(hi + valid, hi + length, 0);
+    std::fill(lo + valid, lo + length, 0);
+    if (valid == 0) return;
     const Tensor f = values.dtype() == kFloat && values.is_contiguous() ? values : values.to(kFloat).contiguous();
-    chunk[2 * segment_] += dist::add_to_limbs(f.data_ptr<float>(), f.numel(), hi, lo);
+    chunk[2 * segment_] += dist::to_limbs(f.data_ptr<float>(), valid, hi, lo);
   }
 
   Tensor decode(const Tensor& reduced, ScalarType dtype, const std::function<Tensor(ScalarType)>& make_segment) override {
@@ -94,7 +97,7 @@ class ExactCodec final : public GradientCodec {
   }
 
  private:
-  int64_t segment_;
+  int64_t segment_, chunk_;
   double divisor_;
   int rounds_per_step_, rounds_ = 0;
   Tensor total_;  // limb sums of this step's micro-batches so far
@@ -106,8 +109,8 @@ std::unique_ptr<GradientCodec> make_averaging_codec(int64_t segment, ScalarType 
   return std::make_unique<AveragingCodec>(segment, reduce_dtype);
 }
 
-std::unique_ptr<GradientCodec> make_exact_codec(int64_t segment, int micro_batches, int world) {
-  return std::make_unique<ExactCodec>(segment, micro_batches, world);
+std::unique_ptr<GradientCodec> make_exact_codec(int64_t segment, int micro_batches, int world, int align) {
+  return std::make_unique<ExactCodec>(segment, micro_batches, world, align);
 }
 
 }  // namespace strider::fsdp::detail

@@ -38,8 +38,9 @@ class GradientCodec {
 
 // `segment`: elements of this rank's flat shard; `reduce_dtype`: the averaging codec's wire
 // dtype. The exact codec sums micro_batches micro-batches per step, micro_batches / world of
-// them on this rank.
+// them on this rank; its chunks are padded to a multiple of `align` elements (the replicas that
+// all-reduce a chunk), so every rank sends the same bytes.
 std::unique_ptr<GradientCodec> make_averaging_codec(int64_t segment, ScalarType reduce_dtype);
-std::unique_ptr<GradientCodec> make_exact_codec(int64_t segment, int micro_batches, int world);
+std::unique_ptr<GradientCodec> make_exact_codec(int64_t segment, int micro_batches, int world, int align);
 
 }  // namespace strider::fsdp::detail

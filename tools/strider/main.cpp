@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--micro-batches", t.micro_batches,
                         "--deterministic: micro-batches per global batch; every world size compared must divide it "
                         "(default: --batch-size, one sample each)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   train_cmd->add_option("--collective-timeout", t.collective_timeout,
                         "seconds a collective may wait for the other ranks before the job ends naming them")
       ->check(CLI::Range(0.001, 86400.0))->capture_default_str();

@@ -4,7 +4,7 @@
 //
 // A float32 v becomes the integer X = round(v * 2^kFractionBits), held in two int64 limbs,
 // X = hi * 2^52 + lo with 0 <= lo < 2^52. Integer sums are exact and associative, so limb-wise
-// int64 sums (any all-reduce or reduce-scatter with ReduceOp::Sum) of up to 2^10 contributions per
+// int64 sums (any all-reduce or reduce-scatter with ReduceOp::Sum) of up to kMaxContributions per
 // element, then normalize_limbs, give the same X whatever the order. |v| must stay below
 // kMaxMagnitude; values are resolved to 2^-72 (about 2e-22), far below float32's precision for
 // any gradient that matters.
@@ -16,8 +16,13 @@
 namespace strider::dist {
 
 constexpr int kFractionBits = 72;
+// Contributions per element that limb-wise int64 sums can take without overflow.
+constexpr int kMaxContributions = 1024;
 constexpr double kMaxMagnitude = 4294967296.0;  // 2^32: X stays below 2^104
 
+// Writes v[i]'s limbs to (hi[i], lo[i]) for i < n (out-of-range values as 0, counted: the
+// return value).
+int64_t to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);
 // Adds v[i] to (hi[i], lo[i]) for i < n; values that are not finite or not below kMaxMagnitude
 // add nothing and are counted (the return value), so the caller can fail the reduction.
 int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);

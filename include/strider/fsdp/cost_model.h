@@ -21,6 +21,12 @@ struct UnitLayout {
   int64_t full_numel = 0;             // gathered elements (padded: shard_numel * shards)
   int64_t param_bytes = 4, compute_bytes = 4, reduce_bytes = 4;  // bytes per element
   bool is_root = false;
+  // Deterministic mode: gradients travel as two int64 limbs per element plus one int64 per
+  // rank's chunk (padded to a multiple of the replicas), each micro-batch gathers and reduces
+  // once, each unit keeps its reduced chunk until backward ends, and with several micro-batches
+  // per rank a running sum of the same size stays between them.
+  bool exact_gradients = false;
+  int micro_batches_per_rank = 1;
 };
 
 struct MemoryFormula {
