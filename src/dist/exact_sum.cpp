@@ -39,7 +39,7 @@ int64_t to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
   return bad;
 }
 
-int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
+int64_t accumulate_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
   int64_t bad = 0;
 #pragma omp simd reduction(+ : bad)
   for (int64_t i = 0; i < n; ++i) {
@@ -48,6 +48,11 @@ int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
     hi[i] += h;
     lo[i] += l;
   }
+  return bad;
+}
+
+int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
+  const int64_t bad = accumulate_limbs(v, n, hi, lo);
   normalize_limbs(hi, lo, n);
   return bad;
 }

@@ -12,6 +12,7 @@ const char* op_name(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::AllReduce: return "all_reduce";
     case CollectiveOp::AllGather: return "all_gather";
+    case CollectiveOp::AllToAll: return "all_to_all";
     case CollectiveOp::ReduceScatter: return "reduce_scatter";
     case CollectiveOp::Broadcast: return "broadcast";
     case CollectiveOp::AllGatherPieces: return "all_gather_pieces";

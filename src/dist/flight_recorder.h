@@ -11,7 +11,7 @@
 namespace strider::dist::detail {
 
 enum class CollectiveOp : int32_t {
-  AllReduce = 1, AllGather, ReduceScatter, Broadcast, AllGatherPieces, Barrier, Finish, Split
+  AllReduce = 1, AllGather, ReduceScatter, Broadcast, AllGatherPieces, Barrier, Finish, Split, AllToAll
 };
 
 struct CollectiveSignature {

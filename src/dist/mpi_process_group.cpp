@@ -251,6 +251,18 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
   });
 }
 
+std::shared_ptr<Work> MpiProcessGroup::all_to_all_async(const Tensor& out, const Tensor& in) {
+  check_dense(out, "all_to_all");
+  check_dense(in, "all_to_all");
+  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() && in.numel() % size_ == 0, "all_to_all",
+                "input and output must hold ", size_, " equal blocks of one dtype; got ", in.numel(), " ", in.dtype(),
+                " and ", out.numel(), " ", out.dtype(), " elements");
+  return submit(*comm_, signature(detail::CollectiveOp::AllToAll, &in, 0, step()), [this, out, in](detail::RequestWaiter& waiter) {
+    detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
+    detail::pairwise_all_to_all(c, in.data(), out.data(), bytes_of(in) / size_);
+  });
+}
+
 std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
   check_dense(out, "reduce_scatter");
   check_dense(in, "reduce_scatter");

@@ -51,6 +51,15 @@ std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_async(const Tensor& out
   return std::make_shared<DoneWork>();
 }
 
+std::shared_ptr<Work> SingleProcessGroup::all_to_all_async(const Tensor& out, const Tensor& in) {
+  check_dense(out, "all_to_all");
+  check_dense(in, "all_to_all");
+  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "all_to_all", "output of ", out.numel(), " ",
+                out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
+  detail::copy_dense(out, in);
+  return std::make_shared<DoneWork>();
+}
+
 std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int root) {
   check_dense(t, "broadcast");
   STRIDER_CHECK(root == 0, "broadcast", "root ", root, " does not exist in a world of size 1");

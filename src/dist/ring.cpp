@@ -15,8 +15,9 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 // MPI counts are int: large blocks travel as several messages of at most 1 GiB.
 constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 
-void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes) {
-  const int right = mod(c.rank + 1, c.size), left = mod(c.rank - 1, c.size);
+// Sends to rank `right` while receiving from rank `left` (by default the ring's neighbours).
+void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes, int right,
+              int left) {
   for (int64_t off = 0; off < std::max(send_bytes, recv_bytes); off += kMaxMessageBytes) {
     const int ns = static_cast<int>(std::clamp<int64_t>(send_bytes - off, 0, kMaxMessageBytes));
     const int nr = static_cast<int>(std::clamp<int64_t>(recv_bytes - off, 0, kMaxMessageBytes));
@@ -28,6 +29,10 @@ void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* 
     c.bytes_sent += ns;
     c.waiter.wait(req, 2);
   }
+}
+
+void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes) {
+  exchange(c, send, send_bytes, recv, recv_bytes, mod(c.rank + 1, c.size), mod(c.rank - 1, c.size));
 }
 
 // Chunks of this size are posted together, so the reduction of one chunk overlaps the transfer
@@ -135,6 +140,16 @@ void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blo
     const int sb = mod(c.rank - s, c.size), rb = mod(c.rank - s - 1, c.size);
     exchange(c, base + blocks[sb] * item, (blocks[sb + 1] - blocks[sb]) * item, base + blocks[rb] * item,
              (blocks[rb + 1] - blocks[rb]) * item);
+  }
+}
+
+void pairwise_all_to_all(const RingContext& c, const void* in, void* out, int64_t block_bytes) {
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(out);
+  std::memcpy(dst + c.rank * block_bytes, src + c.rank * block_bytes, static_cast<size_t>(block_bytes));
+  for (int s = 1; s < c.size; ++s) {
+    const int to = mod(c.rank + s, c.size), from = mod(c.rank - s, c.size);
+    exchange(c, src + to * block_bytes, block_bytes, dst + from * block_bytes, block_bytes, to, from);
   }
 }
 

@@ -38,6 +38,10 @@ void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const 
 // This rank's block is already in place; on return every block of `buffer` is filled.
 void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blocks, ScalarType dtype);
 
+// Block q of `in` (block_bytes each) goes to rank q, block q of `out` comes from rank q: step s
+// sends to rank+s while receiving from rank-s, so each pair of ranks exchanges once.
+void pairwise_all_to_all(const RingContext& c, const void* in, void* out, int64_t block_bytes);
+
 // `in` is this rank's segment (its pieces back to back, `segment_bytes`); every rank's segment
 // travels around the ring and is scattered into `out` as it passes (scatter(segment, q)).
 void ring_all_gather_segments(const RingContext& c, const void* in, int64_t segment_bytes,

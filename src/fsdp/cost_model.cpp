@@ -17,14 +17,28 @@ bool freed_after_forward(const UnitLayout& u) {
 }
 // Gathered before forward (and, if freed after it, again before backward).
 bool gathers(const UnitLayout& u) { return flat(u) && !persists(u); }
-// Bytes of one rank's chunk of the gradients on the wire (gradient_codec.h), and of all chunks.
+// gradient_codec.h's buffers. The wire: what a unit's gradients are packed into, every rank's
+// chunk (deterministic mode: float32, replicated parameters padded to a multiple of the replicas).
+int64_t wire_bytes(const UnitLayout& u) {
+  if (!u.exact_gradients) return (flat(u) ? u.shard_numel * u.shards : u.full_numel) * u.reduce_bytes;
+  if (flat(u)) return u.shard_numel * u.shards * 4;
+  return (u.full_numel + u.replicas - 1) / u.replicas * u.replicas * 4;
+}
+// The reduced chunk this rank keeps: the reduce dtype's, or in deterministic mode integer limbs
+// (two per element and one count, flat chunks padded to a multiple of the replicas).
 int64_t chunk_bytes(const UnitLayout& u) {
   const int64_t numel = flat(u) ? u.shard_numel : u.full_numel;
   if (numel == 0) return 0;  // a unit without parameters reduces nothing
-  const int64_t align = u.replicas;  // exact chunks are padded for the all-reduce across replicas
-  return u.exact_gradients ? (2 * numel + 1 + align - 1) / align * align * 8 : numel * u.reduce_bytes;
+  if (!u.exact_gradients) return numel * u.reduce_bytes;
+  if (!flat(u)) return (2 * ((numel + u.replicas - 1) / u.replicas) + 1) * 8;
+  return (2 * numel + 1 + u.replicas - 1) / u.replicas * u.replicas * 8;
 }
-int64_t wire_bytes(const UnitLayout& u) { return (flat(u) ? u.shards : 1) * chunk_bytes(u); }
+// Bytes a unit's reduction holds while in flight: the wire, and (deterministic mode, more than one
+// rank reducing) every rank's contribution to this rank's chunk as it arrives.
+int64_t in_flight_bytes(const UnitLayout& u) {
+  const int reducers = flat(u) ? u.shards : u.replicas;
+  return wire_bytes(u) * (u.exact_gradients && reducers > 1 ? 2 : 1);
+}
 
 }  // namespace
 
@@ -32,6 +46,7 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   MemoryFormula f;
   int64_t kept = 0;  // gathered in forward and kept until their backward ends
   int64_t running_sums = 0;  // deterministic mode
+  bool exact = false;
   std::vector<int64_t> regathered;
   for (const UnitLayout& u : units) {
     const int64_t own = (flat(u) ? u.shard_numel : u.full_numel) * u.param_bytes;
@@ -44,17 +59,17 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
     if (freed_after_forward(u)) regathered.push_back(full);
     // Deterministic mode: between micro-batches a running sum of the reduced chunk stays.
     if (u.exact_gradients && u.micro_batches_per_rank > 1) running_sums += chunk_bytes(u);
+    exact = exact || u.exact_gradients;
   }
   // Prefetch keeps the next units' gathers in flight beside the one computing.
   std::sort(regathered.rbegin(), regathered.rend());
   int64_t ahead = 0;
   for (size_t i = 1; i <= static_cast<size_t>(std::max(prefetched, 0)) && i < regathered.size(); ++i) ahead += regathered[i];
   // Backward runs the units in reverse, the root last. Each unit's backward holds its parameters
-  // gathered again (if freed after forward) and the buffer its gradients are packed into for the
-  // reduce-scatter, while up to TreeState's kMaxReducesInFlight (2) earlier units' buffers are
-  // still being reduced; it frees the parameters it kept from forward; in deterministic mode its
-  // reduced chunk stays until backward ends (under NoShard the packed buffer is the gradient itself
-  // in normal mode, and that chunk in deterministic mode).
+  // gathered again (if freed after forward) and the buffers of its reduction, while up to
+  // TreeState's kMaxReducesInFlight (2) earlier units' reductions are still in flight; it frees
+  // the parameters it kept from forward; in deterministic mode its reduced chunk stays until
+  // backward ends. NoShard in normal mode all-reduces the gradient itself, in place.
   std::vector<const UnitLayout*> backward_order;
   for (auto it = units.rbegin(); it != units.rend(); ++it)
     if (!it->is_root) backward_order.push_back(&*it);
@@ -63,21 +78,25 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   int64_t kept_left = kept, chunks_done = 0, held = 0;
   std::deque<int64_t> in_flight;
   for (const UnitLayout* u : backward_order) {
-    if (!flat(*u)) {
-      if (u->exact_gradients) chunks_done += chunk_bytes(*u) - u->full_numel * u->param_bytes;
-      continue;
-    }
-    const int64_t full = u->full_numel * u->compute_bytes, buffer = wire_bytes(*u);
+    if (!flat(*u) && !u->exact_gradients) continue;  // reduces the gradient itself, in place
+    const int64_t full = u->full_numel * u->compute_bytes, buffer = in_flight_bytes(*u);
     int64_t now = kept_left + chunks_done + (freed_after_forward(*u) ? full : 0) + buffer;
     for (int64_t b : in_flight) now += b;
     held = std::max(held, now);
     in_flight.push_back(buffer);
     if (in_flight.size() > 2) in_flight.pop_front();
     if (gathers(*u) && !freed_after_forward(*u)) kept_left -= full;
-    if (u->exact_gradients) chunks_done += chunk_bytes(*u) - u->shard_numel * u->param_bytes;
+    if (u->exact_gradients) chunks_done += chunk_bytes(*u);
   }
   held = std::max({held, kept, chunks_done});
-  f.working = held + ahead + running_sums;
+  if (!exact) {
+    f.working = held + ahead;
+  } else {
+    // Deterministic mode makes the gradients only after the last micro-batch's backward, from
+    // the limbs (which then go): last step's gradients live through the first forward at most,
+    // beside the parameters it keeps, and during backward none is alive.
+    f.working = std::max(kept + f.gradients, held + running_sums) + ahead - f.gradients;
+  }
   return f;
 }
 
@@ -95,13 +114,16 @@ int64_t bytes_sent_per_step(const std::vector<UnitLayout>& units) {
     const int64_t rounds = u.exact_gradients ? u.micro_batches_per_rank : 1;
     const int64_t full = u.full_numel * u.compute_bytes, grads = rounds * wire_bytes(u),
                   shard_grads = rounds * chunk_bytes(u);
-    if (!flat(u)) {  // NoShard: one all-reduce of the gradients among the replicas
-      total += 2 * grads * (r - 1) / r;
+    // NoShard: one all-reduce of the gradients among the replicas (deterministic mode: its
+    // all-to-all and all-gather halves, the same bytes).
+    if (!flat(u)) {
+      // Deterministic mode gathers the float result once per step, after the last micro-batch.
+      total += (u.exact_gradients ? grads + wire_bytes(u) : 2 * grads) * (r - 1) / r;
       continue;
     }
     const int64_t gathers_per_step = persists(u) ? 1 : (freed_after_forward(u) ? 2 : 1) * rounds;  // per forward
     total += gathers_per_step * full * (s - 1) / s;  // all-gathers of the parameters
-    total += grads * (s - 1) / s;                    // reduce-scatter of the gradients
+    total += grads * (s - 1) / s;                    // reduce-scatter (deterministic: all-to-all) of the gradients
     total += 2 * shard_grads * (r - 1) / r;          // hybrid: all-reduce of the shard across replicas
   }
   return total;

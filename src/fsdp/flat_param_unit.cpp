@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "fsdp/gradient_scratch.h"
 #include "fsdp/offload_tier.h"
@@ -95,7 +96,7 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   }
   codec_ = tree.options.deterministic
                ? make_exact_codec(segment_numel_, tree.options.micro_batches, tree.pg->size(),
-                                  plan_.replica_group ? plan_.replica_group->size() : 1)
+                                  plan_.replica_group ? plan_.replica_group->size() : 1, !flat)
                : make_averaging_codec(segment_numel_, tree.reduce_dtype(dtype_));
   grad_seen_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
@@ -338,7 +339,7 @@ void FlatParamUnit::on_grad_ready(size_t i) {
   Tensor g_flat = g.as_strided({total}, {1}, g.storage_offset());
   {
     AddElapsed t(tree_->stats.copy_seconds);
-    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(codec_->wire_dtype()));
+    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(grad_flat_.dtype()));
     for (int q = 0; q < n; ++q) {
       const int64_t valid = std::clamp<int64_t>(total - q * s.chunk_numel, 0, s.chunk_numel);
       codec_->encode(grad_flat_, q, s.shard_offset, valid > 0 ? g_flat.narrow(0, q * s.chunk_numel, valid) : Tensor(),
@@ -352,6 +353,14 @@ void FlatParamUnit::on_grad_ready(size_t i) {
   }
 }
 
+Tensor FlatParamUnit::gradient_buffer(ScalarType dtype, int64_t numel) {
+  // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
+  // per unit would be alive until the end of backward).
+  if (tree_->tier && plan_.flat_shards() && dtype == dtype_ && numel == segment_numel_ && !accumulating())
+    return offload_grad_buffer();
+  return flat_tensor(numel, dtype, cpu_allocator());
+}
+
 void FlatParamUnit::launch_reduce() {
   const int n = plan_.shards();
   if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
@@ -361,30 +370,39 @@ void FlatParamUnit::launch_reduce() {
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += bytes_of(grad_flat_);
   dist::CollectiveLabel label("unit '" + name_ + "' gradients");
-  if (plan_.flat_shards()) {
-    // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
-    // per unit would be alive until the end of backward).
-    const ScalarType wire = codec_->wire_dtype();
-    reduced_ = tree_->tier && wire == dtype_ && !accumulating() ? offload_grad_buffer()
-                                                                : flat_tensor(codec_->chunk_numel(), wire, cpu_allocator());
-    reduce_work_ = plan_.shard_group->reduce_scatter_async(reduced_, grad_flat_, codec_->op());
-    // The collective holds the buffer until it finishes; dropping ours frees it right then.
-    grad_flat_ = Tensor();
-    auto& in_flight = tree_->reduces_in_flight;
-    in_flight.push_back(reduce_work_);
-    while (in_flight.size() > TreeState::kMaxReducesInFlight) {
-      AddElapsed t(tree_->stats.reduce_wait_seconds);
-      in_flight.front()->wait();
-      in_flight.pop_front();
-    }
-    reshard();  // every node that used the full parameters has run
-  } else {
-    reduced_ = grad_flat_;
-    if (plan_.replica_group) reduce_work_ = plan_.replica_group->all_reduce_async(grad_flat_, codec_->op());
-  }
+  const auto allocate = [this](ScalarType t, int64_t numel) { return gradient_buffer(t, numel); };
+  const bool flat = plan_.flat_shards();
+  std::tie(reduce_work_, reduced_) =
+      codec_->reduce(flat ? plan_.shard_group.get() : plan_.replica_group.get(), grad_flat_, !flat, allocate);
   reduce_launched_ = true;
+  settled_ = false;
   grads_ready_ = 0;
   std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
+  if (flat || codec_->settles_early()) {
+    // The collective holds the wire until it finishes (reduced_ may be the wire itself);
+    // dropping ours frees it right then.
+    grad_flat_ = Tensor();
+    auto& in_flight = tree_->reduces_in_flight;
+    in_flight.push_back(this);
+    while (in_flight.size() > TreeState::kMaxReducesInFlight) {
+      in_flight.front()->settle_reduce();
+      in_flight.pop_front();
+    }
+  }
+  if (flat) reshard();  // every node that used the full parameters has run
+}
+
+void FlatParamUnit::settle_reduce() {
+  if (settled_ || !reduce_launched_) return;
+  {
+    AddElapsed t(tree_->stats.reduce_wait_seconds);
+    if (reduce_work_) reduce_work_->wait();
+  }
+  reduce_work_.reset();
+  grad_flat_ = Tensor();  // reduced_ holds the wire when it is what arrived
+  AddElapsed t(tree_->stats.copy_seconds);
+  reduced_ = codec_->settle(std::move(reduced_));
+  settled_ = true;
 }
 
 void FlatParamUnit::finish_reduce_scatter() {
@@ -394,14 +412,10 @@ void FlatParamUnit::finish_reduce_scatter() {
   if (in_backward_ && !tree_->no_sync && !reduce_launched_ && grads_expected_ > 0) launch_reduce();
   in_backward_ = false;
   if (!reduce_launched_ || !plan_.flat_shards() || !plan_.replica_group) return;
-  // Hybrid: the shard group's average, averaged again across the replicas holding this shard.
-  {
-    AddElapsed t(tree_->stats.reduce_wait_seconds);
-    reduce_work_->wait();
-  }
-  reduce_work_.reset();
+  // Hybrid: the shard group's reduction, reduced again across the replicas holding this shard.
+  settle_reduce();
   dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
-  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->op());
+  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->replica_op());
 }
 
 void FlatParamUnit::finish_backward() {
@@ -410,23 +424,19 @@ void FlatParamUnit::finish_backward() {
     reshard();
     return;
   }
+  settle_reduce();
   reduce_launched_ = false;
+  settled_ = false;
   {
     AddElapsed t(tree_->stats.reduce_wait_seconds);
-    if (reduce_work_) reduce_work_->wait();
     if (replica_work_) replica_work_->wait();
   }
-  reduce_work_.reset();
   replica_work_.reset();
   grad_flat_ = Tensor();
   Tensor g;
   {
     AddElapsed t(tree_->stats.copy_seconds);
-    g = codec_->decode(reduced_, dtype_, [this](ScalarType t) {
-      return tree_->tier && plan_.flat_shards() && t == dtype_ && !accumulating()
-                 ? offload_grad_buffer()
-                 : flat_tensor(segment_numel_, t, cpu_allocator());
-    });
+    g = codec_->decode(reduced_, dtype_, [this](ScalarType t, int64_t numel) { return gradient_buffer(t, numel); });
     if (g.defined() && !g.is_same(reduced_)) tree_->stats.copied_bytes += bytes_of(g);
   }
   reduced_ = Tensor();

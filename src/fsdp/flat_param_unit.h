@@ -90,6 +90,10 @@ class FlatParamUnit {
   void pre_backward();
   void on_grad_ready(size_t i);
   void launch_reduce();
+  // Waits for the launched reduction and turns what arrived into this rank's chunk (once).
+  void settle_reduce();
+  // A gradient-sized buffer: the offload tier's reused one when it fits, else fresh memory.
+  Tensor gradient_buffer(ScalarType dtype, int64_t numel);
   void prefetch(int direction);
   bool accumulating() const;  // some shard already holds a gradient (no zero_grad since)
   Tensor offload_grad_buffer();
@@ -117,6 +121,7 @@ class FlatParamUnit {
   bool prefetched_ = false;
   bool in_backward_ = false;
   bool reduce_launched_ = false;  // this backward's gradients are on their way
+  bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)
   int grads_ready_ = 0, grads_expected_ = 0;
   std::vector<char> grad_seen_;
   int pre_hook_ = -1, post_hook_ = -1;

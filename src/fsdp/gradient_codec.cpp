@@ -8,27 +8,37 @@
 #include "strider/ops/factory.h"
 
 namespace strider::fsdp::detail {
+
+void GradientCodec::encode(Tensor& wire, int q, int64_t offset, const Tensor& values, int64_t length) const {
+  Tensor dst = wire.narrow(0, q * chunk_numel() + offset, length);
+  const int64_t valid = values.defined() ? values.numel() : 0;
+  if (valid > 0) ops::copy_(dst.narrow(0, 0, valid), values);
+  if (valid < length) ops::zero_(dst.narrow(0, valid, length - valid));
+}
+
 namespace {
 
 class AveragingCodec final : public GradientCodec {
  public:
   AveragingCodec(int64_t segment, ScalarType dtype) : segment_(segment), dtype_(dtype) {}
   int64_t chunk_numel() const override { return segment_; }
-  ScalarType wire_dtype() const override { return dtype_; }
-  dist::ReduceOp op() const override { return dist::ReduceOp::Avg; }
   Tensor new_wire(int chunks) const override { return empty({segment_ * chunks}, dtype_); }
+  dist::ReduceOp replica_op() const override { return dist::ReduceOp::Avg; }
+  bool settles_early() const override { return false; }
 
-  void encode(Tensor& wire, int q, int64_t offset, const Tensor& values, int64_t length) override {
-    Tensor dst = wire.narrow(0, q * segment_ + offset, length);
-    const int64_t valid = values.defined() ? values.numel() : 0;
-    if (valid > 0) ops::copy_(dst.narrow(0, 0, valid), values);
-    if (valid < length) ops::zero_(dst.narrow(0, valid, length - valid));
+  std::pair<std::shared_ptr<dist::Work>, Tensor> reduce(dist::ProcessGroup* group, const Tensor& wire, bool replicated,
+                                                         const Allocate& allocate) override {
+    if (replicated) return {group ? group->all_reduce_async(wire, dist::ReduceOp::Avg) : nullptr, wire};
+    Tensor out = allocate(dtype_, segment_);
+    return {group->reduce_scatter_async(out, wire, dist::ReduceOp::Avg), out};
   }
 
-  Tensor decode(const Tensor& reduced, ScalarType dtype, const std::function<Tensor(ScalarType)>& make_segment) override {
-    if (reduced.dtype() == dtype) return reduced;
-    Tensor out = make_segment(dtype);
-    ops::copy_(out, reduced);
+  Tensor settle(Tensor arrived) override { return arrived; }
+
+  Tensor decode(const Tensor& chunk, ScalarType dtype, const Allocate& allocate) override {
+    if (chunk.dtype() == dtype) return chunk;
+    Tensor out = allocate(dtype, segment_);
+    ops::copy_(out, chunk.narrow(0, 0, segment_));
     return out;
   }
 
@@ -37,70 +47,98 @@ class AveragingCodec final : public GradientCodec {
   ScalarType dtype_;
 };
 
-// A chunk is [hi limbs (segment) | lo limbs (segment) | count of values out of range | zeros],
-// padded to a multiple of `align` elements so an all-reduce splits it evenly over the replicas.
+// Flat: the wire holds float32 chunks of `segment`; this rank adds the W contributions to its
+// chunk into [hi limbs | lo limbs | count of values out of range | zeros], padded to a multiple
+// of the replicas that all-reduce it. Replicated: the wire is one chunk split into W blocks;
+// this rank reduces its block the same way and all-gathers the float result.
 class ExactCodec final : public GradientCodec {
  public:
-  ExactCodec(int64_t segment, int micro_batches, int world, int align)
-      : segment_(segment), chunk_((2 * segment + 1 + align - 1) / align * align), divisor_(micro_batches),
+  ExactCodec(int64_t segment, int micro_batches, int world, int replicas, bool replicated)
+      : segment_(segment),
+        replicated_(replicated),
+        block_(replicated ? (segment + replicas - 1) / replicas : segment),
+        wire_chunk_(replicated ? block_ * replicas : segment),
+        limb_chunk_(replicated ? 2 * block_ + 1 : (2 * segment + 1 + replicas - 1) / replicas * replicas),
+        divisor_(micro_batches),
         rounds_per_step_(micro_batches / world) {}
-  int64_t chunk_numel() const override { return chunk_; }
-  ScalarType wire_dtype() const override { return kLong; }
-  dist::ReduceOp op() const override { return dist::ReduceOp::Sum; }
+
+  int64_t chunk_numel() const override { return wire_chunk_; }
+  dist::ReduceOp replica_op() const override { return dist::ReduceOp::Sum; }
+  bool settles_early() const override { return true; }
 
   Tensor new_wire(int chunks) const override {
-    Tensor wire = empty({chunk_numel() * chunks}, kLong);
-    int64_t* d = wire.data_ptr<int64_t>();
-    for (int q = 0; q < chunks; ++q) std::fill(d + q * chunk_ + 2 * segment_, d + (q + 1) * chunk_, 0);
+    Tensor wire = empty({wire_chunk_ * chunks}, kFloat);
+    if (wire_chunk_ > segment_) ops::zero_(wire.narrow(0, segment_, wire_chunk_ - segment_));  // replicated padding
     return wire;
   }
 
-  void encode(Tensor& wire, int q, int64_t offset, const Tensor& values, int64_t length) override {
-    int64_t* chunk = wire.data_ptr<int64_t>() + q * chunk_numel();
-    int64_t* hi = chunk + offset;
-    int64_t* lo = chunk + segment_ + offset;
-    const int64_t valid = values.defined() ? values.numel() : 0;
-    std::fill(hi + valid, hi + length, 0);
-    std::fill(lo + valid, lo + length, 0);
-    if (valid == 0) return;
-    const Tensor f = values.dtype() == kFloat && values.is_contiguous() ? values : values.to(kFloat).contiguous();
-    chunk[2 * segment_] += dist::to_limbs(f.data_ptr<float>(), valid, hi, lo);
+  std::pair<std::shared_ptr<dist::Work>, Tensor> reduce(dist::ProcessGroup* group, const Tensor& wire, bool,
+                                                         const Allocate& allocate) override {
+    group_ = group;
+    if (!group || group->size() == 1) return {nullptr, wire};
+    Tensor arrived = allocate(kFloat, wire.numel());
+    return {group->all_to_all_async(arrived, wire), arrived};
   }
 
-  Tensor decode(const Tensor& reduced, ScalarType dtype, const std::function<Tensor(ScalarType)>& make_segment) override {
-    int64_t* r = reduced.data_ptr<int64_t>();
-    dist::normalize_limbs(r, r + segment_, segment_);
+  Tensor settle(Tensor arrived) override {
+    const int n = group_ ? group_->size() : 1;
+    const int64_t b = arrived.numel() / n;  // this rank's chunk (or block), from each rank
+    Tensor limbs = empty({limb_chunk_}, kLong);
+    int64_t* hi = limbs.data_ptr<int64_t>();
+    int64_t* lo = hi + b;
+    std::fill(hi + 2 * b, hi + limb_chunk_, 0);
+    const float* v = arrived.data_ptr<float>();
+    int64_t bad = dist::to_limbs(v, b, hi, lo);
+    for (int q = 1; q < n; ++q) bad += dist::accumulate_limbs(v + q * b, b, hi, lo);
+    dist::normalize_limbs(hi, lo, b);
+    hi[2 * b] = bad;
+    return limbs;
+  }
+
+  Tensor decode(const Tensor& chunk, ScalarType dtype, const Allocate& allocate) override {
+    const int64_t b = block_;
+    int64_t* r = chunk.data_ptr<int64_t>();
+    dist::normalize_limbs(r, r + b, b);  // after the replicas' all-reduce
     const int64_t* sum = r;
     if (rounds_per_step_ > 1) {  // this step's earlier micro-batches: add exactly
       if (rounds_ == 0) {
-        total_ = reduced.clone();
+        total_ = chunk.clone();
       } else {
         int64_t* t = total_.data_ptr<int64_t>();
-        for (int64_t i = 0; i < chunk_numel(); ++i) t[i] += r[i];
-        dist::normalize_limbs(t, t + segment_, segment_);
+        for (int64_t i = 0; i < limb_chunk_; ++i) t[i] += r[i];
+        dist::normalize_limbs(t, t + b, b);
       }
       if (++rounds_ < rounds_per_step_) return Tensor();
       rounds_ = 0;
       sum = total_.data_ptr<int64_t>();
     }
-    Tensor out = make_segment(kFloat);
+    Tensor out = replicated_ ? empty({b}, kFloat) : allocate(kFloat, b);
     float* o = out.data_ptr<float>();
-    if (sum[2 * segment_] != 0)  // some rank's gradient was not finite or too large to sum exactly
-      std::fill(o, o + segment_, std::numeric_limits<float>::quiet_NaN());
+    if (sum[2 * b] != 0)  // a contribution was not finite or too large to sum exactly
+      std::fill(o, o + b, std::numeric_limits<float>::quiet_NaN());
     else
-      dist::limbs_to_float(sum, sum + segment_, segment_, divisor_, o);
+      dist::limbs_to_float(sum, sum + b, b, divisor_, o);
     total_ = Tensor();
+    if (replicated_ && group_ && group_->size() > 1) {
+      Tensor whole = allocate(kFloat, wire_chunk_);
+      dist::CollectiveLabel label("gradients (deterministic mode)");
+      group_->all_gather(whole, out);
+      out = whole;
+    }
     if (dtype == kFloat) return out;
-    Tensor cast = make_segment(dtype);
-    ops::copy_(cast, out);
+    Tensor cast = allocate(dtype, segment_);
+    ops::copy_(cast, out.narrow(0, 0, segment_));
     return cast;
   }
 
  private:
-  int64_t segment_, chunk_;
+  int64_t segment_;
+  bool replicated_;
+  int64_t block_, wire_chunk_, limb_chunk_;
   double divisor_;
   int rounds_per_step_, rounds_ = 0;
-  Tensor total_;  // limb sums of this step's micro-batches so far
+  dist::ProcessGroup* group_ = nullptr;  // the group of the last reduce
+  Tensor total_;                         // limb sums of this step's micro-batches so far
 };
 
 }  // namespace
@@ -109,8 +147,9 @@ std::unique_ptr<GradientCodec> make_averaging_codec(int64_t segment, ScalarType 
   return std::make_unique<AveragingCodec>(segment, reduce_dtype);
 }
 
-std::unique_ptr<GradientCodec> make_exact_codec(int64_t segment, int micro_batches, int world, int align) {
-  return std::make_unique<ExactCodec>(segment, micro_batches, world, align);
+std::unique_ptr<GradientCodec> make_exact_codec(int64_t segment, int micro_batches, int world, int replicas,
+                                                bool replicated) {
+  return std::make_unique<ExactCodec>(segment, micro_batches, world, replicas, replicated);
 }
 
 }  // namespace strider::fsdp::detail

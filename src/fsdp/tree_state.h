@@ -29,11 +29,11 @@ struct TreeState {
   bool callback_queued = false;
   int backwards_since_step = 0;      // deterministic mode checks each step has all micro-batches
   int prefetched = 0;                // units gathered ahead of use
-  // Reduce-scatters launched and not yet known to be done: each holds its unit's gradient
-  // buffer, so backward waits for the oldest beyond kMaxReducesInFlight (without a gather in
+  // Units whose gradient reduction is launched and not yet settled: each holds its gradient
+  // buffers, so backward settles the oldest beyond kMaxReducesInFlight (without a gather in
   // backward, as under ShardOptimizer, nothing else would keep it from holding them all).
   static constexpr size_t kMaxReducesInFlight = 2;
-  std::deque<std::shared_ptr<dist::Work>> reduces_in_flight;
+  std::deque<FlatParamUnit*> reduces_in_flight;
   OffloadTier* tier = nullptr;  // offload files; null without offload
   FSDPStats stats;
 

@@ -39,6 +39,7 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_reduce_async(const Tensor& t, ReduceOp op) override;
   std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
+  std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override;

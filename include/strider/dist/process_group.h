@@ -58,6 +58,9 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) = 0;
   // `in` (numel = size() * out.numel()) is reduced across ranks; rank r keeps block r in `out`.
   virtual std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) = 0;
+  // `in` and `out` hold size() equal blocks: block q of `in` goes to rank q, block q of `out`
+  // comes from rank q (deterministic mode reduces exactly what each rank sent it).
+  virtual std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) = 0;
   virtual std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) = 0;
   // All-gather of several dim-0-sharded tensors at once: `in` holds this rank's pieces back to
   // back (sum of lengths elements); on completion rank q's piece j is at
@@ -76,6 +79,7 @@ class ProcessGroup {
   void reduce_scatter(const Tensor& out, const Tensor& in, ReduceOp op = ReduceOp::Sum) {
     reduce_scatter_async(out, in, op)->wait();
   }
+  void all_to_all(const Tensor& out, const Tensor& in) { all_to_all_async(out, in)->wait(); }
   void broadcast(const Tensor& t, int root = 0) { broadcast_async(t, root)->wait(); }
 
   // A collective waiting longer than this aborts the whole job, naming the collective.
@@ -132,6 +136,7 @@ class SingleProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_reduce_async(const Tensor& t, ReduceOp op) override;
   std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
+  std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   void barrier() override {}
