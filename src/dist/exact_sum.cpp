@@ -30,16 +30,49 @@ inline void limbs_of(float value, int64_t& hi, int64_t& lo, int64_t& bad) {
   lo = li & kLoMask;
 }
 
+// X * 2^-72 / divisor as float32: hi * 2^-20 and lo * 2^-72 are exact (|hi| < 2^53,
+// 0 <= lo < 2^52), so their sum is X * 2^-72 rounded once; one function, so every path that
+// turns limbs into floats gives the same bits.
+inline float limbs_value(int64_t hi, int64_t lo, double divisor) {
+  return static_cast<float>((static_cast<double>(hi) * 0x1p-20 + static_cast<double>(lo) * 0x1p-72) / divisor);
+}
+
 }  // namespace
 
-int64_t to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
+int64_t sum_to_float(const float* v, int64_t stride, int terms, int64_t n, double divisor, float* out) {
   int64_t bad = 0;
 #pragma omp simd reduction(+ : bad)
-  for (int64_t i = 0; i < n; ++i) limbs_of(v[i], hi[i], lo[i], bad);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t h = 0, l = 0;
+    for (int t = 0; t < terms; ++t) {
+      int64_t ht = 0, lt = 0;
+      limbs_of(v[t * stride + i], ht, lt, bad);
+      h += ht;
+      l += lt;
+    }
+    out[i] = limbs_value(h + (l >> kLoBits), l & kLoMask, divisor);
+  }
   return bad;
 }
 
-int64_t accumulate_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
+int64_t sum_to_limbs(const float* v, int64_t stride, int terms, int64_t n, int64_t* hi, int64_t* lo) {
+  int64_t bad = 0;
+#pragma omp simd reduction(+ : bad)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t h = 0, l = 0;
+    for (int t = 0; t < terms; ++t) {
+      int64_t ht = 0, lt = 0;
+      limbs_of(v[t * stride + i], ht, lt, bad);
+      h += ht;
+      l += lt;
+    }
+    hi[i] = h + (l >> kLoBits);
+    lo[i] = l & kLoMask;
+  }
+  return bad;
+}
+
+int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
   int64_t bad = 0;
 #pragma omp simd reduction(+ : bad)
   for (int64_t i = 0; i < n; ++i) {
@@ -48,11 +81,6 @@ int64_t accumulate_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
     hi[i] += h;
     lo[i] += l;
   }
-  return bad;
-}
-
-int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {
-  const int64_t bad = accumulate_limbs(v, n, hi, lo);
   normalize_limbs(hi, lo, n);
   return bad;
 }
@@ -66,11 +94,8 @@ void normalize_limbs(int64_t* hi, int64_t* lo, int64_t n) {
 }
 
 void limbs_to_float(const int64_t* hi, const int64_t* lo, int64_t n, double divisor, float* out) {
-  // hi * 2^-20 and lo * 2^-72 are exact (|hi| < 2^53, 0 <= lo < 2^52): their sum is X * 2^-72
-  // rounded once.
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = static_cast<float>((static_cast<double>(hi[i]) * 0x1p-20 + static_cast<double>(lo[i]) * 0x1p-72) / divisor);
+  for (int64_t i = 0; i < n; ++i) out[i] = limbs_value(hi[i], lo[i], divisor);
 }
 
 ExactSum::ExactSum() : limbs_(kLimbs, 0) {}

@@ -25,12 +25,16 @@ int64_t wire_bytes(const UnitLayout& u) {
   return (u.full_numel + u.replicas - 1) / u.replicas * u.replicas * 4;
 }
 // The reduced chunk this rank keeps: the reduce dtype's, or in deterministic mode integer limbs
-// (two per element and one count, flat chunks padded to a multiple of the replicas).
+// (two per element and one count, flat chunks padded to a multiple of the replicas) unless one
+// micro-batch per rank with nothing to add across replicas lets it be the float32 mean.
 int64_t chunk_bytes(const UnitLayout& u) {
   const int64_t numel = flat(u) ? u.shard_numel : u.full_numel;
   if (numel == 0) return 0;  // a unit without parameters reduces nothing
   if (!u.exact_gradients) return numel * u.reduce_bytes;
-  if (!flat(u)) return (2 * ((numel + u.replicas - 1) / u.replicas) + 1) * 8;
+  const int64_t block = flat(u) ? numel : (numel + u.replicas - 1) / u.replicas;
+  // (Replicated, the all-gather of the whole float gradient starts as soon as the block is in.)
+  if (u.micro_batches_per_rank == 1 && (!flat(u) || u.replicas == 1)) return flat(u) ? block * 4 : wire_bytes(u);
+  if (!flat(u)) return (2 * block + 1) * 8;
   return (2 * numel + 1 + u.replicas - 1) / u.replicas * u.replicas * 8;
 }
 // Bytes a unit's reduction holds while in flight: the wire, and (deterministic mode, more than one

@@ -50,7 +50,8 @@ class AveragingCodec final : public GradientCodec {
 // Flat: the wire holds float32 chunks of `segment`; this rank adds the W contributions to its
 // chunk into [hi limbs | lo limbs | count of values out of range | zeros], padded to a multiple
 // of the replicas that all-reduce it. Replicated: the wire is one chunk split into W blocks;
-// this rank reduces its block the same way and all-gathers the float result.
+// this rank reduces its block the same way and all-gathers the float result. With one
+// micro-batch per rank and nothing left to add, the sum goes straight to the float mean.
 class ExactCodec final : public GradientCodec {
  public:
   ExactCodec(int64_t segment, int micro_batches, int world, int replicas, bool replicated)
@@ -60,7 +61,8 @@ class ExactCodec final : public GradientCodec {
         wire_chunk_(replicated ? block_ * replicas : segment),
         limb_chunk_(replicated ? 2 * block_ + 1 : (2 * segment + 1 + replicas - 1) / replicas * replicas),
         divisor_(micro_batches),
-        rounds_per_step_(micro_batches / world) {}
+        rounds_per_step_(micro_batches / world),
+        direct_(rounds_per_step_ == 1 && (replicated || replicas == 1)) {}
 
   int64_t chunk_numel() const override { return wire_chunk_; }
   dist::ReduceOp replica_op() const override { return dist::ReduceOp::Sum; }
@@ -83,20 +85,33 @@ class ExactCodec final : public GradientCodec {
   Tensor settle(Tensor arrived) override {
     const int n = group_ ? group_->size() : 1;
     const int64_t b = arrived.numel() / n;  // this rank's chunk (or block), from each rank
+    if (direct_) {  // nothing more to add: straight to the float mean
+      Tensor out = empty({b}, kFloat);
+      float* o = out.data_ptr<float>();
+      if (dist::sum_to_float(arrived.data_ptr<float>(), b, n, b, divisor_, o) != 0) nan_fill(o, b);
+      if (!replicated_ || n == 1) return out;
+      // Replicated: every rank's block is final, so the all-gather starts now and overlaps the
+      // rest of backward (ranks settle at the same points of their identical sequences).
+      Tensor whole = empty({wire_chunk_}, kFloat);
+      dist::CollectiveLabel label("gradients (deterministic mode)");
+      gather_ = group_->all_gather_async(whole, out);
+      return whole;
+    }
     Tensor limbs = empty({limb_chunk_}, kLong);
     int64_t* hi = limbs.data_ptr<int64_t>();
     int64_t* lo = hi + b;
     std::fill(hi + 2 * b, hi + limb_chunk_, 0);
-    const float* v = arrived.data_ptr<float>();
-    int64_t bad = dist::to_limbs(v, b, hi, lo);
-    for (int q = 1; q < n; ++q) bad += dist::accumulate_limbs(v + q * b, b, hi, lo);
-    dist::normalize_limbs(hi, lo, b);
-    hi[2 * b] = bad;
+    hi[2 * b] = dist::sum_to_limbs(arrived.data_ptr<float>(), b, n, b, hi, lo);
     return limbs;
   }
 
   Tensor decode(const Tensor& chunk, ScalarType dtype, const Allocate& allocate) override {
     const int64_t b = block_;
+    if (direct_) {
+      if (gather_) gather_->wait();  // the all-gather settle started
+      gather_.reset();
+      return cast(chunk, dtype, allocate);
+    }
     int64_t* r = chunk.data_ptr<int64_t>();
     dist::normalize_limbs(r, r + b, b);  // after the replicas' all-reduce
     const int64_t* sum = r;
@@ -115,29 +130,42 @@ class ExactCodec final : public GradientCodec {
     Tensor out = replicated_ ? empty({b}, kFloat) : allocate(kFloat, b);
     float* o = out.data_ptr<float>();
     if (sum[2 * b] != 0)  // a contribution was not finite or too large to sum exactly
-      std::fill(o, o + b, std::numeric_limits<float>::quiet_NaN());
+      nan_fill(o, b);
     else
       dist::limbs_to_float(sum, sum + b, b, divisor_, o);
     total_ = Tensor();
+    return finish(out, dtype, allocate);
+  }
+
+ private:
+  static void nan_fill(float* o, int64_t n) { std::fill(o, o + n, std::numeric_limits<float>::quiet_NaN()); }
+
+  // This rank's float mean: all-gathered when replicated, cast to `dtype`.
+  Tensor finish(Tensor out, ScalarType dtype, const Allocate& allocate) {
     if (replicated_ && group_ && group_->size() > 1) {
       Tensor whole = allocate(kFloat, wire_chunk_);
       dist::CollectiveLabel label("gradients (deterministic mode)");
       group_->all_gather(whole, out);
       out = whole;
     }
+    return cast(out, dtype, allocate);
+  }
+
+  Tensor cast(const Tensor& out, ScalarType dtype, const Allocate& allocate) const {
     if (dtype == kFloat) return out;
     Tensor cast = allocate(dtype, segment_);
     ops::copy_(cast, out.narrow(0, 0, segment_));
     return cast;
   }
 
- private:
   int64_t segment_;
   bool replicated_;
   int64_t block_, wire_chunk_, limb_chunk_;
   double divisor_;
   int rounds_per_step_, rounds_ = 0;
+  bool direct_;  // one micro-batch per rank and no replicas to add: settle gives the float mean
   dist::ProcessGroup* group_ = nullptr;  // the group of the last reduce
+  std::shared_ptr<dist::Work> gather_;   // replicated, one micro-batch per rank: started by settle
   Tensor total_;                         // limb sums of this step's micro-batches so far
 };
 

@@ -41,6 +41,13 @@ TEST(ExactSum, EveryPartitionAndOrderGivesTheSameBits) {
     std::vector<float> out(n);
     dist::limbs_to_float(hi.data(), lo.data(), n, terms, out.data());
     if (reference.empty()) reference = out;
+    // The one-pass sum of all terms (what a rank does with every rank's contribution) agrees.
+    std::vector<float> rows;
+    for (const auto& g : grads) rows.insert(rows.end(), g.begin(), g.end());
+    std::vector<int64_t> one_hi(n), one_lo(n);
+    EXPECT_EQ(dist::sum_to_limbs(rows.data(), n, terms, n, one_hi.data(), one_lo.data()), 0);
+    EXPECT_EQ(one_hi, hi);
+    EXPECT_EQ(one_lo, lo);
     for (int i = 0; i < n; ++i) ASSERT_EQ(std::memcmp(&out[i], &reference[i], sizeof(float)), 0) << "world " << world << " element " << i;
   }
   for (int i = 0; i < n; ++i) {

@@ -53,9 +53,9 @@ Workload gpt() {
           }};
 }
 
-// Micro-batch j: rows j, j + 12, ... of the global batch (what interleaved data sharding gives).
-Tensor micro_batch(const Tensor& t, int j) {
-  return t.slice(0, j, std::nullopt, kMicroBatches).contiguous(t.suggest_memory_format());
+// Micro-batch j of m: rows j, j + m, ... of the global batch (what interleaved data sharding gives).
+Tensor micro_batch(const Tensor& t, int j, int m = kMicroBatches) {
+  return t.slice(0, j, std::nullopt, m).contiguous(t.suggest_memory_format());
 }
 
 struct Result {
@@ -65,15 +65,16 @@ struct Result {
 };
 
 // Four steps of AdamW with gradient clipping; this rank runs micro-batches r, r + W, ...
-Result train(const Workload& w, std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions o, bool ddp = false) {
+Result train(const Workload& w, std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions o, bool ddp = false,
+             int micro_batches = kMicroBatches) {
   o.deterministic = true;
-  o.micro_batches = kMicroBatches;
+  o.micro_batches = micro_batches;
   manual_seed(7);
   fsdp::FullyShardedDataParallel* model = nullptr;
   std::shared_ptr<nn::Module> front;
   if (ddp) {
     auto d = fsdp::DistributedDataParallel::wrap(w.make(), pg,
-                                                 {.bucket_cap_mb = 0.05, .deterministic = true, .micro_batches = kMicroBatches});
+                                                 {.bucket_cap_mb = 0.05, .deterministic = true, .micro_batches = micro_batches});
     model = &d->engine();
     front = d;
   } else {
@@ -89,13 +90,13 @@ Result train(const Workload& w, std::shared_ptr<dist::ProcessGroup> pg, FSDPOpti
     auto [x, y] = w.batch(step);
     opt.zero_grad();
     dist::ExactSum loss;
-    for (int j = rank; j < kMicroBatches; j += world) {
-      Tensor l = w.loss((*front)(micro_batch(x, j)), micro_batch(y, j));
+    for (int j = rank; j < micro_batches; j += world) {
+      Tensor l = w.loss((*front)(micro_batch(x, j, micro_batches)), micro_batch(y, j, micro_batches));
       l.backward();
       loss.add(l.item<double>());
     }
     dist::all_reduce_exact(*pg, loss);
-    r.losses.push_back(loss.value() / kMicroBatches);
+    r.losses.push_back(loss.value() / micro_batches);
     r.norms.push_back(model->clip_grad_norm_(0.5));
     opt.step();
   }
@@ -200,6 +201,21 @@ TEST(FSDPDeterministic, MixedTreeAndBfloat16ComputeMatchOneProcessBitwise) {
   expect_same_bits(train(w, testing::world(), bf16), train(w, alone(), bf16));
 }
 
+// One micro-batch per rank (M = W): ranks turn exact sums straight into float means, the
+// single process keeps limbs across its W micro-batches; the bits must still agree.
+TEST(FSDPDeterministic, OneMicroBatchPerRankMatchesOneProcessBitwise) {
+  const Workload w = gpt();
+  const int m = testing::world()->size();
+  const auto blocks = fsdp::module_type_auto_wrap_policy({"Block"});
+  const Result want = train(w, alone(), options(ShardingStrategy::FullShard, blocks, false), false, m);
+  for (ShardingStrategy s : {ShardingStrategy::FullShard, ShardingStrategy::NoShard, ShardingStrategy::HybridShard}) {
+    SCOPED_TRACE(fsdp::to_string(s));
+    expect_same_bits(train(w, testing::world(), options(s, blocks, true), false, m), want);
+  }
+  SCOPED_TRACE("DistributedDataParallel");
+  expect_same_bits(train(w, testing::world(), {}, /*ddp=*/true, m), want);
+}
+
 TEST(FSDPDeterministic, MisuseIsAnError) {
   const Workload w = gpt();
   auto& pg = testing::world();
@@ -229,8 +245,9 @@ TEST(FSDPDeterministic, MisuseIsAnError) {
   EXPECT_NO_THROW(opt.step());
 }
 
-// A non-finite gradient anywhere cannot be summed exactly: every rank's shard of that unit
-// gets NaN gradients and the norm is NaN on every rank (as float sums would give), not garbage.
+// A non-finite gradient cannot be summed exactly: the shard it lands in gets NaN gradients and
+// the norm is NaN on every rank (as float sums would give), not garbage. Here one rank's whole
+// loss is infinite, so every shard is hit.
 TEST(FSDPDeterministic, NonFiniteGradientsBecomeNaNEverywhere) {
   auto& pg = testing::world();
   const Workload w = gpt();

@@ -20,12 +20,12 @@ constexpr int kFractionBits = 72;
 constexpr int kMaxContributions = 1024;
 constexpr double kMaxMagnitude = 4294967296.0;  // 2^32: X stays below 2^104
 
-// Writes v[i]'s limbs to (hi[i], lo[i]) for i < n (out-of-range values as 0, counted: the
-// return value).
-int64_t to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);
-// Adds v[i]'s limbs to (hi[i], lo[i]) without carrying (normalize_limbs after at most
-// kMaxContributions of them); returns the count of values out of range.
-int64_t accumulate_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);
+// Writes the exact sum of `terms` rows of n values each (row t at v + t * stride) to (hi, lo),
+// normalized, in one pass (terms <= kMaxContributions); returns the count of values out of range.
+int64_t sum_to_limbs(const float* v, int64_t stride, int terms, int64_t n, int64_t* hi, int64_t* lo);
+// The same sum divided by `divisor` and rounded to float32 (limbs_to_float's bits), without
+// materializing the limbs.
+int64_t sum_to_float(const float* v, int64_t stride, int terms, int64_t n, double divisor, float* out);
 // Adds v[i] to (hi[i], lo[i]) for i < n; values that are not finite or not below kMaxMagnitude
 // add nothing and are counted (the return value), so the caller can fail the reduction.
 int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);
