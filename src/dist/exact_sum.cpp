@@ -1,6 +1,7 @@
 #include "strider/dist/exact_sum.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "strider/core/tensor.h"
@@ -9,67 +10,130 @@
 namespace strider::dist {
 namespace {
 
-constexpr int kLoBits = 52;
+constexpr int kLoBits = 50;
 constexpr int64_t kLoMask = (int64_t{1} << kLoBits) - 1;
 constexpr int kDigitBits = 32, kLowestExponent = -320;
 
+// Adding 1.5 * 2^52 to a double of magnitude below 2^51 leaves round-to-nearest-even of it in
+// the low bits of the sum's representation: rounding and conversion in two vector instructions.
+constexpr double kRounder = 0x1.8p52;
+inline int64_t rounded(double x) { return std::bit_cast<int64_t>(x + kRounder) - std::bit_cast<int64_t>(kRounder); }
+
 // One value's limbs, branch-free so the loops vectorize. Every product below is by a power of
 // two and exact, so contracting any of them into an FMA cannot change a bit (the vectorized
-// body and the scalar tail agree). Values out of range become 0 and set `bad`.
+// body and the scalar tail agree). Values out of range become 0 and set `bad`. hi is
+// round(v * 2^22) and lo the rest, |lo| <= 2^49 (both exact in double), rounded below 2^-72.
 inline void limbs_of(float value, int64_t& hi, int64_t& lo, int64_t& bad) {
   const double d0 = value;
   const bool ok = std::fabs(d0) < kMaxMagnitude;  // NaN fails the comparison too
   const double d = ok ? d0 : 0.0;
   bad += ok ? 0 : 1;
-  // X = d * 2^72 split at bit 52: both parts are exact in double (d has 24 significant bits),
-  // only the part below 2^-72 is rounded (to nearest even: deterministic).
-  const double h = std::floor(d * 0x1p20);
-  const double l = std::nearbyint(d * 0x1p72 - h * 0x1p52);
-  const auto li = static_cast<int64_t>(l);
-  hi = static_cast<int64_t>(h) + (li >> kLoBits);  // l may round up to 2^52
-  lo = li & kLoMask;
+  const double y = d * 0x1p22 + kRounder;
+  hi = std::bit_cast<int64_t>(y) - std::bit_cast<int64_t>(kRounder);
+  lo = rounded(d * 0x1p72 - (y - kRounder) * 0x1p50);
 }
 
-// X * 2^-72 / divisor as float32: hi * 2^-20 and lo * 2^-72 are exact (|hi| < 2^53,
-// 0 <= lo < 2^52), so their sum is X * 2^-72 rounded once; one function, so every path that
+// X * 2^-72 / divisor as float32: hi * 2^-22 and lo * 2^-72 are exact (|hi| < 2^53,
+// 0 <= lo < 2^50), so their sum is X * 2^-72 rounded once; one function, so every path that
 // turns limbs into floats gives the same bits.
 inline float limbs_value(int64_t hi, int64_t lo, double divisor) {
-  return static_cast<float>((static_cast<double>(hi) * 0x1p-20 + static_cast<double>(lo) * 0x1p-72) / divisor);
+  return static_cast<float>((static_cast<double>(hi) * 0x1p-22 + static_cast<double>(lo) * 0x1p-72) / divisor);
+}
+
+}  // namespace
+
+namespace {
+
+// h[i], l[i] (=, or += when `add`) the limbs summed over T rows of v (row t at v + t * stride),
+// unnormalized. T is a constant so the rows unroll and the elements vectorize.
+template <int T>
+int64_t add_rows(const float* v, int64_t stride, int64_t n, int64_t* h, int64_t* l, bool add) {
+  int64_t bad = 0;
+#pragma omp simd reduction(+ : bad)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t hs = add ? h[i] : 0, ls = add ? l[i] : 0;
+    for (int t = 0; t < T; ++t) {
+      int64_t ht = 0, lt = 0;
+      limbs_of(v[t * stride + i], ht, lt, bad);
+      hs += ht;
+      ls += lt;
+    }
+    h[i] = hs;
+    l[i] = ls;
+  }
+  return bad;
+}
+
+int64_t add_rows(int rows, const float* v, int64_t stride, int64_t n, int64_t* h, int64_t* l, bool add) {
+  switch (rows) {
+    case 1: return add_rows<1>(v, stride, n, h, l, add);
+    case 2: return add_rows<2>(v, stride, n, h, l, add);
+    case 3: return add_rows<3>(v, stride, n, h, l, add);
+    case 4: return add_rows<4>(v, stride, n, h, l, add);
+    case 5: return add_rows<5>(v, stride, n, h, l, add);
+    case 6: return add_rows<6>(v, stride, n, h, l, add);
+    case 7: return add_rows<7>(v, stride, n, h, l, add);
+    default: return add_rows<8>(v, stride, n, h, l, add);
+  }
+}
+
+// Sums `terms` rows tile by tile (the tile's limbs stay in cache), eight rows at a time, and
+// hands each tile's normalized limbs to emit(first element, count, hi, lo).
+template <class Emit>
+int64_t sum_rows(const float* v, int64_t stride, int terms, int64_t n, const Emit& emit) {
+  constexpr int64_t kTile = 1024;
+  int64_t h[kTile], l[kTile];
+  int64_t bad = 0;
+  for (int64_t start = 0; start < n; start += kTile) {
+    const int64_t count = std::min(kTile, n - start);
+    for (int t = 0; t < terms; t += 8)
+      bad += add_rows(std::min(8, terms - t), v + t * stride + start, stride, count, h, l, t > 0);
+    normalize_limbs(h, l, count);
+    emit(start, count, h, l);
+  }
+  return bad;
+}
+
+// sum_to_float for a constant number of rows: all in registers, one pass.
+template <int T>
+int64_t rows_to_float(const float* v, int64_t stride, int64_t n, double divisor, float* out) {
+  int64_t bad = 0;
+#pragma omp simd reduction(+ : bad)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t hs = 0, ls = 0;
+    for (int t = 0; t < T; ++t) {
+      int64_t ht = 0, lt = 0;
+      limbs_of(v[t * stride + i], ht, lt, bad);
+      hs += ht;
+      ls += lt;
+    }
+    out[i] = limbs_value(hs + (ls >> kLoBits), ls & kLoMask, divisor);
+  }
+  return bad;
 }
 
 }  // namespace
 
 int64_t sum_to_float(const float* v, int64_t stride, int terms, int64_t n, double divisor, float* out) {
-  int64_t bad = 0;
-#pragma omp simd reduction(+ : bad)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t h = 0, l = 0;
-    for (int t = 0; t < terms; ++t) {
-      int64_t ht = 0, lt = 0;
-      limbs_of(v[t * stride + i], ht, lt, bad);
-      h += ht;
-      l += lt;
-    }
-    out[i] = limbs_value(h + (l >> kLoBits), l & kLoMask, divisor);
+  switch (terms) {  // the usual shard group sizes, in one pass
+    case 1: return rows_to_float<1>(v, stride, n, divisor, out);
+    case 2: return rows_to_float<2>(v, stride, n, divisor, out);
+    case 3: return rows_to_float<3>(v, stride, n, divisor, out);
+    case 4: return rows_to_float<4>(v, stride, n, divisor, out);
+    case 8: return rows_to_float<8>(v, stride, n, divisor, out);
+    default: break;
   }
-  return bad;
+  return sum_rows(v, stride, terms, n, [&](int64_t start, int64_t count, const int64_t* h, const int64_t* l) {
+#pragma omp simd
+    for (int64_t i = 0; i < count; ++i) out[start + i] = limbs_value(h[i], l[i], divisor);
+  });
 }
 
 int64_t sum_to_limbs(const float* v, int64_t stride, int terms, int64_t n, int64_t* hi, int64_t* lo) {
-  int64_t bad = 0;
-#pragma omp simd reduction(+ : bad)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t h = 0, l = 0;
-    for (int t = 0; t < terms; ++t) {
-      int64_t ht = 0, lt = 0;
-      limbs_of(v[t * stride + i], ht, lt, bad);
-      h += ht;
-      l += lt;
-    }
-    hi[i] = h + (l >> kLoBits);
-    lo[i] = l & kLoMask;
-  }
-  return bad;
+  return sum_rows(v, stride, terms, n, [&](int64_t start, int64_t count, const int64_t* h, const int64_t* l) {
+    std::copy(h, h + count, hi + start);
+    std::copy(l, l + count, lo + start);
+  });
 }
 
 int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo) {

@@ -58,6 +58,24 @@ TEST(ExactSum, EveryPartitionAndOrderGivesTheSameBits) {
   }
 }
 
+// sum_to_float (one pass, per row count) gives limbs_to_float's bits of sum_to_limbs.
+TEST(ExactSum, OnePassFloatSumMatchesTheLimbs) {
+  const int n = 3001;
+  for (int terms = 1; terms <= 12; ++terms) {
+    std::vector<float> rows;
+    for (int t = 0; t < terms; ++t) {
+      auto r = mixed_values(n, 300 + t);
+      rows.insert(rows.end(), r.begin(), r.end());
+    }
+    std::vector<int64_t> hi(n), lo(n);
+    std::vector<float> via_limbs(n), direct(n);
+    EXPECT_EQ(dist::sum_to_limbs(rows.data(), n, terms, n, hi.data(), lo.data()), 0);
+    dist::limbs_to_float(hi.data(), lo.data(), n, 12.0, via_limbs.data());
+    EXPECT_EQ(dist::sum_to_float(rows.data(), n, terms, n, 12.0, direct.data()), 0);
+    EXPECT_EQ(std::memcmp(direct.data(), via_limbs.data(), n * sizeof(float)), 0) << terms << " terms";
+  }
+}
+
 TEST(ExactSum, OutOfRangeValuesAreCountedNotAdded) {
   const float v[4] = {1.0f, NAN, INFINITY, 5e9f};
   int64_t hi[4] = {}, lo[4] = {};
@@ -66,6 +84,13 @@ TEST(ExactSum, OutOfRangeValuesAreCountedNotAdded) {
   dist::limbs_to_float(hi, lo, 4, 1.0, out);
   EXPECT_EQ(out[0], 1.0f);
   EXPECT_EQ(out[1], 0.0f);
+  // The edge of the range: the largest float below 2^29 (either sign) is carried exactly.
+  const float edge[3] = {std::nextafter(0x1p29f, 0.0f), -std::nextafter(0x1p29f, 0.0f), 0x1p29f};
+  int64_t ehi[3] = {}, elo[3] = {};
+  EXPECT_EQ(dist::add_to_limbs(edge, 3, ehi, elo), 1);
+  dist::limbs_to_float(ehi, elo, 3, 1.0, out);
+  EXPECT_EQ(out[0], edge[0]);
+  EXPECT_EQ(out[1], edge[1]);
 }
 
 TEST(ExactSum, SquareSumsAgreeAcrossPartitions) {

@@ -363,7 +363,12 @@ int train_loop(const TrainOptions& o) {
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);
   std::pair<std::string, std::string> digests;
-  if (o.json) digests = state_digests(*model, par.engine, *opt);  // collective: every rank
+  if (o.json) {
+    digests = state_digests(*model, par.engine, *opt);  // collective: every rank
+    // Every rank hashed the same full state; a difference would mean the ranks diverged.
+    if (par.pg)
+      dist::check_same_across_ranks(*par.pg, "params_sha256 and optimizer_sha256", {digests.first, digests.second});
+  }
   if (!lead) return 0;
   eval_curve.title = score.metric;
   write_svg_plot(o.out_dir + "/curves.svg", {loss_curve, eval_curve});

@@ -3,7 +3,7 @@
 // many ranks share the work: the deterministic mode's gradient reduction and norms.
 //
 // A float32 v becomes the integer X = round(v * 2^kFractionBits), held in two int64 limbs,
-// X = hi * 2^52 + lo with 0 <= lo < 2^52. Integer sums are exact and associative, so limb-wise
+// X = hi * 2^50 + lo with 0 <= lo < 2^50 once normalized. Integer sums are exact and associative, so limb-wise
 // int64 sums (any all-reduce or reduce-scatter with ReduceOp::Sum) of up to kMaxContributions per
 // element, then normalize_limbs, give the same X whatever the order. |v| must stay below
 // kMaxMagnitude; values are resolved to 2^-72 (about 2e-22), far below float32's precision for
@@ -18,7 +18,7 @@ namespace strider::dist {
 constexpr int kFractionBits = 72;
 // Contributions per element that limb-wise int64 sums can take without overflow.
 constexpr int kMaxContributions = 1024;
-constexpr double kMaxMagnitude = 4294967296.0;  // 2^32: X stays below 2^104
+constexpr double kMaxMagnitude = 0x1p29;  // X stays below 2^101; |hi| of one value below 2^51
 
 // Writes the exact sum of `terms` rows of n values each (row t at v + t * stride) to (hi, lo),
 // normalized, in one pass (terms <= kMaxContributions); returns the count of values out of range.
@@ -29,7 +29,7 @@ int64_t sum_to_float(const float* v, int64_t stride, int terms, int64_t n, doubl
 // Adds v[i] to (hi[i], lo[i]) for i < n; values that are not finite or not below kMaxMagnitude
 // add nothing and are counted (the return value), so the caller can fail the reduction.
 int64_t add_to_limbs(const float* v, int64_t n, int64_t* hi, int64_t* lo);
-// Carries lo's overflow into hi after limb-wise sums (0 <= lo < 2^52 again).
+// Carries lo's overflow into hi after limb-wise sums (0 <= lo < 2^50 again).
 void normalize_limbs(int64_t* hi, int64_t* lo, int64_t n);
 // out[i] = X[i] * 2^-kFractionBits / divisor, rounded to float32 (deterministic: the same limbs
 // give the same floats).
