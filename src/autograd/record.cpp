@@ -13,7 +13,8 @@ bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
 
 namespace {
 
-void attach_outputs(const std::shared_ptr<Node>& node, std::initializer_list<Tensor*> outputs) {
+template <class Outputs>
+void attach_outputs(const std::shared_ptr<Node>& node, const Outputs& outputs) {
   uint32_t nr = 0;
   for (Tensor* out : outputs) {
     node->output_meta().push_back({out->sizes().vec(), out->strides().vec(), out->dtype()});
@@ -42,6 +43,18 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs,
   attach_outputs(node, outputs);
 }
 
+void record(const char* name, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, BackwardFn backward) {
+  if (!GradMode::is_enabled()) return;
+  bool any = false;
+  for (const Tensor& t : inputs) any |= t.defined() && t.requires_grad();
+  if (!any) return;
+  auto node = std::make_shared<FunctionNode>(name, std::move(backward));
+  for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
+  std::vector<Tensor*> outs;
+  for (Tensor& t : outputs) outs.push_back(&t);
+  attach_outputs(node, outs);
+}
+
 void record(const char* name, const std::vector<Tensor>& inputs, Tensor* output, BackwardFn backward) {
   if (!GradMode::is_enabled()) return;
   bool any = false;
@@ -49,7 +62,7 @@ void record(const char* name, const std::vector<Tensor>& inputs, Tensor* output,
   if (!any) return;
   auto node = std::make_shared<FunctionNode>(name, std::move(backward));
   for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
-  attach_outputs(node, {output});
+  attach_outputs(node, std::initializer_list<Tensor*>{output});
 }
 
 void check_inplace(const Tensor& t, const char* op) {

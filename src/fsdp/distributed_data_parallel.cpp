@@ -30,6 +30,6 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<FullyShardedDat
   register_wrapped_module(engine_);
 }
 
-Tensor DistributedDataParallel::forward(const Tensor& input) { return (*engine_)(input); }
+nn::Value DistributedDataParallel::forward_args(const nn::Args& args) { return engine_->call(args); }
 
 }  // namespace strider::fsdp

@@ -137,16 +137,22 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
     state_ = State::Gathered;  // the module's own tensors: always in use
   }
 
-  pre_hook_ = module_.register_forward_pre_hook([this](nn::Module&, const Tensor& in) -> std::optional<Tensor> {
+  pre_hook_ = module_.register_forward_pre_hook([this](nn::Module&, const nn::Args& args) -> std::optional<nn::Args> {
     pre_forward();
+    // The root casts floating-point inputs (in any argument, at any depth) to the compute dtype.
     const auto& mp = tree_->options.mixed_precision;
-    if (is_root() && mp && mp->param_dtype && is_floating_point(in.dtype()) && in.dtype() != *mp->param_dtype)
-      return in.to(*mp->param_dtype);
-    return std::nullopt;
+    if (!is_root() || !mp || !mp->param_dtype) return std::nullopt;
+    const ScalarType dtype = *mp->param_dtype;
+    auto needs_cast = [dtype](const Tensor& t) { return t.defined() && is_floating_point(t.dtype()) && t.dtype() != dtype; };
+    bool any = false;
+    nn::for_each_tensor(args, [&](const Tensor& t) { any |= needs_cast(t); });
+    if (!any) return std::nullopt;
+    return nn::map_tensors(args, [&](const Tensor& t) { return needs_cast(t) ? t.to(dtype) : t; });
   });
-  post_hook_ = module_.register_forward_hook([this](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
-    return post_forward(out);
-  });
+  post_hook_ = module_.register_forward_hook(
+      [this](nn::Module&, const nn::Args&, const nn::Value& out) -> std::optional<nn::Value> {
+        return post_forward(out);
+      });
 }
 
 FlatParamUnit::~FlatParamUnit() {
@@ -269,22 +275,28 @@ void FlatParamUnit::pre_forward() {
   use_full_params();
 }
 
-Tensor FlatParamUnit::post_forward(const Tensor& output) {
+nn::Value FlatParamUnit::post_forward(const nn::Value& output) {
   use_shards();
   if (is_root()) tree_->order_recorded = true;
-  const bool backward_follows = autograd::GradMode::is_enabled() && output.requires_grad();
-  if (!backward_follows) {
+  auto flows = [](const Tensor& t) { return autograd::GradMode::is_enabled() && t.defined() && t.requires_grad(); };
+  std::vector<Tensor> outputs;
+  nn::for_each_tensor(output, [&](const Tensor& t) {
+    if (flows(t)) outputs.push_back(t);
+  });
+  if (outputs.empty()) {
     reshard();
     return output;
   }
   // The root keeps its parameters for backward, which starts with it (as PyTorch does).
   if (plan_.free_after_forward && !is_root()) reshard();
-  Tensor y = output.detach();
-  autograd::record("FSDPPreBackward", {&output}, {&y}, [this](const std::vector<Tensor>& grads, const autograd::Node&) {
+  std::vector<Tensor> hooked;
+  for (const Tensor& t : outputs) hooked.push_back(t.detach());
+  autograd::record("FSDPPreBackward", outputs, hooked, [this](const std::vector<Tensor>& grads, const autograd::Node&) {
     pre_backward();
     return grads;
   });
-  return y;
+  size_t next = 0;
+  return nn::map_tensors(output, [&](const Tensor& t) { return flows(t) ? hooked[next++] : t; });
 }
 
 void FlatParamUnit::pre_backward() {

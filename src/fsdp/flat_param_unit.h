@@ -86,7 +86,9 @@ class FlatParamUnit {
  private:
   enum class State { Sharded, Gathering, Gathered };
   void pre_forward();
-  Tensor post_forward(const Tensor& output);
+  // Reshards if no gradient will flow back; otherwise hooks pre_backward onto every output
+  // tensor that requires grad (one node over all of them, so it runs once).
+  nn::Value post_forward(const nn::Value& output);
   void pre_backward();
   void on_grad_ready(size_t i);
   void launch_reduce();

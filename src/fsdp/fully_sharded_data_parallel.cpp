@@ -229,7 +229,7 @@ void FullyShardedDataParallel::check_units_across_ranks() {
   options_.hybrid_groups = tree_->groups->made_hybrid();  // enable_wrap reuses them for its next wrap
 }
 
-Tensor FullyShardedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
+nn::Value FullyShardedDataParallel::forward_args(const nn::Args& args) { return module_->call(args); }
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& m) : m_(m) {
   STRIDER_CHECK(!m.options_.deterministic, "FullyShardedDataParallel::no_sync",

@@ -98,15 +98,4 @@ Tensor AdaptiveAvgPool2d::forward(const Tensor& x) {
   return adaptive_avg_pool2d(x, size);
 }
 
-Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Module("Sequential") {
-  for (auto& m : modules) push_back(m);
-}
-void Sequential::push_back(std::shared_ptr<Module> m) { add_child(std::to_string(size()), std::move(m)); }
-Tensor Sequential::forward(const Tensor& x) {
-  Tensor y = x;
-  for (auto& [name, m] : named_children()) y = (*m)(y);
-  return y;
-}
-void ModuleList::push_back(std::shared_ptr<Module> m) { add_child(std::to_string(size()), std::move(m)); }
-
 }  // namespace strider::nn

@@ -22,17 +22,22 @@ auto find(V& v, const std::string& name) {
 }  // namespace
 
 Tensor Module::forward(const Tensor&) {
-  STRIDER_CHECK(false, type_name_.c_str(), "this module has no single-input forward(); call its own methods");
+  STRIDER_CHECK(false, type_name_.c_str(), "this module has no single-tensor forward(); call it with its own arguments");
   return Tensor();
 }
 
-Tensor Module::operator()(const Tensor& input) {
-  Tensor x = input;
+Value Module::forward_args(const Args& args) {
+  STRIDER_CHECK(args.size() == 1 && args.keywords().empty() && args[0].is_tensor(), type_name_.c_str(),
+                "takes one Tensor, but was called with ", args.describe());
+  return forward(args[0].tensor());
+}
+
+Value Module::call(Args args) {
   for (auto& [id, hook] : pre_hooks_)
-    if (auto r = hook(*this, x)) x = *r;
-  Tensor out;
+    if (auto r = hook(*this, args)) args = std::move(*r);
+  Value out;
   try {
-    out = forward(x);
+    out = forward_args(args);
   } catch (const Error& e) {
     // Prefix the module chain, outermost first: "in ResNet > Sequential > BasicBlock > Conv2d
     // (weight [64, 64, 3, 3]): [conv2d] ...".
@@ -43,8 +48,15 @@ Tensor Module::operator()(const Tensor& input) {
     throw Error("in " + own + ": " + what);
   }
   for (auto& [id, hook] : post_hooks_)
-    if (auto r = hook(*this, x, out)) out = *r;
+    if (auto r = hook(*this, args, out)) out = std::move(*r);
   return out;
+}
+
+Tensor Module::operator()(const Tensor& input) {
+  Value out = call(Args{input});
+  STRIDER_CHECK(out.is_tensor(), type_name_.c_str(), "returned ", out.describe(),
+                ", not one Tensor; call it through call() or with the Value-returning operator()");
+  return out.tensor();
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
@@ -79,12 +91,6 @@ void Module::register_wrapped_module(std::shared_ptr<Module> module) {
   STRIDER_CHECK(children_.empty() && params_.empty() && buffers_.empty(), type_name_.c_str(),
                 "a wrapper holds exactly one module and nothing else");
   children_.emplace_back("", std::move(module));
-}
-
-void Module::replace_child(const std::string& name, std::shared_ptr<Module> module) {
-  auto it = find(children_, name);
-  STRIDER_CHECK(it != children_.end(), type_name_.c_str(), "no child named '", name, "'");
-  it->second = std::move(module);
 }
 
 Tensor& Module::param(const std::string& name) {

@@ -283,7 +283,7 @@ TEST(FSDPEquivalence, ChannelsLastStaysChannelsLast) {
     auto conv = m->named_children()[0].second;
     auto sharded = fsdp::FullyShardedDataParallel::wrap(m, testing::world(), {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(1000)});
     EXPECT_TRUE(conv->param("weight").is_contiguous(MemoryFormat::ChannelsLast)) << "the shard keeps the format";
-    conv->register_forward_pre_hook([](nn::Module& c, const Tensor&) -> std::optional<Tensor> {
+    conv->register_forward_pre_hook([](nn::Module& c, const nn::Args&) -> std::optional<nn::Args> {
       const Tensor& wgt = c.param("weight");
       EXPECT_EQ(wgt.sizes(), IntArrayRef({32, 1, 3, 3}));
       EXPECT_TRUE(wgt.is_contiguous(MemoryFormat::ChannelsLast)) << "gathered weight strides " << wgt.strides();

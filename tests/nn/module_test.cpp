@@ -88,8 +88,11 @@ TEST(Module, TrainEvalAndHooks) {
   EXPECT_FALSE((*m)[1]->is_training());
   m->train();
   int pre = 0, post = 0;
-  int h1 = m->register_forward_pre_hook([&](nn::Module&, const Tensor&) { ++pre; return std::nullopt; });
-  m->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) { ++post; return out * 2.0; });
+  int h1 = m->register_forward_pre_hook([&](nn::Module&, const nn::Args&) { ++pre; return std::nullopt; });
+  m->register_forward_hook([&](nn::Module&, const nn::Args&, const nn::Value& out) -> std::optional<nn::Value> {
+    ++post;
+    return out.tensor() * 2.0;
+  });
   Tensor x = rand({2, 3, 5, 5});
   Tensor y = (*m)(x);
   EXPECT_EQ(pre, 1);

@@ -24,6 +24,10 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs,
 // For ops over a list of tensors (cat, stack): one next edge per list element.
 void record(const char* name, const std::vector<Tensor>& inputs, Tensor* output, BackwardFn backward);
 
+// Several outputs over a list of inputs (pass-through nodes of wrappers such as FSDP, over a
+// module's outputs): outputs[i] becomes output i of the node.
+void record(const char* name, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, BackwardFn backward);
+
 // Single-output convenience: records and returns `output`.
 inline Tensor record(const char* name, std::initializer_list<const Tensor*> inputs, Tensor output,
                      BackwardFn backward) {

@@ -23,7 +23,8 @@ class DistributedDataParallel : public nn::Module {
   // Broadcasts rank 0's parameters and buffers, so every rank starts from the same model.
   static std::shared_ptr<DistributedDataParallel> wrap(std::shared_ptr<nn::Module> module,
                                                        std::shared_ptr<dist::ProcessGroup> pg, DDPOptions options = {});
-  Tensor forward(const Tensor& input) override;
+  // The wrapped module's forward, with whatever arguments and outputs it has.
+  nn::Value forward_args(const nn::Args& args) override;
 
   // Gradient accumulation without communication inside this scope.
   class NoSyncGuard {

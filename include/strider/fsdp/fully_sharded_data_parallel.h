@@ -46,7 +46,8 @@ class FullyShardedDataParallel : public nn::Module {
                                                         FSDPOptions options = {});
   ~FullyShardedDataParallel() override;
 
-  Tensor forward(const Tensor& input) override;
+  // The wrapped module's forward, with whatever arguments and outputs it has.
+  nn::Value forward_args(const nn::Args& args) override;
   const std::shared_ptr<nn::Module>& module() const { return module_; }
   const FSDPOptions& options() const { return options_; }
   dist::ProcessGroup& process_group() const { return *pg_; }

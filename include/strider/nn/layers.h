@@ -1,9 +1,10 @@
 #pragma once
 // The non-convolution layers: normalization, linear, embedding, activations, dropout, pooling,
-// flatten, and the Sequential / ModuleList containers.
+// flatten; the containers (Sequential, ModuleList, ModuleDict) come with it.
 #include <initializer_list>
 
 #include "strider/core/generator.h"
+#include "strider/nn/containers.h"
 #include "strider/nn/module.h"
 
 namespace strider::nn {
@@ -127,25 +128,6 @@ class AdaptiveAvgPool2d : public Module {
 
  private:
   DimVector size_;
-};
-
-class Sequential : public Module {
- public:
-  Sequential() : Module("Sequential") {}
-  Sequential(std::initializer_list<std::shared_ptr<Module>> modules);
-  // Children are named "0", "1", ... as in PyTorch.
-  void push_back(std::shared_ptr<Module> m);
-  Tensor forward(const Tensor& x) override;
-  size_t size() const { return named_children().size(); }
-  std::shared_ptr<Module> operator[](size_t i) const { return named_children()[i].second; }
-};
-
-class ModuleList : public Module {
- public:
-  ModuleList() : Module("ModuleList") {}
-  void push_back(std::shared_ptr<Module> m);
-  size_t size() const { return named_children().size(); }
-  std::shared_ptr<Module> operator[](size_t i) const { return named_children()[i].second; }
 };
 
 }  // namespace strider::nn

@@ -2,6 +2,14 @@
 // Module: named parameters, buffers and children, train/eval, dtype and memory-format
 // conversion, state dicts and forward hooks. Layers read their parameters from the registry on
 // every call, so a wrapper (FSDP) can swap in gathered tensors by name.
+//
+// Forward comes in two forms. Single-tensor modules (layers, Sequential chains) override
+// forward(const Tensor&) and are called as (*m)(x), giving a Tensor. Modules with other
+// signatures (several inputs, keyword arguments, several outputs) override forward_args(Args),
+// usually through bind_forward (nn/forward_binding.h), and are called as (*m)(a, b,
+// nn::kw("mask", m)), giving a Value. Either way the call goes through call(), which runs the
+// hooks, so wrappers (FSDP, DDP) see every module's inputs and outputs the same way.
+#include <concepts>
 #include <functional>
 #include <map>
 #include <memory>
@@ -11,22 +19,39 @@
 #include <vector>
 
 #include "strider/core/tensor.h"
+#include "strider/nn/value.h"
 
 namespace strider::nn {
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
-  using ForwardPreHook = std::function<std::optional<Tensor>(Module&, const Tensor& input)>;
-  using ForwardHook = std::function<std::optional<Tensor>(Module&, const Tensor& input, const Tensor& output)>;
+  // A pre-hook may replace the arguments, a hook the output (return nullopt to keep them).
+  using ForwardPreHook = std::function<std::optional<Args>(Module&, const Args& args)>;
+  using ForwardHook = std::function<std::optional<Value>(Module&, const Args& args, const Value& output)>;
 
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
-  // The computation; override in layers. Call through operator() so hooks run.
+  // The single-tensor computation; override in layers. Call through operator() so hooks run.
   virtual Tensor forward(const Tensor& input);
+  // The general computation. The default takes exactly one Tensor argument to forward(Tensor).
+  virtual Value forward_args(const Args& args);
+
+  // Runs the pre-hooks, forward_args and the hooks; errors are prefixed with the module chain
+  // ("in Encoder > MultiheadAttention: ...").
+  Value call(Args args);
+  // One tensor in, one tensor out (an Error if the module returns anything else).
   Tensor operator()(const Tensor& input);
+  // Any other call: positional Values and nn::kw(...) keyword arguments.
+  template <class... A>
+    requires(!(sizeof...(A) == 1 && (std::convertible_to<A, const Tensor&> && ...)))
+  Value operator()(A&&... args) {
+    Args a;
+    (a.add(std::forward<A>(args)), ...);
+    return call(std::move(a));
+  }
 
   const std::string& type_name() const { return type_name_; }
 
@@ -88,9 +113,6 @@ class Module : public std::enable_shared_from_this<Module> {
   // module and state-dict names are those of the wrapped module ("0.weight", not
   // "module.0.weight").
   void register_wrapped_module(std::shared_ptr<Module> module);
-  // Replaces a registered child (wrap policies use it).
-  void replace_child(const std::string& name, std::shared_ptr<Module> module);
-  friend class ModuleTreeEditor;
 
  private:
   void collect_params(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
@@ -106,14 +128,6 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
   std::vector<std::pair<int, ForwardHook>> post_hooks_;
   int next_hook_ = 0;
-};
-
-// Gives wrappers (FSDP's auto-wrap) a way to swap a module's child in place.
-class ModuleTreeEditor {
- public:
-  static void replace_child(Module& parent, const std::string& name, std::shared_ptr<Module> child) {
-    parent.replace_child(name, std::move(child));
-  }
 };
 
 }  // namespace strider::nn

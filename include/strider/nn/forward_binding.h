@@ -1,0 +1,147 @@
+#pragma once
+// Typed forward signatures for modules: a module writes its forward with the parameters it
+// needs and forwards Module::forward_args to it with bind_forward, which binds the call's Args
+// by position or keyword, converts each Value to the parameter's type and the result back:
+//
+//   class Classifier : public nn::Module {
+//    public:
+//     using nn::Module::forward;  // keeps the single-tensor overload visible (no hiding)
+//     std::tuple<Tensor, Tensor> forward(const Tensor& ids, const Tensor& mask, std::optional<Tensor> labels);
+//     nn::Value forward_args(const nn::Args& args) override {
+//       return nn::bind_forward(args, {"ids", "mask", "labels"},
+//                               [this](const Tensor& ids, const Tensor& mask, std::optional<Tensor> labels) {
+//                                 return forward(ids, mask, labels);
+//                               });
+//     }
+//   };
+//
+// A typed method with a name of its own can be bound directly: bind_forward(args, names, *this,
+// &Classifier::classify).
+//
+// Parameter types: Tensor, bool, int64_t, int, double, std::string, std::vector<Tensor>, Value,
+// and std::optional of any of them. A parameter is optional (None or absent binds nullopt, or
+// None for Value) exactly when its type is std::optional or Value; the optional ones come last.
+// Result types: Tensor, Value, bool, int64_t, double, std::string, std::vector<Tensor>,
+// std::pair and std::tuple of those (a list), void (None). Binding errors name the signature
+// and the call; Module::call prefixes them with the module chain.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "strider/nn/value.h"
+
+namespace strider::nn {
+namespace binding {
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+template <class T>
+constexpr bool is_optional_parameter = IsOptional<std::decay_t<T>>::value || std::is_same_v<std::decay_t<T>, Value>;
+
+template <class T>
+T from_value(const Value& v) {
+  if constexpr (IsOptional<T>::value) {
+    if (v.is_none()) return std::nullopt;
+    return from_value<typename T::value_type>(v);
+  } else if constexpr (std::is_same_v<T, Value>) {
+    return v;
+  } else if constexpr (std::is_same_v<T, Tensor>) {
+    return v.tensor();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v.to_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(v.to_int());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v.to_double());
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v.str();
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    std::vector<Tensor> out;
+    for (const Value& item : v.items()) out.push_back(item.tensor());
+    return out;
+  } else {
+    static_assert(sizeof(T) == 0, "bind_forward: unsupported parameter type");
+  }
+}
+
+template <class T>
+Value to_value(T&& r) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Value> || std::is_same_v<D, Tensor> || std::is_same_v<D, bool> ||
+                std::is_same_v<D, double> || std::is_same_v<D, std::string> || std::is_same_v<D, std::vector<Tensor>>) {
+    return Value(std::forward<T>(r));
+  } else if constexpr (std::is_integral_v<D>) {
+    return Value(static_cast<int64_t>(r));
+  } else if constexpr (IsOptional<D>::value) {
+    return r ? to_value(*r) : Value();
+  } else {
+    // std::pair / std::tuple: a list, element by element.
+    return std::apply([](auto&&... e) { return Value::list({to_value(std::forward<decltype(e)>(e))...}); },
+                      std::forward<T>(r));
+  }
+}
+
+template <class... P>
+size_t required_parameters() {
+  constexpr bool optional[] = {is_optional_parameter<P>..., false};
+  size_t n = 0;
+  while (n < sizeof...(P) && !optional[n]) ++n;
+  for (size_t i = n; i < sizeof...(P); ++i)
+    STRIDER_CHECK(optional[i], "bind_forward", "the optional parameters (std::optional, Value) of a forward must come last");
+  return n;
+}
+
+template <class Invoke, class R, class... P, size_t... I>
+Value call_bound(Invoke&& invoke, const std::vector<Value>& bound, std::index_sequence<I...>) {
+  if constexpr (std::is_void_v<R>) {
+    invoke(from_value<std::decay_t<P>>(bound[I])...);
+    return Value();
+  } else {
+    return to_value(invoke(from_value<std::decay_t<P>>(bound[I])...));
+  }
+}
+
+template <class R, class... P, class Invoke>
+Value bind_and_call(const char* op, Invoke&& invoke, const Args& args, std::initializer_list<std::string_view> names) {
+  STRIDER_CHECK(names.size() == sizeof...(P), op, "bind_forward was given ", names.size(),
+                " parameter names for a forward with ", sizeof...(P), " parameters");
+  const std::vector<Value> bound = args.bind(op, std::vector<std::string_view>(names), required_parameters<P...>());
+  return call_bound<Invoke, R, P...>(std::forward<Invoke>(invoke), bound, std::index_sequence_for<P...>{});
+}
+
+template <class F>
+struct Signature : Signature<decltype(&F::operator())> {};
+template <class C, class R, class... P>
+struct Signature<R (C::*)(P...) const> {
+  template <class Invoke>
+  static Value call(Invoke&& f, const Args& args, std::initializer_list<std::string_view> names) {
+    return bind_and_call<R, P...>("forward", std::forward<Invoke>(f), args, names);
+  }
+};
+template <class C, class R, class... P>
+struct Signature<R (C::*)(P...)> : Signature<R (C::*)(P...) const> {};
+
+}  // namespace binding
+
+// Binds `args` to the parameters of `fn` (a lambda or other callable with one operator()).
+template <class F>
+Value bind_forward(const Args& args, std::initializer_list<std::string_view> names, F&& fn) {
+  return binding::Signature<std::decay_t<F>>::call(std::forward<F>(fn), args, names);
+}
+
+// Binds `args` to the member function `fn` of `self`.
+template <class M, class R, class... P>
+Value bind_forward(const Args& args, std::initializer_list<std::string_view> names, M& self, R (M::*fn)(P...)) {
+  return binding::bind_and_call<R, P...>(
+      "forward", [&](auto&&... a) -> decltype(auto) { return (self.*fn)(std::forward<decltype(a)>(a)...); }, args,
+      names);
+}
+
+}  // namespace strider::nn
