@@ -295,55 +295,6 @@ double FullyShardedDataParallel::clip_grad_norm_exact(double max_norm) {
   return norm;
 }
 
-std::map<std::string, Tensor> FullyShardedDataParallel::full_state_dict() {
-  autograd::NoGradGuard no_grad;
-  std::map<std::string, Tensor> out;
-  for (FlatParamUnit* u : tree_->units) {
-    const bool was_gathered = u->is_gathered();
-    u->use_full_params();
-    for (auto& s : u->params()) out[s.full_name] = s.full.to(s.shard.dtype(), MemoryFormat::Preserve, true).detach();
-    u->use_shards();
-    if (!was_gathered) u->reshard();
-  }
-  for (auto& [name, b] : named_buffers()) out[name] = b.clone();
-  return out;
-}
-
-void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, Tensor>& state) {
-  autograd::NoGradGuard no_grad;
-  // All or nothing: every entry is checked before the first shard changes.
-  for (FlatParamUnit* u : tree_->units)
-    for (auto& s : u->params()) {
-      auto it = state.find(s.full_name);
-      STRIDER_CHECK(it != state.end(), "load_full_state_dict", "missing parameter '", s.full_name, "'");
-      STRIDER_CHECK(it->second.defined() && it->second.sizes() == IntArrayRef(s.sizes), "load_full_state_dict",
-                    "parameter '", s.full_name, "' has shape ", it->second.defined() ? it->second.sizes() : IntArrayRef(),
-                    " in the state dict but ", IntArrayRef(s.sizes), " in the model");
-    }
-  for (auto& [name, b] : named_buffers()) {
-    auto it = state.find(name);
-    STRIDER_CHECK(it == state.end() || (it->second.defined() && it->second.sizes() == b.sizes()), "load_full_state_dict",
-                  "buffer '", name, "' has shape ", it->second.defined() ? it->second.sizes() : IntArrayRef(),
-                  " in the state dict but ", b.sizes(), " in the model");
-  }
-  for (FlatParamUnit* u : tree_->units)
-    for (auto& s : u->params()) {
-      const int n = u->plan().shards(), r = u->plan().shard_rank();
-      const Tensor& src = state.at(s.full_name);
-      // Persistent full parameters notice the shards changed and gather them before next use.
-      const int64_t valid = std::clamp<int64_t>(s.rows - r * s.chunk_rows, 0, s.chunk_rows);
-      if (n == 1)
-        ops::copy_(s.shard, src);
-      else if (valid > 0)
-        ops::copy_(s.shard.narrow(0, 0, valid), src.narrow(0, r * s.chunk_rows, valid));
-      s.shard.storage()->bump_version();  // the ops layer does not count writes; autograd's checks do
-    }
-  for (auto& [name, b] : named_buffers()) {
-    auto it = state.find(name);
-    if (it != state.end()) ops::copy_(b, it->second);
-  }
-}
-
 std::pair<FlatParamUnit*, const detail::ParamSlot*> FullyShardedDataParallel::find_slot(const Tensor& shard) const {
   for (FlatParamUnit* u : tree_->units)
     for (const auto& s : u->params())

@@ -37,9 +37,16 @@ enable_wrap::~enable_wrap() {
   t_scope = nullptr;
 }
 
-std::shared_ptr<nn::Module> wrap(std::shared_ptr<nn::Module> module) {
-  if (!t_scope) return module;
+std::shared_ptr<FullyShardedDataParallel> wrap(std::shared_ptr<nn::Module> module) {
+  STRIDER_CHECK(t_scope != nullptr, "fsdp::wrap", "called outside an enable_wrap scope, so there are no settings to "
+                "wrap with; open one (fsdp::enable_wrap scope(pg, options)), call FullyShardedDataParallel::wrap("
+                "module, pg, options), or use wrap_if_enabled for code that also runs unsharded");
   return FullyShardedDataParallel::wrap(std::move(module), t_scope->pg, t_scope->options);
+}
+
+std::shared_ptr<nn::Module> wrap_if_enabled(std::shared_ptr<nn::Module> module) {
+  if (!t_scope) return module;
+  return wrap(std::move(module));
 }
 
 }  // namespace strider::fsdp

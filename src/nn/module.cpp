@@ -5,6 +5,7 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/nn/state_dict.h"
 
 namespace strider::nn {
 namespace {
@@ -224,6 +225,10 @@ std::map<std::string, Tensor> Module::state_dict() const {
 
 void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
   autograd::NoGradGuard no_grad;
+  const StateDictOrigin origin = state_dict_origin(state);
+  STRIDER_CHECK(origin.kind == StateDictKind::Full, "load_state_dict", type_name_, " takes a full state dict, but this is ",
+                describe(origin), " from FullyShardedDataParallel; load it into the FSDP model under the same "
+                "state-dict type, or save a full one there (its default state_dict())");
   // Everything is checked before anything is copied: a failed load leaves the module as it was.
   std::set<std::string> seen;
   std::vector<std::pair<Tensor, Tensor>> copies;  // (destination, source)

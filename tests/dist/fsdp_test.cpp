@@ -260,14 +260,17 @@ TEST(FSDPEquivalence, ManualWrapInsideEnableWrap) {
     auto seq = std::make_shared<nn::Sequential>();
     for (auto& [name, child] : cnn->named_children())
       seq->push_back(child->num_parameters() > 0 ? fsdp::wrap(child) : child);
-    return fsdp::wrap(seq);
+    auto root = fsdp::wrap(seq);  // the FSDP type: no cast needed
+    EXPECT_EQ(root->num_units(), 4);
+    return root;
   };
   Workload w = cnn_workload();
   w.make = [&] { return std::shared_ptr<nn::Module>(make()); };
   expect_equivalent(w, wrap_by_hand, 1e-5);
-  // Outside a scope wrap() is the identity.
+  // Outside a scope wrap() has no settings to use; wrap_if_enabled is PyTorch's identity.
   auto plain = std::make_shared<nn::Linear>(2, 2);
-  EXPECT_EQ(fsdp::wrap(plain).get(), plain.get());
+  EXPECT_THROW(fsdp::wrap(plain), Error);
+  EXPECT_EQ(fsdp::wrap_if_enabled(plain).get(), plain.get());
 }
 
 TEST(FSDPEquivalence, OffloadGivesTheSameParameters) {

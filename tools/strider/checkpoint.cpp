@@ -68,6 +68,10 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim
   for (auto& [n, v] : f.tensors) {
     if (n.rfind("model.", 0) == 0) {
       const std::string name = n.substr(6);
+      if (nn::is_state_dict_metadata(name)) {  // a sharded model's marker: load_state_dict checks it
+        model_state[name] = v;
+        continue;
+      }
       auto it = own.find(name);
       STRIDER_CHECK(it != own.end(), kOp, path, ": tensor '", n, "' is not part of the model");
       STRIDER_CHECK(v.sizes() == it->second.sizes() && v.dtype() == it->second.dtype(), kOp, path, ": tensor '", n,

@@ -88,6 +88,8 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
     f.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat, .buffer_dtype = {}};
   auto wrapped = fsdp::FullyShardedDataParallel::wrap(model, p.pg, f);
   p.fsdp = p.engine = wrapped.get();
+  // Each rank's checkpoint file holds its padded shards (resumed by the same layout).
+  wrapped->set_state_dict_type({.type = fsdp::StateDictType::Local});
   p.model = wrapped;
   return p;
 }

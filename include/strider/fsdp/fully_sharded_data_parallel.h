@@ -76,8 +76,40 @@ class FullyShardedDataParallel : public nn::Module {
   // so the same for every world size too).
   double clip_grad_norm_(double max_norm);
 
+  // State dicts as PyTorch's FSDP makes them; the type chosen here (Full by default) decides
+  // what state_dict() returns and what load_state_dict() takes:
+  //   Full: whole tensors under the wrapped module's names (collective: call on every rank).
+  //   Sharded: each rank's unpadded rows of every parameter with their place in the whole
+  //     tensor; loads into any layout whose rows for this rank the dict holds.
+  //   Local: each rank's padded shards as named_parameters() shows them; loads only into the
+  //     same world size and layout (the trainer's per-rank files).
+  // Non-full dicts carry a marker (nn/state_dict.h): loading one under another type, or into a
+  // plain module, is an Error naming both kinds. Buffers are whole in every type.
+  void set_state_dict_type(StateDictConfig config) { state_dict_config_ = config; }
+  const StateDictConfig& state_dict_config() const { return state_dict_config_; }
+  // Sets a type for a scope and restores the previous one (PyTorch's state_dict_type context).
+  class StateDictTypeGuard {
+   public:
+    StateDictTypeGuard(FullyShardedDataParallel& m, StateDictConfig config)
+        : m_(m), previous_(m.state_dict_config()) {
+      m.set_state_dict_type(config);
+    }
+    ~StateDictTypeGuard() { m_.set_state_dict_type(previous_); }
+    StateDictTypeGuard(const StateDictTypeGuard&) = delete;
+    StateDictTypeGuard& operator=(const StateDictTypeGuard&) = delete;
+
+   private:
+    FullyShardedDataParallel& m_;
+    StateDictConfig previous_;
+  };
+  std::map<std::string, Tensor> state_dict() const override;
+  // All or nothing: every entry is checked (names, shapes, row ranges, the dict's kind) before
+  // the first shard changes. strict: missing or unexpected keys raise.
+  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true) override;
+
   // The full (unsharded) parameters and buffers under their original names, in the
-  // parameters' original dtype; every rank gets a copy (collective: call on all ranks).
+  // parameters' original dtype; every rank gets a copy (collective: call on all ranks). The
+  // same as state_dict() under the Full type.
   std::map<std::string, Tensor> full_state_dict();
   // Loads a full state dict (as saved from full_state_dict or a local model) into the shards.
   void load_full_state_dict(const std::map<std::string, Tensor>& state);
@@ -103,7 +135,6 @@ class FullyShardedDataParallel : public nn::Module {
  private:
   FullyShardedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg,
                            FSDPOptions options);
-  friend std::shared_ptr<nn::Module> wrap(std::shared_ptr<nn::Module>);
   friend class DistributedDataParallel;
   void build_units();
   // DDP's units: parameters in reverse registration order (roughly the order their gradients
@@ -117,9 +148,14 @@ class FullyShardedDataParallel : public nn::Module {
   // The unit and slot whose local shard is `shard` (throws if no unit of this tree has it).
   std::pair<detail::FlatParamUnit*, const detail::ParamSlot*> find_slot(const Tensor& shard) const;
 
+  std::map<std::string, Tensor> gather_state_dict(bool rank0_only);
+  std::map<std::string, Tensor> shard_state_dict(StateDictType type, bool copy) const;
+  void load_state(const std::map<std::string, Tensor>& state, StateDictType type, bool strict);
+
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<dist::ProcessGroup> pg_;
   FSDPOptions options_;
+  StateDictConfig state_dict_config_;
   std::shared_ptr<detail::TreeState> tree_;
   std::vector<std::unique_ptr<detail::FlatParamUnit>> units_;  // units this wrapper created
   std::vector<std::shared_ptr<detail::TreeState>> adopted_;    // trees of hand-wrapped descendants

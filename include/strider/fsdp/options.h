@@ -7,6 +7,7 @@
 
 #include "strider/core/scalar_type.h"
 #include "strider/dist/mesh.h"
+#include "strider/nn/state_dict.h"
 
 namespace strider::nn {
 class Module;
@@ -59,6 +60,19 @@ using AutoWrapPolicy = std::function<bool(const nn::Module&, bool recurse, int64
 // The strategy of the unit made for `module` (nullopt: FSDPOptions::sharding_strategy), e.g.
 // embeddings NoShard and blocks FullShard. Every rank must answer the same.
 using UnitStrategyPolicy = std::function<std::optional<ShardingStrategy>(const nn::Module& module)>;
+
+// PyTorch's state_dict_type: what an FSDP model's state_dict() returns and load_state_dict()
+// takes (docs/fsdp_strategies.md, "State dicts").
+using StateDictType = nn::StateDictKind;
+struct StateDictConfig {
+  StateDictType type = StateDictType::Full;
+  // Full: ranks other than 0 get an empty dict (every rank still joins the gathers).
+  bool rank0_only = false;
+  // Sharded and Local: independent copies in ordinary host memory instead of views of the live
+  // shards (which change with every step and, under CPUOffload, live in the offload files).
+  // Full tensors are always copies.
+  bool offload_to_cpu = false;
+};
 
 struct FSDPOptions {
   AutoWrapPolicy auto_wrap_policy;  // empty: one unit (plus any modules wrapped by hand)

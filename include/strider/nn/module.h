@@ -97,10 +97,13 @@ class Module : public std::enable_shared_from_this<Module> {
   void zero_grad();
 
   // ---- state
-  std::map<std::string, Tensor> state_dict() const;
-  // Copies values in (keeping each parameter's layout). strict: missing or unexpected keys
-  // raise; shapes must always match.
-  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  // Every parameter and buffer, whole, keyed by name (so ordered by name, not by
+  // registration). Wrappers that shard (FSDP) override both with their state-dict types.
+  virtual std::map<std::string, Tensor> state_dict() const;
+  // Copies values in (keeping each parameter's layout), all or nothing. strict: missing or
+  // unexpected keys raise; shapes must always match. Takes full dicts only: a sharded or local
+  // one (nn/state_dict.h) is an Error saying where it came from.
+  virtual void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
 
   // ---- hooks (FSDP builds on these)
   int register_forward_pre_hook(ForwardPreHook hook);

@@ -1,0 +1,169 @@
+// FSDP's state-dict types (full, sharded, local): what state_dict() returns and what
+// load_state_dict() takes, following PyTorch's FullyShardedDataParallel.state_dict_type.
+#include <algorithm>
+#include <set>
+
+#include "fsdp/flat_param_unit.h"
+#include "strider/autograd/grad_mode.h"
+#include "strider/fsdp/fully_sharded_data_parallel.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/factory.h"
+
+namespace strider::fsdp {
+
+using detail::FlatParamUnit;
+using detail::ParamSlot;
+
+namespace {
+
+constexpr const char* kOp = "FullyShardedDataParallel::load_state_dict";
+
+// The rows of `s` this rank holds, as an offset into the whole parameter and a count (the
+// padding rows past the parameter's end are not counted).
+std::pair<int64_t, int64_t> own_rows(const FlatParamUnit& u, const ParamSlot& s) {
+  if (!u.plan().flat_shards()) return {0, s.rows};
+  const int64_t offset = u.plan().shard_rank() * s.chunk_rows;
+  return {std::min(offset, s.rows), std::clamp<int64_t>(s.rows - offset, 0, s.chunk_rows)};
+}
+
+std::string shape(const Tensor& t) { return t.defined() ? strider::detail::str(t.sizes()) : std::string("undefined"); }
+
+}  // namespace
+
+std::map<std::string, Tensor> FullyShardedDataParallel::state_dict() const {
+  auto* self = const_cast<FullyShardedDataParallel*>(this);  // gathering changes no observable state
+  if (state_dict_config_.type == StateDictType::Full) return self->gather_state_dict(state_dict_config_.rank0_only);
+  return shard_state_dict(state_dict_config_.type, state_dict_config_.offload_to_cpu);
+}
+
+std::map<std::string, Tensor> FullyShardedDataParallel::full_state_dict() { return gather_state_dict(false); }
+
+std::map<std::string, Tensor> FullyShardedDataParallel::gather_state_dict(bool rank0_only) {
+  autograd::NoGradGuard no_grad;
+  const bool keep = !rank0_only || pg_->rank() == 0;
+  std::map<std::string, Tensor> out;
+  // Unit by unit: at most one unit's parameters are gathered at a time.
+  for (FlatParamUnit* u : tree_->units) {
+    const bool was_gathered = u->is_gathered();
+    u->use_full_params();
+    if (keep)
+      for (auto& s : u->params()) out[s.full_name] = s.full.to(s.shard.dtype(), MemoryFormat::Preserve, true).detach();
+    u->use_shards();
+    if (!was_gathered) u->reshard();
+  }
+  if (keep)
+    for (auto& [name, b] : named_buffers()) out[name] = b.clone();
+  return out;
+}
+
+std::map<std::string, Tensor> FullyShardedDataParallel::shard_state_dict(StateDictType type, bool copy) const {
+  std::map<std::string, Tensor> out;
+  auto take = [copy](const Tensor& t) { return copy ? t.clone() : t.detach(); };
+  for (FlatParamUnit* u : tree_->units)
+    for (const ParamSlot& s : u->params()) {
+      if (type == StateDictType::Local) {
+        out[s.full_name] = take(s.shard);
+        continue;
+      }
+      const auto [offset, rows] = own_rows(*u, s);
+      out[s.full_name] = take(s.shard.narrow(0, 0, rows));
+      out[nn::kShardEntryPrefix + s.full_name] = tensor(std::vector<int64_t>{offset, s.rows});
+    }
+  for (auto& [name, b] : named_buffers()) out[name] = take(b);
+  nn::mark_state_dict(out, {type, pg_->rank(), pg_->size()});
+  return out;
+}
+
+void FullyShardedDataParallel::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+  load_state(state, state_dict_config_.type, strict);
+}
+
+void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, Tensor>& state) {
+  load_state(state, StateDictType::Full, /*strict=*/true);
+}
+
+void FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& state, StateDictType type, bool strict) {
+  autograd::NoGradGuard no_grad;
+  const nn::StateDictOrigin origin = nn::state_dict_origin(state);
+  STRIDER_CHECK(origin.kind == type, kOp, "got ", nn::describe(origin), " but the model's state-dict type is ",
+                nn::to_string(type), "; set_state_dict_type({.type = StateDictType::",
+                origin.kind == StateDictType::Full ? "Full" : origin.kind == StateDictType::Sharded ? "Sharded" : "Local",
+                "}) before loading it");
+  if (type == StateDictType::Local)
+    STRIDER_CHECK(origin.world == pg_->size() && origin.rank == pg_->rank(), kOp, "got ", nn::describe(origin),
+                  " on rank ", pg_->rank(), " of ", pg_->size(),
+                  ": a local state dict loads only into the rank and world size that wrote it; use a sharded or "
+                  "full state dict to change them");
+
+  // Plan every copy (destination rows, source rows) and check it before the first one runs.
+  struct Copy {
+    Tensor dst, src;
+  };
+  std::vector<Copy> copies;
+  std::set<std::string> used;
+  auto entry = [&](const std::string& name) -> const Tensor* {
+    auto it = state.find(name);
+    if (it == state.end()) {
+      STRIDER_CHECK(!strict, kOp, "missing key '", name, "' in ", nn::describe(origin), " (pass strict=false to allow)");
+      return nullptr;
+    }
+    used.insert(name);
+    STRIDER_CHECK(it->second.defined(), kOp, "entry '", name, "' is an undefined tensor");
+    return &it->second;
+  };
+  for (FlatParamUnit* u : tree_->units)
+    for (const ParamSlot& s : u->params()) {
+      const Tensor* src = entry(s.full_name);
+      if (!src) continue;
+      const auto [offset, rows] = own_rows(*u, s);
+      if (type == StateDictType::Local) {
+        STRIDER_CHECK(src->sizes() == s.shard.sizes(), kOp, "local shard '", s.full_name, "' has shape ", src->sizes(),
+                      " but this rank's shard is ", s.shard.sizes());
+        copies.push_back({s.shard, *src});
+      } else if (type == StateDictType::Full) {
+        STRIDER_CHECK(src->sizes() == IntArrayRef(s.sizes), kOp, "parameter '", s.full_name, "' has shape ",
+                      src->sizes(), " in the state dict but ", IntArrayRef(s.sizes), " in the model");
+        if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset, rows)});
+      } else {
+        const std::string meta_name = nn::kShardEntryPrefix + s.full_name;
+        auto meta = state.find(meta_name);
+        STRIDER_CHECK(meta != state.end(), kOp, "sharded entry '", s.full_name, "' has no '", meta_name,
+                      "' giving its row range");
+        used.insert(meta_name);
+        const Tensor m = meta->second.defined() && meta->second.dtype() == kLong ? meta->second.contiguous() : Tensor();
+        STRIDER_CHECK(m.defined() && m.numel() == 2, kOp, "'", meta_name,
+                      "' must be an int64 tensor [row_offset, global_rows], got ", shape(meta->second));
+        const int64_t from = m.data_ptr<int64_t>()[0], global_rows = m.data_ptr<int64_t>()[1];
+        DimVector whole = src->sizes().vec();
+        if (!whole.empty()) whole[0] = global_rows;
+        STRIDER_CHECK(src->dim() >= 1 && IntArrayRef(whole) == IntArrayRef(s.sizes), kOp, "sharded entry '",
+                      s.full_name, "' is part of a tensor of shape ", IntArrayRef(whole), " but the model's is ",
+                      IntArrayRef(s.sizes));
+        STRIDER_CHECK(from >= 0 && from + src->sizes()[0] <= global_rows, kOp, "sharded entry '", s.full_name,
+                      "' claims rows [", from, ", ", from + src->sizes()[0], ") of ", global_rows);
+        STRIDER_CHECK(rows == 0 || (from <= offset && offset + rows <= from + src->sizes()[0]), kOp,
+                      "sharded entry '", s.full_name, "' holds rows [", from, ", ", from + src->sizes()[0],
+                      ") but rank ", pg_->rank(), " needs rows [", offset, ", ", offset + rows,
+                      ") in this layout; load a sharded dict written for this layout, or a full one");
+        if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset - from, rows)});
+      }
+    }
+  for (auto& [name, b] : named_buffers()) {
+    const Tensor* src = entry(name);
+    if (!src) continue;
+    STRIDER_CHECK(src->sizes() == b.sizes(), kOp, "buffer '", name, "' has shape ", src->sizes(),
+                  " in the state dict but ", b.sizes(), " in the model");
+    copies.push_back({b, *src});
+  }
+  if (strict)
+    for (auto& [name, t] : state)
+      STRIDER_CHECK(used.count(name) || name == nn::kStateDictMarker, kOp, "unexpected key '", name, "' in ",
+                    nn::describe(origin), " (pass strict=false to ignore)");
+  for (auto& c : copies) {
+    ops::copy_(c.dst, c.src);
+    // Persistent full parameters notice the shards changed and gather them before next use.
+    c.dst.storage()->bump_version();
+  }
+}
+
+}  // namespace strider::fsdp
