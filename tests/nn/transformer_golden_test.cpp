@@ -53,12 +53,12 @@ void replay(const std::string& name) {
   auto inputs = with_prefix(name + ".in.");
   nn::Args args;
   std::map<std::string, Tensor> leaves;
-  for (const std::string& key : desc["positional"]) {
+  for (const std::string key : desc["positional"]) {
     Tensor t = inputs.at(key).clone().requires_grad_(true);
     leaves[key] = t;
     args.add(t);
   }
-  for (const std::string& key : desc["keywords"]) args.add(nn::kw(key, inputs.at(key)));
+  for (const std::string key : desc["keywords"]) args.add(nn::kw(key, inputs.at(key)));
   const auto& call = desc["call"];
   if (call.contains("need_weights")) args.add(nn::kw("need_weights", call["need_weights"].get<bool>()));
   if (call.contains("average_attn_weights") && !call["average_attn_weights"].get<bool>())
