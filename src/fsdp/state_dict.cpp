@@ -139,8 +139,9 @@ void FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& s
         STRIDER_CHECK(src->dim() >= 1 && IntArrayRef(whole) == IntArrayRef(s.sizes), kOp, "sharded entry '",
                       s.full_name, "' is part of a tensor of shape ", IntArrayRef(whole), " but the model's is ",
                       IntArrayRef(s.sizes));
-        STRIDER_CHECK(from >= 0 && from + src->sizes()[0] <= global_rows, kOp, "sharded entry '", s.full_name,
-                      "' claims rows [", from, ", ", from + src->sizes()[0], ") of ", global_rows);
+        STRIDER_CHECK(from >= 0 && from <= global_rows - src->sizes()[0], kOp, "sharded entry '", s.full_name,
+                      "' holds ", src->sizes()[0], " rows from row ", from, ", past the ", global_rows,
+                      " rows of the whole tensor");
         STRIDER_CHECK(rows == 0 || (from <= offset && offset + rows <= from + src->sizes()[0]), kOp,
                       "sharded entry '", s.full_name, "' holds rows [", from, ", ", from + src->sizes()[0],
                       ") but rank ", pg_->rank(), " needs rows [", offset, ", ", offset + rows,

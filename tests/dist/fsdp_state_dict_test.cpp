@@ -3,6 +3,7 @@
 // the rows), local (the padded shards; same rank and world only); all-or-nothing loading and
 // the errors for a dict of the wrong kind.
 #include <gtest/gtest.h>
+#include <limits>
 #include <strider/strider.h>
 
 #include "support/compare.h"
@@ -107,6 +108,13 @@ TEST(FSDPStateDict, ShardedHoldingEveryRowLoadsIntoAnyLayout) {
   m->set_state_dict_type({.type = StateDictType::Sharded});
   m->load_state_dict(all_rows);
   for (auto& [name, t] : m->full_state_dict()) EXPECT_TRUE(testing::all_close(t, reference().at(name), 0, 0)) << name;
+  // Row ranges that do not fit the tensor are refused (no overflow on huge offsets).
+  auto bad = all_rows;
+  bad[nn::kShardEntryPrefix + std::string("wte.weight")] =
+      tensor(std::vector<int64_t>{std::numeric_limits<int64_t>::max() - 1, tiny().vocab_size});
+  EXPECT_NE(error_of([&] { m->load_state_dict(bad); }).find("past the 16 rows of the whole tensor"), std::string::npos);
+  bad[nn::kShardEntryPrefix + std::string("wte.weight")] = tensor(std::vector<int64_t>{0, 99});
+  EXPECT_NE(error_of([&] { m->load_state_dict(bad); }).find("is part of a tensor of shape [99, 8]"), std::string::npos);
   if (pg->size() == 1) return;
   // A dict holding only rank 0's rows cannot fill another rank's shards.
   m->set_state_dict_type({.type = StateDictType::Sharded});
