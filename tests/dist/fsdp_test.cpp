@@ -301,6 +301,35 @@ TEST(FSDPEquivalence, ChannelsLastStaysChannelsLast) {
   expect_equivalent(w, wrap, 1e-5, 2);
 }
 
+// Ranks initialized differently end up with rank 0's parameters and buffers, channels-last ones
+// included (a broadcast into a contiguous copy would leave them as they were).
+TEST(FSDPFeatures, SyncModuleStatesBroadcastsEveryFormatInPlace) {
+  auto& pg = testing::world();
+  for (auto strategy : {ShardingStrategy::FullShard, ShardingStrategy::NoShard}) {
+    manual_seed(0);
+    auto want = models::small_cnn();
+    want->to(MemoryFormat::ChannelsLast);
+    manual_seed(1000 + pg->rank());  // a different model on every rank but 0
+    if (pg->rank() == 0) manual_seed(0);
+    auto mine = models::small_cnn();
+    mine->to(MemoryFormat::ChannelsLast);
+    {
+      NoGradGuard g;
+      for (auto& [name, b] : mine->named_buffers())
+        if (is_floating_point(b.dtype())) b.fill_(static_cast<double>(pg->rank()));
+      for (auto& [name, b] : want->named_buffers())
+        if (is_floating_point(b.dtype())) b.fill_(0.0);
+    }
+    FSDPOptions o;
+    o.sharding_strategy = strategy;
+    o.sync_module_states = true;
+    auto m = fsdp::FullyShardedDataParallel::wrap(mine, pg, o);
+    auto got = m->full_state_dict();
+    for (auto& [name, t] : want->state_dict())
+      EXPECT_TRUE(testing::all_close(got.at(name), t, 0, 0)) << name << " under " << fsdp::to_string(strategy);
+  }
+}
+
 TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
   auto& pg = testing::world();
   Workload w = gpt_workload();
