@@ -30,7 +30,7 @@ Allocator& cpu_allocator();
 MemoryStats memory_stats();
 // Sets peak_bytes to current_bytes, so a later read measures the peak of what follows.
 void reset_peak_memory();
-// Returns the large blocks the allocator keeps for reuse (freed tensors of 16 MiB and more) to
+// Returns the large blocks the allocator keeps for reuse (freed blocks of 1 MiB and more) to
 // the system. The byte counters never include cached blocks.
 void empty_cache();
 
