@@ -1,16 +1,27 @@
 #include "strider/core/storage.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "strider/core/error.h"
 
 namespace strider {
 
+namespace {
+std::atomic<uint64_t> g_next_generation{1};
+}  // namespace
+
+void StorageImpl::bump_generation() { generation_ = g_next_generation.fetch_add(1, std::memory_order_relaxed); }
+
 StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator)
-    : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {}
+    : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {
+  bump_generation();
+}
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter)
-    : data_(data), nbytes_(nbytes), deleter_(std::move(deleter)) {}
+    : data_(data), nbytes_(nbytes), deleter_(std::move(deleter)) {
+  bump_generation();
+}
 
 StorageImpl::~StorageImpl() {
   if (allocator_) {
@@ -30,6 +41,7 @@ void StorageImpl::grow(size_t nbytes) {
   allocator_->deallocate(data_, nbytes_);
   data_ = fresh;
   nbytes_ = nbytes;
+  bump_generation();
 }
 
 void StorageImpl::release() {
@@ -37,6 +49,7 @@ void StorageImpl::release() {
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = nullptr;
   nbytes_ = 0;
+  bump_generation();
 }
 
 void StorageImpl::reallocate(size_t nbytes) {
@@ -44,6 +57,7 @@ void StorageImpl::reallocate(size_t nbytes) {
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = allocator_->allocate(nbytes);
   nbytes_ = nbytes;
+  bump_generation();
 }
 
 }  // namespace strider

@@ -20,6 +20,12 @@ inline void scale_in_place(const Tensor& t, double factor) {
   });
 }
 
+// A collective is about to write `t`: values derived from its old contents (oneDNN's reordered
+// weights) must not be reused (StorageImpl::generation).
+inline void mark_written(const Tensor& t) {
+  if (t.defined() && t.storage()) t.storage()->bump_generation();
+}
+
 // A new 1-d tensor of `n` elements (dist sits below ops, so no ops::empty here).
 inline Tensor flat_buffer(int64_t n, ScalarType dtype) {
   auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(n) * element_size(dtype), cpu_allocator());

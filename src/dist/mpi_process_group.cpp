@@ -205,6 +205,7 @@ std::shared_ptr<Work> submit(detail::CommThread& comm, detail::CollectiveSignatu
 }  // namespace
 
 std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceOp op) {
+  detail::mark_written(t);
   check_dense(t, "all_reduce");
   const Algorithm algo = algorithm_for(Collective::AllReduce, bytes_of(t));
   return submit(*comm_, signature(detail::CollectiveOp::AllReduce, &t, static_cast<int64_t>(op), step()), [this, t, op, algo](detail::RequestWaiter& waiter) {
@@ -229,6 +230,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
 }
 
 std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const Tensor& in) {
+  detail::mark_written(out);
   check_dense(out, "all_gather");
   check_dense(in, "all_gather");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, "all_gather", "output of ",
@@ -252,6 +254,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
 }
 
 std::shared_ptr<Work> MpiProcessGroup::all_to_all_async(const Tensor& out, const Tensor& in) {
+  detail::mark_written(out);
   check_dense(out, "all_to_all");
   check_dense(in, "all_to_all");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() && in.numel() % size_ == 0, "all_to_all",
@@ -264,6 +267,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_to_all_async(const Tensor& out, const
 }
 
 std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
+  detail::mark_written(out);
   check_dense(out, "reduce_scatter");
   check_dense(in, "reduce_scatter");
   STRIDER_CHECK(out.dtype() == in.dtype() && in.numel() == out.numel() * size_, "reduce_scatter", "input of ",
@@ -289,6 +293,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
 }
 
 std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root) {
+  detail::mark_written(t);
   check_dense(t, "broadcast");
   STRIDER_CHECK(root >= 0 && root < size_, "broadcast", "root ", root, " is not a rank of a world of size ", size_);
   return submit(*comm_, signature(detail::CollectiveOp::Broadcast, &t, root, step()), [this, t, root](detail::RequestWaiter& waiter) {
@@ -302,6 +307,7 @@ std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root
 
 std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
                                                                std::vector<Piece> pieces) {
+  detail::mark_written(out);
   detail::check_pieces(out, in, pieces, size_);
   const int64_t npieces = static_cast<int64_t>(pieces.size());
   return submit(*comm_, signature(detail::CollectiveOp::AllGatherPieces, &in, npieces, step()),

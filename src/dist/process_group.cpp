@@ -35,23 +35,27 @@ void check_dense(const Tensor& t, const char* op) {
 }  // namespace
 
 std::shared_ptr<Work> SingleProcessGroup::all_reduce_async(const Tensor& t, ReduceOp) {
+  detail::mark_written(t);
   check_dense(t, "all_reduce");
   return std::make_shared<DoneWork>();
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_gather_async(const Tensor& out, const Tensor& in) {
+  detail::mark_written(out);
   check_sizes(out, in, "all_gather");
   detail::copy_dense(out, in);
   return std::make_shared<DoneWork>();
 }
 
 std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp) {
+  detail::mark_written(out);
   check_sizes(out, in, "reduce_scatter");
   detail::copy_dense(out, in);
   return std::make_shared<DoneWork>();
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_to_all_async(const Tensor& out, const Tensor& in) {
+  detail::mark_written(out);
   check_dense(out, "all_to_all");
   check_dense(in, "all_to_all");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "all_to_all", "output of ", out.numel(), " ",
@@ -61,6 +65,7 @@ std::shared_ptr<Work> SingleProcessGroup::all_to_all_async(const Tensor& out, co
 }
 
 std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int root) {
+  detail::mark_written(t);
   check_dense(t, "broadcast");
   STRIDER_CHECK(root == 0, "broadcast", "root ", root, " does not exist in a world of size 1");
   return std::make_shared<DoneWork>();
@@ -68,6 +73,7 @@ std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int r
 
 std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
                                                                   std::vector<Piece> pieces) {
+  detail::mark_written(out);
   detail::check_pieces(out, in, pieces, 1);
   detail::scatter_pieces(out.data(), in.data(), pieces, 0, element_size(in.dtype()));
   return std::make_shared<DoneWork>();

@@ -116,6 +116,8 @@ DimVector spatial_and_batch_dims(int64_t dim) {
 
 }  // namespace
 
+int64_t conv_weight_cache_bytes() { return kernels::dnnl_ops::cached_weight_bytes(); }
+
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight) {
   const MemoryFormat cl = input.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
   if (input.dim() != 4 && input.dim() != 5) return MemoryFormat::Contiguous;

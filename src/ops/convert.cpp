@@ -43,12 +43,14 @@ const Tensor& copy_(const Tensor& self, const Tensor& src) {
   Tensor source = src.sizes() == self.sizes() ? src : expand(src, self.sizes());
   ops::run_kernel("copy_", [&] { kernels::cpu::copy(self, source); },
                   [&] { kernels::ref::copy(self, source); });
+  self.storage()->bump_generation();
   return self;
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
   ops::run_kernel("fill_", [&] { kernels::cpu::fill(self, value); },
                   [&] { kernels::ref::fill(self, value); });
+  self.storage()->bump_generation();
   return self;
 }
 

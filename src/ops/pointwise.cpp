@@ -113,12 +113,14 @@ const Tensor& inplace_binary(BinaryOp op, const Tensor& self, const PointwiseInp
   Tensor y = broadcast_to(promote(other, common), self.sizes());
   run_kernel(name, [&] { kernels::cpu::binary(op, self, self, y, args); },
                   [&] { kernels::ref::binary(op, self, self, y, args); });
+  self.storage()->bump_generation();
   return self;
 }
 
 const Tensor& inplace_unary(UnaryOp op, const Tensor& self, PointwiseArgs args = {}) {
   run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, self, self, args); },
                   [&] { kernels::ref::unary(op, self, self, args); });
+  self.storage()->bump_generation();
   return self;
 }
 
@@ -286,6 +288,7 @@ const Tensor& add_out(const Tensor& out, const Tensor& a, const Tensor& b, const
   PointwiseArgs args = alpha_args(alpha);
   run_kernel("add", [&] { kernels::cpu::binary(BinaryOp::Add, out, x, y, args); },
                   [&] { kernels::ref::binary(BinaryOp::Add, out, x, y, args); });
+  out.storage()->bump_generation();
   return out;
 }
 

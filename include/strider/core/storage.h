@@ -35,7 +35,18 @@ class StorageImpl {
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor
   // saved for backward was modified afterwards (shared by all views of the storage).
   uint64_t version() const { return version_; }
-  void bump_version() { ++version_; }
+  void bump_version() {
+    ++version_;
+    bump_generation();
+  }
+
+  // Names these bytes' current contents, unique across all storages of the process: changed by
+  // every write the library makes into existing tensors (in-place ops, copies, collectives,
+  // reallocation), including the writes autograd must not see as modifications (FSDP
+  // regathering its parameters). Caches of values derived from a tensor (oneDNN's reordered
+  // weights) are valid while it is unchanged. Writes through data_ptr() must call it.
+  uint64_t generation() const { return generation_; }
+  void bump_generation();
 
  private:
   void* data_ = nullptr;
@@ -43,6 +54,7 @@ class StorageImpl {
   Allocator* allocator_ = nullptr;
   std::function<void(void*)> deleter_;
   uint64_t version_ = 0;
+  uint64_t generation_ = 0;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

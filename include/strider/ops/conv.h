@@ -29,4 +29,11 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out, 
 // The memory format convolution works in for these operands.
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight);
 
+// Bytes of weights kept reordered into oneDNN's preferred layouts. A weight is reordered once
+// and reused by forward and backward until its contents change (any in-place op, copy,
+// collective or reallocation of its storage; a write through data_ptr() must call
+// storage()->bump_generation()); the copies come from strider's allocator, so memory_stats()
+// counts them, and go when their weight changes or is freed.
+int64_t conv_weight_cache_bytes();
+
 }  // namespace strider::ops

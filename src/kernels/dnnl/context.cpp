@@ -1,5 +1,7 @@
 #include "kernels/dnnl/context.h"
 
+#include <vector>
+
 #include "strider/core/error.h"
 #include "strider/core/layout.h"
 
@@ -55,6 +57,72 @@ dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst) {
   dnnl::reorder(src, dst).execute(stream(), const_cast<dnnl::memory&>(src), const_cast<dnnl::memory&>(dst));
   stream().wait();
+}
+
+namespace {
+
+struct CachedWeights {
+  std::weak_ptr<StorageImpl> storage;
+  int64_t offset = 0;
+  uint64_t generation = 0;
+  dnnl::memory::desc user, want;
+  Tensor bytes;  // the reordered copy's memory, from strider's allocator
+  dnnl::memory memory;
+};
+
+struct WeightCache {
+  std::mutex mu;
+  std::vector<CachedWeights> entries;
+  int64_t bytes = 0;
+};
+
+WeightCache& weight_cache() {
+  static WeightCache c;
+  return c;
+}
+
+// Copies whose weight died or was written since: the weight's next use reorders again.
+void drop_stale(WeightCache& c) {
+  std::erase_if(c.entries, [&](const CachedWeights& e) {
+    auto s = e.storage.lock();
+    const bool stale = !s || s->generation() != e.generation;
+    if (stale) c.bytes -= e.bytes.nbytes();
+    return stale;
+  });
+}
+
+}  // namespace
+
+dnnl::memory weights_in(const Tensor& weight, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
+                        Tensor& keep_alive) {
+  dnnl::memory src = memory_of(user, weight);
+  if (user == want) return src;
+  WeightCache& c = weight_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  drop_stale(c);
+  const StorageImpl* storage = weight.storage().get();
+  for (const CachedWeights& e : c.entries)
+    if (e.storage.lock().get() == storage && e.offset == weight.storage_offset() && e.user == user && e.want == want) {
+      keep_alive = e.bytes;
+      return e.memory;
+    }
+  CachedWeights e{weight.storage(), weight.storage_offset(), weight.storage()->generation(), user, want, Tensor(), {}};
+  auto bytes = std::make_shared<StorageImpl>(want.get_size(), cpu_allocator());
+  e.bytes = Tensor(std::make_shared<TensorImpl>(std::move(bytes), kByte, DimVector{static_cast<int64_t>(want.get_size())},
+                                                DimVector{1}, 0));
+  e.memory = dnnl::memory(want, engine(), e.bytes.data());
+  reorder_into(src, e.memory);
+  c.bytes += e.bytes.nbytes();
+  keep_alive = e.bytes;
+  c.entries.push_back(std::move(e));
+  return c.entries.back().memory;
+}
+
+int64_t cached_weight_bytes() {
+  WeightCache& c = weight_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  drop_stale(c);
+  return c.bytes;
 }
 
 Tensor scratch_like(const Tensor& t) {

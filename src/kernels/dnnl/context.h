@@ -31,6 +31,16 @@ Tensor scratch_like(const Tensor& t);
 
 // Runs `src` into `dst` when their descriptors differ, otherwise returns `src`.
 dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want);
+
+// `weight` (described by `user`) in the layout `want`. A reordered copy is kept and reused while
+// the weight's storage holds the same contents (StorageImpl::generation), so forward, backward
+// and the next step reorder a weight once per update instead of once per call. The copies live
+// in strider's allocator (memory_stats() counts them) and go when their weight changes or dies.
+// `keep_alive` holds the copy's bytes until the primitive using it has run.
+dnnl::memory weights_in(const Tensor& weight, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
+                        Tensor& keep_alive);
+// Bytes held by reordered weight copies (for tests and memory accounting).
+int64_t cached_weight_bytes();
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst);
 
 // Key builder: every field that changes the primitive goes in.

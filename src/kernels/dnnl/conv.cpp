@@ -116,7 +116,8 @@ void conv_forward(const Tensor& out, const Tensor& in, const Tensor& weight, con
   const FwdEntry& e = fwd_cache().get(key("conv_fwd", out, in, weight, has_bias, p), [&] {
     return make_forward(out, in, weight, has_bias, p, dnnl::prop_kind::forward_training);
   });
-  memory w = reorder_if_needed(memory_of(weight_user_desc(weight, p), weight), e.weights);
+  Tensor held;
+  memory w = weights_in(weight, weight_user_desc(weight, p), e.weights, held);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, memory_of(out)}};
   if (has_bias) args.emplace(DNNL_ARG_BIAS, memory_of(bias));
@@ -158,7 +159,8 @@ void conv_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Te
     dnnl::deconvolution_backward_data::primitive_desc pd(bd, engine(), hint);
     return BwdEntry{dnnl::deconvolution_backward_data(pd), pd.weights_desc()};
   });
-  memory w = reorder_if_needed(memory_of(weight_user_desc(weight, p), weight), e.weights);
+  Tensor held;
+  memory w = weights_in(weight, weight_user_desc(weight, p), e.weights, held);
   e.prim.execute(stream(), {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_WEIGHTS, w},
                             {DNNL_ARG_DIFF_DST, memory_of(grad_out)}});
   stream().wait();

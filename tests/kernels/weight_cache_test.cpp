@@ -1,0 +1,84 @@
+// oneDNN's reordered weights are cached (ops/conv.h): every way the library writes a weight
+// must make the next convolution see the new values, and the copies must go with their weight.
+#include <gtest/gtest.h>
+#include <strider/ops/conv.h>
+#include <strider/ops/convert.h>
+#include <strider/strider.h>
+
+#include "support/compare.h"
+
+namespace strider {
+namespace {
+
+Tensor reference_conv(const Tensor& x, const Tensor& w) {
+  KernelPreferenceGuard ref(KernelPreference::Reference);
+  NoGradGuard g;
+  return conv2d(x, w, Tensor(), {1}, {1});
+}
+
+void expect_fresh(const Tensor& x, const Tensor& w, const char* after) {
+  NoGradGuard g;
+  EXPECT_TRUE(testing::all_close(conv2d(x, w, Tensor(), {1}, {1}), reference_conv(x, w), 1e-4, 1e-4)) << "after " << after;
+}
+
+TEST(WeightCache, EveryWriteInvalidatesTheReorderedCopy) {
+  manual_seed(1);
+  Tensor x = randn({2, 16, 9, 9}).contiguous(MemoryFormat::ChannelsLast);
+  Tensor w = randn({32, 16, 3, 3}).contiguous(MemoryFormat::ChannelsLast);
+  expect_fresh(x, w, "the first call");
+  const int64_t cached = ops::conv_weight_cache_bytes();
+  expect_fresh(x, w, "a second call");
+  EXPECT_EQ(ops::conv_weight_cache_bytes(), cached) << "the copy is reused, not made again";
+  {
+    NoGradGuard g;
+    add_(w, 0.5);
+  }
+  expect_fresh(x, w, "an in-place add");
+  ops::copy_(w, randn({32, 16, 3, 3}));
+  expect_fresh(x, w, "ops::copy_");
+  w.fill_(0.25);
+  expect_fresh(x, w, "fill_");
+  nn::init::normal_(w);
+  expect_fresh(x, w, "nn::init::normal_");
+  // A module's parameter, through load_state_dict and an optimizer step.
+  nn::Conv2d conv({.in_channels = 16, .out_channels = 32, .kernel_size = {3}, .padding = {1}, .bias = false});
+  conv.to(MemoryFormat::ChannelsLast);
+  expect_fresh(x, conv.param("weight"), "construction");
+  conv.load_state_dict({{"weight", randn({32, 16, 3, 3})}});
+  expect_fresh(x, conv.param("weight"), "load_state_dict");
+  optim::SGD opt(conv.named_parameters(), {.lr = 0.1});
+  sum(conv(x)).backward();
+  opt.step();
+  expect_fresh(x, conv.param("weight"), "an optimizer step");
+  // A collective writing into the weight (sync_module_states broadcasts in place).
+  dist::SingleProcessGroup pg;
+  pg.broadcast(conv.param("weight"), 0);
+  expect_fresh(x, conv.param("weight"), "a broadcast");
+  // Released and reallocated storage (FSDP frees and regathers its parameters this way).
+  Tensor held = w.clone(MemoryFormat::ChannelsLast);
+  expect_fresh(x, held, "a clone");
+  held.storage()->release();
+  held.storage()->reallocate(held.numel() * sizeof(float));
+  std::fill_n(held.data_ptr<float>(), held.numel(), 1.0f);  // a raw write after reallocation
+  expect_fresh(x, held, "release and reallocate");
+}
+
+TEST(WeightCache, CopiesAreCountedAndGoWithTheirWeight) {
+  manual_seed(2);
+  Tensor x = randn({1, 64, 8, 8}).contiguous(MemoryFormat::ChannelsLast);
+  const int64_t before = ops::conv_weight_cache_bytes();
+  {
+    Tensor w = randn({64, 64, 3, 3}).contiguous(MemoryFormat::ChannelsLast);
+    NoGradGuard g;
+    const int64_t allocated = memory_stats().current_bytes;
+    conv2d(x, w, Tensor(), {1}, {1});
+    const int64_t copy = ops::conv_weight_cache_bytes() - before;
+    if (copy == 0) GTEST_SKIP() << "oneDNN took this weight as it is (no reorder to cache)";
+    EXPECT_GE(copy, w.nbytes());
+    EXPECT_GE(memory_stats().current_bytes - allocated, copy) << "memory_stats() counts the cached copy";
+  }
+  EXPECT_EQ(ops::conv_weight_cache_bytes(), before) << "a dead weight's copy is freed";
+}
+
+}  // namespace
+}  // namespace strider
