@@ -1,7 +1,9 @@
 #pragma once
 // Convolution kernels (1-3 spatial dims, groups, stride, padding, dilation; transposed too).
-// The ops layer decides every layout; these compute. dnnl:: runs oneDNN primitives (float32 and
-// bfloat16), ref:: is a direct loop nest for any floating dtype (the oracle, and float64).
+// The ops layer decides every layout; these compute. Each of the three computations has an
+// ordered implementation list: oneDNN (float32 and bfloat16), then the reference, a direct loop
+// nest for any floating dtype (the oracle, and float64).
+#include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
@@ -11,6 +13,33 @@ struct ConvParams {
   int64_t groups = 1;
   bool transposed = false;
 };
+
+// out = conv(in, weight) + bias (bias may be undefined).
+struct ConvForward {
+  Tensor out, in, weight, bias;
+  ConvParams p;
+};
+// grad_in = d conv / d in applied to grad_out.
+struct ConvBackwardInput {
+  Tensor grad_in, grad_out, weight;
+  ConvParams p;
+};
+// grad_weight (and grad_bias, when defined) from in and grad_out.
+struct ConvBackwardWeight {
+  Tensor grad_weight, grad_bias, in, grad_out;
+  ConvParams p;
+};
+
+const ImplementationList<ConvForward>& conv_forward_implementations();
+const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations();
+const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementations();
+
+void conv_forward(const ConvForward& problem, const Dispatch& d);
+void conv_backward_input(const ConvBackwardInput& problem, const Dispatch& d);
+void conv_backward_weight(const ConvBackwardWeight& problem, const Dispatch& d);
+
+// Bytes of weights oneDNN keeps reordered (ops::conv_weight_cache_bytes).
+int64_t conv_weight_cache_bytes();
 
 namespace dnnl_ops {
 // out = conv(in, weight) + bias. For transposed convolution weight is [Cin, Cout/g, k...].

@@ -1,11 +1,10 @@
 // Convolution: argument checks with PyTorch's messages, the channels-last-dominates layout
-// decision, output shape, and the kernel list (oneDNN, then the reference).
+// decision and output shape; the kernels' implementation list (kernels/conv.h) computes.
 #include "strider/ops/conv.h"
 
 #include <sstream>
 
 #include "kernels/conv.h"
-#include "kernels/dnnl/context.h"
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
 #include "strider/core/layout.h"
@@ -106,8 +105,6 @@ void check_args(const Tensor& in, const Tensor& w, const Tensor& bias, const ker
   }
 }
 
-bool use_onednn(ScalarType t) { return kernels::dnnl_ops::supports(t); }
-
 DimVector spatial_and_batch_dims(int64_t dim) {
   DimVector d = {0};
   for (int64_t i = 2; i < dim; ++i) d.push_back(i);
@@ -116,7 +113,7 @@ DimVector spatial_and_batch_dims(int64_t dim) {
 
 }  // namespace
 
-int64_t conv_weight_cache_bytes() { return kernels::dnnl_ops::cached_weight_bytes(); }
+int64_t conv_weight_cache_bytes() { return kernels::conv_weight_cache_bytes(); }
 
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight) {
   const MemoryFormat cl = input.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
@@ -154,10 +151,7 @@ Tensor convolution(const Tensor& input_arg, const Tensor& weight, const Tensor& 
     return unbatched ? squeeze(out, 0) : out;
   }
   Tensor in_c = dense_in_format(input, fmt);
-  run_kernel(op, [&] {
-    if (use_onednn(input.dtype())) kernels::dnnl_ops::conv_forward(out, in_c, weight, bias, p);
-    else kernels::ref::conv_forward(out, in_c, weight, bias, p);
-  }, [&] { kernels::ref::conv_forward(out, in_c, weight, bias, p); });
+  kernels::conv_forward({out, in_c, weight, bias, p}, dispatch(op));
   check_memory_format_kept(op, {&input, &weight}, out);
   return unbatched ? squeeze(out, 0) : out;
 }
@@ -175,14 +169,10 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out_a
   Tensor go = dense_in_format(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype()), fmt);
   Tensor gi, gw, gb;
   const bool empty_in = input.numel() == 0;
-  const bool dnnl = use_onednn(input.dtype());
   if (mask[0]) {
     gi = make_tensor(input.sizes().vec(), layout::strides_for_format(input.sizes(), fmt, op), input.dtype());
     if (empty_in || go.numel() == 0) fill_(gi, 0);
-    else run_kernel(op, [&] {
-      if (dnnl) kernels::dnnl_ops::conv_backward_input(gi, go, weight, p);
-      else kernels::ref::conv_backward_input(gi, go, weight, p);
-    }, [&] { kernels::ref::conv_backward_input(gi, go, weight, p); });
+    else kernels::conv_backward_input({gi, go, weight, p}, dispatch(op));
     if (unbatched) gi = squeeze(gi, 0);
   }
   if (mask[1] || mask[2]) {
@@ -196,10 +186,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out_a
       }
     } else {
       Tensor in_c = dense_in_format(input, fmt);
-      run_kernel(op, [&] {
-        if (dnnl) kernels::dnnl_ops::conv_backward_weight(gw, gb, in_c, go, p);
-        else kernels::ref::conv_backward_weight(gw, gb, in_c, go, p);
-      }, [&] { kernels::ref::conv_backward_weight(gw, gb, in_c, go, p); });
+      kernels::conv_backward_weight({gw, gb, in_c, go, p}, dispatch(op));
     }
     if (!mask[1]) gw = Tensor();
   }

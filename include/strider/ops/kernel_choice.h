@@ -1,7 +1,8 @@
 #pragma once
-// Which implementation runs an op. Each op family has an ordered list (oneDNN where it applies,
-// then our vectorized kernels, then the naive reference); tests force the reference to compare,
-// and verbose mode logs each choice to stderr.
+// Which implementation runs an op. Op families pick from an ordered list (oneDNN where it
+// applies, then our vectorized kernels, then the naive reference); tests force the reference to
+// compare, and verbose mode logs each choice (and, for families on an implementation list, every
+// rejection with its reason) to stderr.
 namespace strider {
 
 enum class KernelPreference { Fastest, Reference };
@@ -20,8 +21,8 @@ class KernelPreferenceGuard {
   KernelPreference saved_;
 };
 
-// Logs "strider: <op> -> <implementation>" for every kernel dispatch (the tools honour
-// STRIDER_VERBOSE=1 by calling this).
+// Logs "strider: <op> -> <implementation>[; <other> rejected: <why>]" for every kernel dispatch
+// (the tools honour STRIDER_VERBOSE=1 by calling this).
 void set_kernel_verbose(bool on);
 bool kernel_verbose();
 

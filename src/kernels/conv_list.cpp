@@ -1,0 +1,59 @@
+// The convolution implementation lists: oneDNN where it computes the dtype, then the reference.
+#include "kernels/conv.h"
+#include "kernels/dnnl/context.h"
+
+namespace strider::kernels {
+namespace {
+
+std::string onednn_rejects(ScalarType dtype) {
+  if (dnnl_ops::supports(dtype)) return "";
+  return detail::str("oneDNN computes float32 and bfloat16, not ", dtype);
+}
+
+}  // namespace
+
+const ImplementationList<ConvForward>& conv_forward_implementations() {
+  static const ImplementationList<ConvForward> list = {
+      {"onednn", [](const ConvForward& c) { return onednn_rejects(c.in.dtype()); },
+       [](const ConvForward& c) { dnnl_ops::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
+      {"ref", [](const ConvForward&) { return std::string(); },
+       [](const ConvForward& c) { ref::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
+  };
+  return list;
+}
+
+const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations() {
+  static const ImplementationList<ConvBackwardInput> list = {
+      {"onednn", [](const ConvBackwardInput& c) { return onednn_rejects(c.grad_out.dtype()); },
+       [](const ConvBackwardInput& c) { dnnl_ops::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
+      {"ref", [](const ConvBackwardInput&) { return std::string(); },
+       [](const ConvBackwardInput& c) { ref::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
+  };
+  return list;
+}
+
+const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementations() {
+  static const ImplementationList<ConvBackwardWeight> list = {
+      {"onednn", [](const ConvBackwardWeight& c) { return onednn_rejects(c.in.dtype()); },
+       [](const ConvBackwardWeight& c) {
+         dnnl_ops::conv_backward_weight(c.grad_weight, c.grad_bias, c.in, c.grad_out, c.p);
+       }},
+      {"ref", [](const ConvBackwardWeight&) { return std::string(); },
+       [](const ConvBackwardWeight& c) { ref::conv_backward_weight(c.grad_weight, c.grad_bias, c.in, c.grad_out, c.p); }},
+  };
+  return list;
+}
+
+void conv_forward(const ConvForward& problem, const Dispatch& d) {
+  run_first("convolution", conv_forward_implementations(), problem, d);
+}
+void conv_backward_input(const ConvBackwardInput& problem, const Dispatch& d) {
+  run_first("convolution_backward_input", conv_backward_input_implementations(), problem, d);
+}
+void conv_backward_weight(const ConvBackwardWeight& problem, const Dispatch& d) {
+  run_first("convolution_backward_weight", conv_backward_weight_implementations(), problem, d);
+}
+
+int64_t conv_weight_cache_bytes() { return dnnl_ops::cached_weight_bytes(); }
+
+}  // namespace strider::kernels

@@ -1,0 +1,80 @@
+// The convolution implementation lists: every implementation that accepts a problem matches the
+// reference (the list's last entry) in each layout and dtype, and verbose mode names the winner
+// and each rejection with its reason.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "kernels/conv.h"
+#include "support/compare.h"
+
+namespace strider {
+namespace {
+
+using kernels::ConvParams;
+
+ConvParams params() { return {.stride = {1, 2}, .padding = {1, 0}, .dilation = {1, 1}, .output_padding = {0, 0}}; }
+
+Tensor make(IntArrayRef sizes, ScalarType dtype, MemoryFormat fmt) {
+  return randn(sizes, kFloat).to(dtype).contiguous(fmt);
+}
+
+TEST(ConvImplementationList, EveryAcceptingImplementationMatchesTheReference) {
+  manual_seed(4);
+  for (ScalarType dtype : {kFloat, kBFloat16, kDouble})
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+      SCOPED_TRACE(detail::str(dtype, " ", fmt));
+      const ConvParams p = params();
+      Tensor in = make({2, 8, 7, 9}, dtype, fmt), w = make({6, 8, 3, 3}, dtype, fmt), b = make({6}, dtype, MemoryFormat::Contiguous);
+      Tensor go = make({2, 6, 7, 4}, dtype, fmt);
+      const double tol = dtype == kBFloat16 ? 5e-2 : 1e-4;
+      auto out_like = [&](IntArrayRef s) { return empty(s, TensorOptions().dtype(dtype).memory_format(fmt)); };
+      const auto& fwd = kernels::conv_forward_implementations();
+      Tensor want = out_like({2, 6, 7, 4});
+      fwd.back().run({want, in, w, b, p});
+      for (const auto& impl : fwd) {
+        if (!impl.rejects({want, in, w, b, p}).empty()) continue;
+        Tensor got = out_like({2, 6, 7, 4});
+        impl.run({got, in, w, b, p});
+        EXPECT_TRUE(testing::all_close(got, want, tol, tol)) << "forward " << impl.name;
+      }
+      const auto& bwd_in = kernels::conv_backward_input_implementations();
+      Tensor want_gi = out_like(in.sizes());
+      bwd_in.back().run({want_gi, go, w, p});
+      for (const auto& impl : bwd_in) {
+        if (!impl.rejects({want_gi, go, w, p}).empty()) continue;
+        Tensor gi = out_like(in.sizes());
+        impl.run({gi, go, w, p});
+        EXPECT_TRUE(testing::all_close(gi, want_gi, tol, tol)) << "backward input " << impl.name;
+      }
+      const auto& bwd_w = kernels::conv_backward_weight_implementations();
+      Tensor want_gw = out_like(w.sizes()), want_gb = empty({6}, dtype);
+      bwd_w.back().run({want_gw, want_gb, in, go, p});
+      for (const auto& impl : bwd_w) {
+        if (!impl.rejects({want_gw, want_gb, in, go, p}).empty()) continue;
+        Tensor gw = out_like(w.sizes()), gb = empty({6}, dtype);
+        impl.run({gw, gb, in, go, p});
+        EXPECT_TRUE(testing::all_close(gw, want_gw, tol * 10, tol * 10)) << "backward weight " << impl.name;
+        EXPECT_TRUE(testing::all_close(gb, want_gb, tol * 10, tol * 10)) << "backward bias " << impl.name;
+      }
+    }
+}
+
+TEST(ConvImplementationList, VerboseNamesTheWinnerAndEveryRejection) {
+  set_kernel_verbose(true);
+  ::testing::internal::CaptureStderr();
+  conv2d(randn({1, 2, 5, 5}, kDouble), randn({3, 2, 3, 3}, kDouble));
+  conv2d(randn({1, 2, 5, 5}), randn({3, 2, 3, 3}));
+  {
+    KernelPreferenceGuard ref(KernelPreference::Reference);
+    conv2d(randn({1, 2, 5, 5}), randn({3, 2, 3, 3}));
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  set_kernel_verbose(false);
+  EXPECT_NE(log.find("strider: conv2d -> ref; onednn rejected: oneDNN computes float32 and bfloat16, not float64"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("strider: conv2d -> onednn\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("strider: conv2d -> ref; onednn rejected: the reference was requested"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace strider
