@@ -11,7 +11,7 @@
 namespace strider::dist::detail {
 namespace {
 
-constexpr int kQueryTag = 1, kReplyTag = 2, kFailureTag = 3;
+constexpr int kQueryTag = 1, kReplyTag = 2, kFailureTag = 3, kFailureAckTag = 4;
 constexpr int kMaxFailureMessage = 1024;
 
 // A rank's answer to "where are you?": the collective it is in (0 when idle) and the last one
@@ -214,14 +214,19 @@ void CommThread::announce_failure(const std::string& message) {
     MPI_Isend(text.c_str(), static_cast<int>(text.size()) + 1, MPI_CHAR, r, kFailureTag, control_comm_,
               &sends.back());
   }
-  // Small messages leave eagerly; give them (and the peers' printing) a moment, never a hang.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  int flag = 0;
-  while (!flag && std::chrono::steady_clock::now() < until) {
-    MPI_Testall(static_cast<int>(sends.size()), sends.data(), &flag, MPI_STATUSES_IGNORE);
+  // Each peer acknowledges once it has printed why it stops, so the abort that follows does not
+  // cut its message off however loaded the machine is; a dead or stuck peer costs a bounded wait.
+  std::vector<char> acks(sends.size());
+  std::vector<MPI_Request> recvs;
+  for (int r = 0, i = 0; r < size_; ++r)
+    if (r != rank_) MPI_Irecv(&acks[static_cast<size_t>(i++)], 1, MPI_CHAR, r, kFailureAckTag, control_comm_, &recvs.emplace_back());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int sent = 0, acknowledged = 0;
+  while (!(sent && acknowledged) && std::chrono::steady_clock::now() < until) {
+    if (!sent) MPI_Testall(static_cast<int>(sends.size()), sends.data(), &sent, MPI_STATUSES_IGNORE);
+    if (!acknowledged) MPI_Testall(static_cast<int>(recvs.size()), recvs.data(), &acknowledged, MPI_STATUSES_IGNORE);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
 void CommThread::answer_queries() {
@@ -234,8 +239,10 @@ void CommThread::answer_queries() {
     std::fprintf(stderr, "strider: [rank %d of %d] stopping because rank %d failed: %s\n%s", rank_, size_,
                  fst.MPI_SOURCE, text, recorder_.tail(8).insert(0, "its last collectives here:\n").c_str());
     std::fflush(stderr);
-    // The failing rank aborts the job once every peer had time to say why; abort ourselves only
-    // if that never comes (without announcing: the news came from that rank).
+    const char ack = 1;  // printed: the failing rank may abort the job now
+    MPI_Send(&ack, 1, MPI_CHAR, fst.MPI_SOURCE, kFailureAckTag, control_comm_);
+    // The failing rank aborts the job once every peer has said why; abort ourselves only if
+    // that never comes (without announcing: the news came from that rank).
     std::this_thread::sleep_for(std::chrono::seconds(5));
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::abort();
