@@ -56,13 +56,9 @@ void record(const char* name, const std::vector<Tensor>& inputs, std::vector<Ten
 }
 
 void record(const char* name, const std::vector<Tensor>& inputs, Tensor* output, BackwardFn backward) {
-  if (!GradMode::is_enabled()) return;
-  bool any = false;
-  for (const Tensor& t : inputs) any |= t.defined() && t.requires_grad();
-  if (!any) return;
-  auto node = std::make_shared<FunctionNode>(name, std::move(backward));
-  for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
-  attach_outputs(node, std::initializer_list<Tensor*>{output});
+  std::vector<Tensor> outputs = {*output};
+  record(name, inputs, outputs, std::move(backward));
+  *output = std::move(outputs[0]);
 }
 
 void check_inplace(const Tensor& t, const char* op) {
