@@ -3,18 +3,9 @@
 #include "kernels/dnnl/context.h"
 
 namespace strider::kernels {
-namespace {
-
-std::string onednn_rejects(ScalarType dtype) {
-  if (dnnl_ops::supports(dtype)) return "";
-  return detail::str("oneDNN computes float32 and bfloat16, not ", dtype);
-}
-
-}  // namespace
-
 const ImplementationList<ConvForward>& conv_forward_implementations() {
   static const ImplementationList<ConvForward> list = {
-      {"onednn", [](const ConvForward& c) { return onednn_rejects(c.in.dtype()); },
+      {"onednn", [](const ConvForward& c) { return dnnl_ops::rejects_dtype(c.in.dtype()); },
        [](const ConvForward& c) { dnnl_ops::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
       {"ref", [](const ConvForward&) { return std::string(); },
        [](const ConvForward& c) { ref::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
@@ -24,7 +15,7 @@ const ImplementationList<ConvForward>& conv_forward_implementations() {
 
 const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations() {
   static const ImplementationList<ConvBackwardInput> list = {
-      {"onednn", [](const ConvBackwardInput& c) { return onednn_rejects(c.grad_out.dtype()); },
+      {"onednn", [](const ConvBackwardInput& c) { return dnnl_ops::rejects_dtype(c.grad_out.dtype()); },
        [](const ConvBackwardInput& c) { dnnl_ops::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
       {"ref", [](const ConvBackwardInput&) { return std::string(); },
        [](const ConvBackwardInput& c) { ref::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
@@ -34,7 +25,7 @@ const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations
 
 const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementations() {
   static const ImplementationList<ConvBackwardWeight> list = {
-      {"onednn", [](const ConvBackwardWeight& c) { return onednn_rejects(c.in.dtype()); },
+      {"onednn", [](const ConvBackwardWeight& c) { return dnnl_ops::rejects_dtype(c.in.dtype()); },
        [](const ConvBackwardWeight& c) {
          dnnl_ops::conv_backward_weight(c.grad_weight, c.grad_bias, c.in, c.grad_out, c.p);
        }},

@@ -1,5 +1,8 @@
 #pragma once
 // Copy between any two layouts and dtypes (src already broadcast to dst's shape), and fill.
+// The ordered lists: cpu (memcpy, blocked transposes, vectorized loops), then ref.
+#include "kernels/implementation_list.h"
+#include "strider/core/scalar.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
@@ -15,6 +18,18 @@ inline TO convert(TI x) {
     return static_cast<TO>(static_cast<opmath_t<TI>>(x));
   }
 }
+
+struct CopyProblem {
+  Tensor dst, src;
+};
+struct FillProblem {
+  Tensor dst;
+  Scalar value;
+};
+const ImplementationList<CopyProblem>& copy_implementations();
+const ImplementationList<FillProblem>& fill_implementations();
+void copy(const CopyProblem& problem, const Dispatch& d);
+void fill(const FillProblem& problem, const Dispatch& d);
 
 namespace cpu {
 // dst[i] = convert(src[i]). Same-layout dense copies are one memcpy; layout changes between

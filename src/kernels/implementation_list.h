@@ -28,7 +28,9 @@ struct Implementation {
 template <class Problem>
 using ImplementationList = std::vector<Implementation<Problem>>;
 
-// Runs the first implementation of `list` that accepts `p`.
+// Runs the first implementation of `list` that accepts `p`. When none does (a reference that
+// needs something an earlier step did not leave, such as max pooling's indices), the error lists
+// every rejection.
 template <class Problem>
 void run_first(const char* op, const ImplementationList<Problem>& list, const Problem& p, const Dispatch& d) {
   std::string rejected;
@@ -37,14 +39,14 @@ void run_first(const char* op, const ImplementationList<Problem>& list, const Pr
     const bool reference = i + 1 == list.size();
     const std::string why = d.reference_only && !reference ? "the reference was requested" : impl.rejects(p);
     if (!why.empty()) {
-      if (d.verbose) rejected += std::string("; ") + impl.name + " rejected: " + why;
+      rejected += std::string("; ") + impl.name + " rejected: " + why;
       continue;
     }
     if (d.verbose) std::fprintf(stderr, "strider: %s -> %s%s\n", d.op ? d.op : op, impl.name, rejected.c_str());
     impl.run(p);
     return;
   }
-  STRIDER_INTERNAL_ASSERT(false, "no implementation of ", op, " accepted the problem", rejected);
+  STRIDER_CHECK(false, d.op ? d.op : op, "no implementation can run this call", rejected);
 }
 
 }  // namespace strider::kernels

@@ -1,14 +1,25 @@
 #pragma once
 // Batched matrix multiply: out[b] = a[b] @ w[b] (+ bias), for 2-d or 3-d tensors with any strides
-// (a transposed operand is just swapped strides). A batch of 1 in a or w broadcasts.
+// (a transposed operand is just swapped strides). A batch of 1 in a or w broadcasts. The ordered
+// implementation list: oneDNN (float32, bfloat16), then the reference (float64 accumulation).
+#include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
-namespace dnnl_ops {
+
 // bias (optional) has shape [N] and is added to every row.
-void matmul(const Tensor& out, const Tensor& a, const Tensor& w, const Tensor& bias);
+struct Matmul {
+  Tensor out, a, w, bias;
+};
+
+const ImplementationList<Matmul>& matmul_implementations();
+void matmul(const Matmul& problem, const Dispatch& d);
+
+namespace dnnl_ops {
+void matmul(const Matmul& p);
 }
 namespace ref {
-void matmul(const Tensor& out, const Tensor& a, const Tensor& w, const Tensor& bias);
+void matmul(const Matmul& p);
 }
+
 }  // namespace strider::kernels

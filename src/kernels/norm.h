@@ -1,29 +1,61 @@
 #pragma once
-// Batch normalization through oneDNN (float32 and bfloat16 data; float32 statistics and
-// affine parameters). Input and output share one dense layout (NCHW, NHWC, NCDHW or NDHWC).
+// Batch and layer normalization. Each computation has an ordered implementation list: oneDNN
+// (float32 and bfloat16 data), then the reference (any floating dtype, float64 accumulation; the
+// oracle). Statistics and affine parameters are float32, float64 for float64 data
+// (norm_stat_dtype); the ops layer converts them and decides every layout.
+#include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
-namespace strider::kernels::dnnl_ops {
+namespace strider::kernels {
 
-// Training: normalizes with batch statistics and writes them (biased variance) to mean/var.
-// Inference: normalizes with the given mean/var. weight/bias may be undefined.
-void batch_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
-                        const Tensor& mean, const Tensor& var, bool training, double eps);
-// grad_weight/grad_bias may be undefined (not needed or no affine parameters).
-void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
-                         const Tensor& grad_out, const Tensor& in, const Tensor& weight,
-                         const Tensor& mean, const Tensor& var, bool training, double eps);
+// The dtype of mean, var, weight and bias (and their gradients) for data of dtype `data`.
+inline ScalarType norm_stat_dtype(ScalarType data) { return data == kDouble ? kDouble : kFloat; }
 
-}  // namespace strider::kernels::dnnl_ops
+// Over dims 0 and 2.. of in ([N, C, ...], 2 to 5 dims), per channel. Training writes the batch
+// mean and biased variance to mean/var; evaluation reads them. weight/bias may be undefined.
+struct BatchNormForward {
+  Tensor out, in, weight, bias, mean, var;
+  bool training = true;
+  double eps = 1e-5;
+};
+// grad_weight/grad_bias may be undefined (not wanted, or no affine parameters).
+struct BatchNormBackward {
+  Tensor grad_in, grad_weight, grad_bias, grad_out, in, weight, mean, var;
+  bool training = true;
+  double eps = 1e-5;
+};
+// Over the last dim of a 2-d [rows, n] in; mean/var ([rows]) written by the forward.
+struct LayerNormForward {
+  Tensor out, in, weight, bias, mean, var;
+  double eps = 1e-5;
+};
+struct LayerNormBackward {
+  Tensor grad_in, grad_weight, grad_bias, grad_out, in, weight, mean, var;
+  double eps = 1e-5;
+};
 
-namespace strider::kernels::dnnl_ops {
+const ImplementationList<BatchNormForward>& batch_norm_forward_implementations();
+const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations();
+const ImplementationList<LayerNormForward>& layer_norm_forward_implementations();
+const ImplementationList<LayerNormBackward>& layer_norm_backward_implementations();
 
-// Layer normalization over the last dimension of a contiguous 2-d [rows, n] tensor; mean and
-// var ([rows], float32) are written by the forward and read by the backward.
-void layer_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
-                        const Tensor& mean, const Tensor& var, double eps);
-void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
-                         const Tensor& grad_out, const Tensor& in, const Tensor& weight, const Tensor& mean,
-                         const Tensor& var, double eps);
+void batch_norm_forward(const BatchNormForward& problem, const Dispatch& d);
+void batch_norm_backward(const BatchNormBackward& problem, const Dispatch& d);
+void layer_norm_forward(const LayerNormForward& problem, const Dispatch& d);
+void layer_norm_backward(const LayerNormBackward& problem, const Dispatch& d);
 
-}  // namespace strider::kernels::dnnl_ops
+namespace dnnl_ops {
+void batch_norm_forward(const BatchNormForward& p);
+void batch_norm_backward(const BatchNormBackward& p);
+void layer_norm_forward(const LayerNormForward& p);
+void layer_norm_backward(const LayerNormBackward& p);
+}  // namespace dnnl_ops
+
+namespace ref {
+void batch_norm_forward(const BatchNormForward& p);
+void batch_norm_backward(const BatchNormBackward& p);
+void layer_norm_forward(const LayerNormForward& p);
+void layer_norm_backward(const LayerNormBackward& p);
+}  // namespace ref
+
+}  // namespace strider::kernels

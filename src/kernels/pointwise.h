@@ -1,11 +1,12 @@
 #pragma once
 // Elementwise kernels. The ops layer has already decided the output's layout, promoted the
 // inputs to one compute dtype and broadcast them to the output's shape (stride 0 where
-// expanded); a kernel only computes. Two implementations per family:
+// expanded); a kernel only computes. Each computation has an ordered implementation list:
 //   cpu::  vectorized (omp simd, AVX2/AVX-512 through vec_math) and OpenMP-parallel;
 //   ref::  a naive index walk with <cmath>, the oracle the fast kernels are tested against.
 #include <cmath>
 
+#include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
@@ -30,6 +31,34 @@ struct PointwiseArgs {
 const char* name(UnaryOp op);
 const char* name(BinaryOp op);
 bool is_comparison(BinaryOp op);
+
+struct UnaryProblem {
+  UnaryOp op;
+  Tensor out, in;
+  PointwiseArgs args;
+};
+struct BinaryProblem {
+  BinaryOp op;
+  Tensor out, a, b;
+  PointwiseArgs args;
+};
+struct WhereProblem {
+  Tensor out, cond, x, y;
+};
+struct AddcmulProblem {
+  Tensor out, self, t1, t2;
+  double value = 1.0;
+};
+
+const ImplementationList<UnaryProblem>& unary_implementations();
+const ImplementationList<BinaryProblem>& binary_implementations();
+const ImplementationList<WhereProblem>& where_implementations();
+const ImplementationList<AddcmulProblem>& addcmul_implementations();
+
+void unary(const UnaryProblem& problem, const Dispatch& d);
+void binary(const BinaryProblem& problem, const Dispatch& d);
+void where(const WhereProblem& problem, const Dispatch& d);
+void addcmul(const AddcmulProblem& problem, const Dispatch& d);
 
 namespace cpu {
 // out and in have out's shape and in's dtype equals out's except for LogicalNot (bool out).

@@ -1,8 +1,10 @@
 #pragma once
-// Pooling over 2 or 3 spatial dims. dnnl:: for the plain max/avg windows (float32, bfloat16;
-// max pooling keeps a oneDNN workspace for backward); ref:: for everything else (float64, ceil
-// windows counted PyTorch's way, adaptive windows) and as the test oracle, with PyTorch-style
-// int64 indices (flat within each image's spatial volume).
+// Pooling over 2 or 3 spatial dims. Ordered implementation lists: oneDNN for plain max/average
+// windows in float32/bfloat16 (max pooling keeps a oneDNN workspace for backward), then the
+// reference (float64, ceil windows counted PyTorch's way, divisor_override, return_indices, and
+// the tests' oracle) with PyTorch-style int64 indices (flat within each image's spatial volume).
+// Adaptive windows have the reference only.
+#include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
@@ -10,15 +12,54 @@ namespace strider::kernels {
 struct PoolParams {
   DimVector kernel, stride, padding, dilation;
   bool is_max = true;
+  bool ceil_mode = false;
   bool count_include_pad = true;
   int64_t divisor_override = 0;  // 0 = none
 };
 
+// What a forward leaves for its backward: PyTorch's indices (reference max pooling, laid out
+// like the output) or oneDNN's workspace.
+struct PoolSaved {
+  Tensor indices, workspace;
+};
+
+// out and in share one dense layout (NCHW, NHWC, NCDHW or NDHWC).
+struct PoolForward {
+  Tensor out, in;
+  PoolParams p;
+  bool with_indices = false;  // the caller wants PyTorch's indices (return_indices)
+  PoolSaved* saved = nullptr;  // filled by the implementation that runs
+};
+// grad_in and grad_out share one dense layout; saved is the forward's.
+struct PoolBackward {
+  Tensor grad_in, grad_out;
+  PoolParams p;
+  PoolSaved saved;
+};
+// Adaptive windows: start = floor(o*I/O), end = ceil((o+1)*I/O). indices (int64, out's shape and
+// layout) is written for max pooling.
+struct AdaptivePoolForward {
+  Tensor out, indices, in;
+  bool is_max = false;
+};
+struct AdaptivePoolBackward {
+  Tensor grad_in, grad_out, indices;
+  bool is_max = false;
+};
+
+const ImplementationList<PoolForward>& pool_forward_implementations();
+const ImplementationList<PoolBackward>& pool_backward_implementations();
+const ImplementationList<AdaptivePoolForward>& adaptive_pool_forward_implementations();
+const ImplementationList<AdaptivePoolBackward>& adaptive_pool_backward_implementations();
+
+void pool_forward(const PoolForward& problem, const Dispatch& d);
+void pool_backward(const PoolBackward& problem, const Dispatch& d);
+void adaptive_pool_forward(const AdaptivePoolForward& problem, const Dispatch& d);
+void adaptive_pool_backward(const AdaptivePoolBackward& problem, const Dispatch& d);
+
 namespace dnnl_ops {
-// Bytes of workspace max pooling needs for backward (0 for average pooling).
-int64_t pool_workspace_bytes(const Tensor& out, const Tensor& in, const PoolParams& p);
-void pool_forward(const Tensor& out, const Tensor& in, const PoolParams& p, const Tensor& workspace);
-void pool_backward(const Tensor& grad_in, const Tensor& grad_out, const PoolParams& p, const Tensor& workspace);
+void pool_forward(const PoolForward& p);
+void pool_backward(const PoolBackward& p);
 }  // namespace dnnl_ops
 
 namespace ref {
@@ -26,8 +67,8 @@ namespace ref {
 void pool_forward(const Tensor& out, const Tensor& indices, const Tensor& in, const PoolParams& p);
 // grad_in must be zero-filled by the caller.
 void pool_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices, const PoolParams& p);
-// Adaptive windows: start = floor(o*I/O), end = ceil((o+1)*I/O).
 void adaptive_pool_forward(const Tensor& out, const Tensor& indices, const Tensor& in, bool is_max);
+// grad_in must be zero-filled by the caller.
 void adaptive_pool_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& indices, bool is_max);
 }  // namespace ref
 

@@ -41,15 +41,13 @@ Tensor clone(const Tensor& self, MemoryFormat fmt) {
 const Tensor& copy_(const Tensor& self, const Tensor& src) {
   STRIDER_CHECK(src.defined(), "copy_", "source tensor is undefined");
   Tensor source = src.sizes() == self.sizes() ? src : expand(src, self.sizes());
-  ops::run_kernel("copy_", [&] { kernels::cpu::copy(self, source); },
-                  [&] { kernels::ref::copy(self, source); });
+  kernels::copy({self, source}, ops::dispatch("copy_"));
   self.storage()->bump_generation();
   return self;
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
-  ops::run_kernel("fill_", [&] { kernels::cpu::fill(self, value); },
-                  [&] { kernels::ref::fill(self, value); });
+  kernels::fill({self, value}, ops::dispatch("fill_"));
   self.storage()->bump_generation();
   return self;
 }

@@ -1,6 +1,5 @@
 #include "strider/ops/linear.h"
 
-#include "kernels/dnnl/context.h"
 #include "kernels/matmul.h"
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
@@ -24,10 +23,7 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& bias, DimVector o
     return out;
   }
   Tensor b = bias.defined() && bias.dtype() != a.dtype() ? to(bias, a.dtype()) : bias;
-  run_kernel(op, [&] {
-    if (kernels::dnnl_ops::supports(a.dtype())) kernels::dnnl_ops::matmul(out, a, w, b);
-    else kernels::ref::matmul(out, a, w, b);
-  }, [&] { kernels::ref::matmul(out, a, w, b); });
+  kernels::matmul({out, a, w, b}, dispatch(op));
   return out;
 }
 

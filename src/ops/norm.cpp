@@ -1,8 +1,7 @@
-// Batch normalization: layout decision, running statistics, and the kernel list (oneDNN for
-// float32/bfloat16 data, composed ops for the rest).
+// Batch and layer normalization: argument checks, the layout decision, running statistics and
+// parameter dtypes; the kernels' implementation lists (kernels/norm.h) compute.
 #include "strider/ops/norm.h"
 
-#include "kernels/dnnl/context.h"
 #include "kernels/norm.h"
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
@@ -17,20 +16,18 @@
 namespace strider::ops {
 namespace {
 
-DimVector reduce_dims(const Tensor& x) {
-  DimVector d = {0};
-  for (int64_t i = 2; i < x.dim(); ++i) d.push_back(i);
-  return d;
+// A parameter or statistic in the kernels' dtype (kernels::norm_stat_dtype), 1-d and dense.
+Tensor as_stat(const Tensor& t, ScalarType stat_t, int64_t n) {
+  if (!t.defined()) return t;
+  Tensor flat = reshape(t, {n});
+  return flat.dtype() != stat_t ? to(flat, stat_t) : contiguous(flat);
 }
 
-// [C] -> [1, C, 1, ...] to broadcast against x.
-Tensor per_channel(const Tensor& v, int64_t dim) {
-  DimVector shape(dim, 1);
-  shape[1] = v.sizes()[0];
-  return reshape(v, shape);
+// A gradient computed in the statistics' dtype, returned in its parameter's dtype and shape.
+Tensor as_param_grad(const Tensor& g, const Tensor& param) {
+  if (!g.defined() || !param.defined()) return g;
+  return view(g.dtype() == param.dtype() ? g : to(g, param.dtype()), param.sizes());
 }
-
-Tensor as_float(const Tensor& t) { return t.defined() && t.dtype() != kFloat ? to(t, kFloat) : contiguous(t); }
 
 void check(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv, bool training) {
   STRIDER_CHECK(x.dim() >= 2, "batch_norm", "expected an input of at least 2 dimensions [N, C, ...], got ", x.sizes());
@@ -63,8 +60,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
                            const Tensor& running_var, bool training, double momentum, double eps) {
   check(x, weight, bias, running_mean, running_var, training);
   const int64_t c = x.sizes()[1];
-  // Statistics in float32 (float64 for float64 data, so gradients check to full precision).
-  const ScalarType stat_t = x.dtype() == kDouble ? kDouble : kFloat;
+  const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
   if (x.numel() == 0) return {clone(x), zeros({c}, stat_t), ones({c}, stat_t)};
   bool params_contig = true;
   for (const auto* t : {&weight, &bias, &running_mean, &running_var}) params_contig &= !t->defined() || t->is_contiguous();
@@ -77,27 +73,9 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   }
   // Same physical order as `out` (an ambiguous input may carry other size-1 strides).
   Tensor in_c = as_strided(contiguous(x, fmt), out.sizes(), out.strides());
-  const bool dnnl = kernels::dnnl_ops::supports(x.dtype()) && x.dim() >= 3 && x.dim() <= 5;
-  auto composed = [&] {
-    Tensor xd = to(in_c, kDouble);
-    DimVector dims = reduce_dims(x);
-    if (training) {
-      copy_(mean, ops::mean(xd, dims));
-      copy_(var, ops::var(xd, dims, 0));
-    }
-    Tensor invstd = rsqrt(add(to(var, kDouble), eps));
-    Tensor y = mul(sub(xd, per_channel(to(mean, kDouble), x.dim())), per_channel(invstd, x.dim()));
-    if (weight.defined()) y = add(mul(y, per_channel(to(weight, kDouble), x.dim())), per_channel(to(bias, kDouble), x.dim()));
-    copy_(out, y);
-  };
-  run_kernel("batch_norm", [&] {
-    if (dnnl) {
-      Tensor w = weight.defined() ? as_float(weight) : Tensor(), b = bias.defined() ? as_float(bias) : Tensor();
-      kernels::dnnl_ops::batch_norm_forward(out, in_c, w, b, mean, var, training, eps);
-    } else {
-      composed();
-    }
-  }, composed);
+  kernels::batch_norm_forward({.out = out, .in = in_c, .weight = as_stat(weight, stat_t, c), .bias = as_stat(bias, stat_t, c),
+                               .mean = mean, .var = var, .training = training, .eps = eps},
+                              dispatch("batch_norm"));
   if (training && running_mean.defined()) {
     // running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance.
     const double n = static_cast<double>(x.numel() / c);
@@ -119,70 +97,53 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "batch_norm"), x.dtype());
   Tensor in_c = as_strided(contiguous(x, fmt), gi.sizes(), gi.strides());
   Tensor go = as_strided(contiguous(grad_out.dtype() == x.dtype() ? grad_out : to(grad_out, x.dtype()), fmt), gi.sizes(), gi.strides());
-  const bool dnnl = kernels::dnnl_ops::supports(x.dtype()) && x.dim() >= 3 && x.dim() <= 5;
-  const ScalarType param_t = dnnl || !weight.defined() ? kFloat : weight.dtype();
-  Tensor gw = weight.defined() ? empty({c}, param_t) : Tensor(), gb = weight.defined() ? empty({c}, param_t) : Tensor();
-  auto composed = [&] {
-    const int64_t d = x.dim();
-    DimVector dims = reduce_dims(x);
-    Tensor xd = to(in_c, kDouble), gd = to(go, kDouble);
-    Tensor invstd = per_channel(rsqrt(add(to(var, kDouble), eps)), d);
-    Tensor xhat = mul(sub(xd, per_channel(to(mean, kDouble), d)), invstd);
-    Tensor sum_g = sum(gd, dims), sum_gx = sum(mul(gd, xhat), dims);
-    Tensor w = weight.defined() ? per_channel(to(weight, kDouble), d) : full({1}, 1.0, kDouble);
-    Tensor dx;
-    if (training) {
-      const double n = static_cast<double>(x.numel() / c);
-      dx = mul(mul(w, invstd), sub(sub(gd, div(per_channel(sum_g, d), n)), mul(xhat, div(per_channel(sum_gx, d), n))));
-    } else {
-      dx = mul(mul(gd, w), invstd);
-    }
-    copy_(gi, dx);
-    if (weight.defined()) {
-      copy_(gw, sum_gx);
-      copy_(gb, sum_g);
-    }
-  };
-  run_kernel("batch_norm_backward", [&] {
-    if (dnnl) {
-      Tensor w = weight.defined() ? as_float(weight) : Tensor();
-      kernels::dnnl_ops::batch_norm_backward(gi, gw, gb, go, in_c, w, mean, var, training, eps);
-    } else {
-      composed();
-    }
-  }, composed);
-  auto cast = [&](const Tensor& t) { return t.defined() && weight.defined() && weight.dtype() != kFloat ? to(t, weight.dtype()) : t; };
-  return {mask[0] ? gi : Tensor(), mask[1] ? cast(gw) : Tensor(), mask[2] ? cast(gb) : Tensor()};
+  const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
+  Tensor gw = mask[1] && weight.defined() ? empty({c}, stat_t) : Tensor();
+  Tensor gb = mask[2] && weight.defined() ? empty({c}, stat_t) : Tensor();
+  kernels::batch_norm_backward({.grad_in = gi, .grad_weight = gw, .grad_bias = gb, .grad_out = go, .in = in_c,
+                                .weight = as_stat(weight, stat_t, c), .mean = as_stat(mean, stat_t, c),
+                                .var = as_stat(var, stat_t, c), .training = training, .eps = eps},
+                               dispatch("batch_norm_backward"));
+  return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight)};
 }
 
-bool layer_norm_supported(ScalarType dtype) { return kernels::dnnl_ops::supports(dtype); }
-
 LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {
-  STRIDER_CHECK(layer_norm_supported(input.dtype()), "layer_norm", "the oneDNN path supports float32 and bfloat16, got ",
-                input.dtype());
-  STRIDER_CHECK(n > 0 && input.numel() % n == 0, "layer_norm", "cannot normalize ", input.sizes(), " over ", n, " elements");
-  Tensor x = reshape(contiguous(input), {-1, n});
-  const int64_t rows = x.sizes()[0];
-  Tensor out = empty(x.sizes(), input.dtype()), mean = empty({rows}), var = empty({rows});
+  STRIDER_CHECK(is_floating_point(input.dtype()), "layer_norm", "expected a floating-point input, got ", input.dtype());
+  STRIDER_CHECK(n >= 0 && (n == 0 ? input.numel() == 0 : input.numel() % n == 0), "layer_norm", "cannot normalize ",
+                input.sizes(), " over ", n, " elements");
+  for (const Tensor* p : {&weight, &bias})
+    STRIDER_CHECK(!p->defined() || p->numel() == n, "layer_norm", "expected weight and bias of ", n, " elements for input ",
+                  input.sizes(), ", got ", p->sizes());
+  const ScalarType stat_t = kernels::norm_stat_dtype(input.dtype());
+  const int64_t rows = n == 0 ? 0 : input.numel() / n;
+  Tensor x = reshape(contiguous(input), {rows, n});
+  Tensor out = empty(x.sizes(), input.dtype()), mean = empty({rows}, stat_t), var = empty({rows}, stat_t);
   if (rows > 0)
-    kernels::dnnl_ops::layer_norm_forward(out, x, weight.defined() ? as_float(reshape(weight, {n})) : Tensor(),
-                                          bias.defined() ? as_float(reshape(bias, {n})) : Tensor(), mean, var, eps);
+    kernels::layer_norm_forward({.out = out, .in = x, .weight = as_stat(weight, stat_t, n), .bias = as_stat(bias, stat_t, n),
+                                 .mean = mean, .var = var, .eps = eps},
+                                dispatch("layer_norm"));
   return {view(out, input.sizes()), mean, var};
 }
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t n,
                                                        const Tensor& weight, const Tensor& mean, const Tensor& var,
                                                        double eps, std::array<bool, 3> mask) {
-  Tensor x = reshape(contiguous(input), {-1, n});
-  Tensor go = reshape(contiguous(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype())), {-1, n});
+  const ScalarType stat_t = kernels::norm_stat_dtype(input.dtype());
+  const int64_t rows = n == 0 ? 0 : input.numel() / n;
+  Tensor x = reshape(contiguous(input), {rows, n});
+  Tensor go = reshape(contiguous(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype())), {rows, n});
   Tensor gi = empty(x.sizes(), input.dtype());
-  Tensor gw = weight.defined() ? empty({n}) : Tensor(), gb = weight.defined() ? empty({n}) : Tensor();
-  kernels::dnnl_ops::layer_norm_backward(gi, gw, gb, go, x, weight.defined() ? as_float(reshape(weight, {n})) : Tensor(),
-                                         mean, var, eps);
-  auto back = [&](const Tensor& t) {
-    return t.defined() && weight.defined() ? view(weight.dtype() == kFloat ? t : to(t, weight.dtype()), weight.sizes()) : t;
-  };
-  return {mask[0] ? view(gi, input.sizes()) : Tensor(), mask[1] ? back(gw) : Tensor(), mask[2] ? back(gb) : Tensor()};
+  Tensor gw = mask[1] && weight.defined() ? empty({n}, stat_t) : Tensor();
+  Tensor gb = mask[2] && weight.defined() ? empty({n}, stat_t) : Tensor();
+  if (rows > 0) {
+    kernels::layer_norm_backward({.grad_in = gi, .grad_weight = gw, .grad_bias = gb, .grad_out = go, .in = x,
+                                  .weight = as_stat(weight, stat_t, n), .mean = mean, .var = var, .eps = eps},
+                                 dispatch("layer_norm_backward"));
+  } else {
+    if (gw.defined()) fill_(gw, 0);
+    if (gb.defined()) fill_(gb, 0);
+  }
+  return {mask[0] ? view(gi, input.sizes()) : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight)};
 }
 
 }  // namespace strider::ops

@@ -52,8 +52,7 @@ Tensor unary_op(UnaryOp op, const Tensor& a, PointwiseArgs args = {}) {
   const Tensor* operands[] = {&in};
   Tensor out = allocate_output(operands, op == UnaryOp::LogicalNot ? kBool : dtype, kernels::name(op));
   Tensor src = broadcast_to(in, out.sizes());
-  run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, out, src, args); },
-                  [&] { kernels::ref::unary(op, out, src, args); });
+  kernels::unary({op, out, src, args}, dispatch(kernels::name(op)));
   check_memory_format_kept(kernels::name(op), {&a}, out);
   return out;
 }
@@ -76,8 +75,7 @@ Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
   Tensor out = allocate_output(order, out_dtype, name);
   Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
   if (!lhs_first) std::swap(x, y);
-  run_kernel(name, [&] { kernels::cpu::binary(op, out, x, y, args); },
-                  [&] { kernels::ref::binary(op, out, x, y, args); });
+  kernels::binary({op, out, x, y, args}, dispatch(name));
   check_memory_format_kept(name, {&a.tensor, &b.tensor}, out);
   return out;
 }
@@ -111,15 +109,13 @@ const Tensor& inplace_binary(BinaryOp op, const Tensor& self, const PointwiseInp
     return self;
   }
   Tensor y = broadcast_to(promote(other, common), self.sizes());
-  run_kernel(name, [&] { kernels::cpu::binary(op, self, self, y, args); },
-                  [&] { kernels::ref::binary(op, self, self, y, args); });
+  kernels::binary({op, self, self, y, args}, dispatch(name));
   self.storage()->bump_generation();
   return self;
 }
 
 const Tensor& inplace_unary(UnaryOp op, const Tensor& self, PointwiseArgs args = {}) {
-  run_kernel(kernels::name(op), [&] { kernels::cpu::unary(op, self, self, args); },
-                  [&] { kernels::ref::unary(op, self, self, args); });
+  kernels::unary({op, self, self, args}, dispatch(kernels::name(op)));
   self.storage()->bump_generation();
   return self;
 }
@@ -221,8 +217,7 @@ Tensor where_impl(const Tensor& cond, const PointwiseInput& x, const PointwiseIn
   Tensor out = allocate_output(order, common, "where");
   Tensor c = broadcast_to(cond, out.sizes()), bx = broadcast_to(px, out.sizes()),
          by = broadcast_to(py, out.sizes());
-  run_kernel("where", [&] { kernels::cpu::where(out, c, bx, by); },
-                  [&] { kernels::ref::where(out, c, bx, by); });
+  kernels::where({out, c, bx, by}, dispatch("where"));
   check_memory_format_kept("where", {&cond, &x.tensor, &y.tensor}, out);
   return out;
 }
@@ -247,8 +242,7 @@ Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
   Tensor ea = broadcast_to(a, out.sizes()), eb = broadcast_to(b, out.sizes()),
          ec = broadcast_to(c, out.sizes());
   const double v = value.to_double();
-  run_kernel("addcmul", [&] { kernels::cpu::addcmul(out, ea, eb, ec, v); },
-                  [&] { kernels::ref::addcmul(out, ea, eb, ec, v); });
+  kernels::addcmul({out, ea, eb, ec, v}, dispatch("addcmul"));
   check_memory_format_kept("addcmul", {&self, &t1, &t2}, out);
   return out;
 }
@@ -263,8 +257,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
                 " does not broadcast to the tensor's shape ", self.sizes());
   Tensor fill = expand(scalar_tensor(value, self.dtype()), self.sizes());
   Tensor m = broadcast_to(mask, self.sizes());
-  run_kernel("masked_fill", [&] { kernels::cpu::where(out, m, fill, out); },
-                  [&] { kernels::ref::where(out, m, fill, out); });
+  kernels::where({out, m, fill, out}, dispatch("masked_fill"));
   return out;
 }
 
@@ -286,8 +279,7 @@ const Tensor& add_out(const Tensor& out, const Tensor& a, const Tensor& b, const
   }
   Tensor x = broadcast_to(pa, out.sizes()), y = broadcast_to(pb, out.sizes());
   PointwiseArgs args = alpha_args(alpha);
-  run_kernel("add", [&] { kernels::cpu::binary(BinaryOp::Add, out, x, y, args); },
-                  [&] { kernels::ref::binary(BinaryOp::Add, out, x, y, args); });
+  kernels::binary({BinaryOp::Add, out, x, y, args}, dispatch("add"));
   out.storage()->bump_generation();
   return out;
 }

@@ -1,8 +1,7 @@
-// Pooling: argument checks, output sizes (with PyTorch's ceil rule), layouts, and the kernel
-// list: oneDNN for plain windows in float32/bfloat16, the reference kernel otherwise.
+// Pooling: argument checks, output sizes (with PyTorch's ceil rule) and layouts; the kernels'
+// implementation lists (kernels/pool.h) compute.
 #include "strider/ops/pool.h"
 
-#include "kernels/dnnl/context.h"
 #include "kernels/pool.h"
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
@@ -32,7 +31,6 @@ struct Prepared {
   bool unbatched;
   kernels::PoolParams params;
   DimVector out_shape;
-  bool ceil_mode;
 };
 
 Prepared prepare(const Tensor& input, int64_t nsp, const PoolArgs& a, bool is_max) {
@@ -52,7 +50,7 @@ Prepared prepare(const Tensor& input, int64_t nsp, const PoolArgs& a, bool is_ma
   p.params.is_max = is_max;
   p.params.count_include_pad = a.count_include_pad;
   p.params.divisor_override = a.divisor_override.value_or(0);
-  p.ceil_mode = a.ceil_mode;
+  p.params.ceil_mode = a.ceil_mode;
   p.out_shape = {p.input.sizes()[0], p.input.sizes()[1]};
   for (int64_t i = 0; i < nsp; ++i) {
     const int64_t I = p.input.sizes()[2 + i], k = p.params.kernel[i], s = p.params.stride[i];
@@ -80,15 +78,6 @@ MemoryFormat output_format(const Prepared& p, int64_t nsp) {
   return p.input.suggest_memory_format();
 }
 
-bool dnnl_ok(const Prepared& p, bool is_max) {
-  if (!kernels::dnnl_ops::supports(p.input.dtype()) || p.params.divisor_override) return false;
-  // PyTorch does not count a ceil window's overhang as padding; oneDNN would.
-  if (!is_max && p.ceil_mode && p.params.count_include_pad) return false;
-  if (!is_max)
-    for (int64_t d : p.params.dilation) if (d != 1) return false;
-  return true;
-}
-
 PoolResult pool_forward(const Tensor& input, int64_t nsp, const PoolArgs& a, bool is_max, bool with_indices) {
   const char* op = pool_name(is_max, nsp);
   Prepared p = prepare(input, nsp, a, is_max);
@@ -97,17 +86,11 @@ PoolResult pool_forward(const Tensor& input, int64_t nsp, const PoolArgs& a, boo
   r.compute_format = p.input.suggest_memory_format();
   Tensor in_c = dense_in_format(p.input, r.compute_format);
   Tensor out_c = make_tensor(p.out_shape, layout::strides_for_format(p.out_shape, r.compute_format, op), input.dtype());
-  const bool dnnl = dnnl_ok(p, is_max) && !with_indices;
-  auto reference = [&] {
-    if (is_max) r.indices = empty(p.out_shape, TensorOptions(kLong).memory_format(r.compute_format));
-    kernels::ref::pool_forward(out_c, r.indices, in_c, p.params);
-  };
-  run_kernel(op, [&] {
-    if (!dnnl) return reference();
-    const int64_t ws = kernels::dnnl_ops::pool_workspace_bytes(out_c, in_c, p.params);
-    if (ws > 0) r.workspace = empty({ws}, kByte);
-    kernels::dnnl_ops::pool_forward(out_c, in_c, p.params, r.workspace);
-  }, reference);
+  kernels::PoolSaved saved;
+  kernels::pool_forward({.out = out_c, .in = in_c, .p = p.params, .with_indices = with_indices, .saved = &saved},
+                        dispatch(op));
+  r.indices = saved.indices;
+  r.workspace = saved.workspace;
   const MemoryFormat fmt = output_format(p, nsp);
   Tensor out = fmt == r.compute_format ? out_c : contiguous(out_c, fmt);
   if (r.indices.defined() && fmt != r.compute_format) r.indices = contiguous(r.indices, fmt);
@@ -134,25 +117,14 @@ Tensor pool_backward(const Tensor& grad_out, const Tensor& input, int64_t nsp, c
   Tensor go = p.unbatched ? unsqueeze(grad_out, 0) : grad_out;
   go = dense_in_format(go.dtype() == input.dtype() ? go : to(go, input.dtype()), fmt);
   Tensor gi = make_tensor(p.input.sizes().vec(), layout::strides_for_format(p.input.sizes(), fmt, "pool_backward"), input.dtype());
-  auto reference = [&] {
-    fill_(gi, 0);
-    Tensor idx = fwd.indices;
-    if (idx.defined()) {
-      if (p.unbatched) idx = unsqueeze(idx, 0);
-      // The kernel reads indices through the gradient's strides: give them the same layout.
-      idx = as_strided(contiguous(idx, fmt), go.sizes(), go.strides());
-    }
-    kernels::ref::pool_backward(gi, go, idx, p.params);
-  };
-  const bool dnnl = !fwd.indices.defined() && dnnl_ok(p, is_max);
-  run_kernel("pool_backward", [&] {
-    if (dnnl) kernels::dnnl_ops::pool_backward(gi, go, p.params, fwd.workspace);
-    else reference();
-  }, [&] {
-    STRIDER_CHECK(!is_max || fwd.indices.defined(), "pool_backward",
-                  "the reference max-pool backward needs indices; run the forward with the reference kernels too");
-    reference();
-  });
+  Tensor idx = fwd.indices;
+  if (idx.defined()) {
+    if (p.unbatched) idx = unsqueeze(idx, 0);
+    // The reference reads indices through the gradient's strides: give them the same layout.
+    idx = as_strided(contiguous(idx, fmt), go.sizes(), go.strides());
+  }
+  kernels::pool_backward({.grad_in = gi, .grad_out = go, .p = p.params, .saved = {idx, fwd.workspace}},
+                         dispatch("pool_backward"));
   return p.unbatched ? squeeze(gi, 0) : gi;
 }
 
@@ -188,8 +160,7 @@ PoolResult adaptive_pool(const Tensor& input, IntArrayRef output_size, bool is_m
   Tensor out = make_tensor(shape, layout::strides_for_format(shape, fmt, op), x.dtype());
   if (is_max) r.indices = empty(shape, TensorOptions(kLong).memory_format(fmt));
   Tensor x_c = contiguous(x, fmt);
-  run_kernel(op, [&] { kernels::ref::adaptive_pool_forward(out, r.indices, x_c, is_max); },
-             [&] { kernels::ref::adaptive_pool_forward(out, r.indices, x_c, is_max); });
+  kernels::adaptive_pool_forward({.out = out, .indices = r.indices, .in = x_c, .is_max = is_max}, dispatch(op));
   check_memory_format_kept(op, {&x}, out);
   r.out = unbatched ? squeeze(out, 0) : out;
   if (unbatched && r.indices.defined()) r.indices = squeeze(r.indices, 0);
@@ -205,13 +176,12 @@ Tensor adaptive_pool_backward(const Tensor& grad_out, const Tensor& input, IntAr
   Tensor idx = fwd.indices.defined() && unbatched ? unsqueeze(fwd.indices, 0) : fwd.indices;
   const MemoryFormat fmt = fwd.compute_format;
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "adaptive_pool_backward"), x.dtype());
-  fill_(gi, 0);
   if (go.dtype() != x.dtype()) go = to(go, x.dtype());
   go = contiguous(go, fmt);
   // The kernel reads indices through the gradient's strides: give them the same layout.
   if (idx.defined()) idx = as_strided(contiguous(idx, fmt), go.sizes(), go.strides());
-  run_kernel("adaptive_pool_backward", [&] { kernels::ref::adaptive_pool_backward(gi, go, idx, is_max); },
-             [&] { kernels::ref::adaptive_pool_backward(gi, go, idx, is_max); });
+  kernels::adaptive_pool_backward({.grad_in = gi, .grad_out = go, .indices = idx, .is_max = is_max},
+                                  dispatch("adaptive_pool_backward"));
   return unbatched ? squeeze(gi, 0) : gi;
 }
 

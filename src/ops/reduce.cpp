@@ -58,8 +58,7 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, Scal
     fill_(out, op == ReduceOp::Prod ? 1.0 : (op == ReduceOp::Sum ? 0.0 : NAN));
     return out;
   }
-  run_kernel(name, [&] { kernels::cpu::reduce(op, kview, t, args); },
-                  [&] { kernels::ref::reduce(op, kview, t, args); });
+  kernels::reduce({op, kview, t, args}, dispatch(name));
   return out;
 }
 

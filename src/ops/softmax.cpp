@@ -19,8 +19,7 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, bool log) {
   in = contiguous(in);
   Tensor out = make_tensor(t.sizes().vec(), layout::contiguous_strides(t.sizes()), t.dtype());
   Tensor kout = t.dim() == 0 ? reshape(out, {1}) : out;
-  run_kernel(name, [&] { kernels::cpu::softmax(kout, in, d, log); },
-                  [&] { kernels::ref::softmax(kout, in, d, log); });
+  kernels::softmax({kout, in, d, log}, dispatch(name));
   return out;
 }
 

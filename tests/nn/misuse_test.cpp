@@ -106,6 +106,7 @@ TEST(Misuse, ArgumentChecksPyTorchMakes) {
       {"conv channels", [&] { conv2d(x, ones({6, 3, 3, 3})); }, "channels"},
       {"batch_norm channels", [&] { batch_norm(x, ones({3}), ones({3})); }, "batch_norm"},
       {"layer_norm shape", [&] { F::layer_norm(x, {4}); }, "layer_norm"},
+      {"layer_norm weight dtype", [&] { F::layer_norm(ones({2, 4}, kDouble), {4}, ones({4})); }, ".to(float64)"},
       {"group_norm groups", [&] { F::group_norm(x, 3); }, "group_norm"},
       {"adaptive pool to 0", [&] { adaptive_avg_pool2d(x, {0, 2}); }, "output size"},
       {"max_pool dilation 0", [&] { max_pool2d(x, {2, 2}, {1, 1}, {0}, {0}); }, "dilation"},

@@ -139,8 +139,8 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
-// Normalizes over the trailing dims whose sizes multiply to n (oneDNN; float32/bfloat16).
-Tensor layer_norm_fused(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps);
+// Normalizes over the trailing dims whose sizes multiply to n (any floating dtype).
+Tensor layer_norm_trailing(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps);
 // stride empty = kernel_size.
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                   IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);

@@ -1,8 +1,7 @@
 #pragma once
 // Which implementation runs an op. Op families pick from an ordered list (oneDNN where it
 // applies, then our vectorized kernels, then the naive reference); tests force the reference to
-// compare, and verbose mode logs each choice (and, for families on an implementation list, every
-// rejection with its reason) to stderr.
+// compare, and verbose mode logs each choice and every rejection with its reason to stderr.
 namespace strider {
 
 enum class KernelPreference { Fastest, Reference };

@@ -11,8 +11,9 @@ namespace strider::ops {
 
 struct BatchNormResult {
   Tensor out;
-  Tensor mean;  // float32 [C]: batch mean (training) or the running mean used (eval)
-  Tensor var;   // float32 [C]: biased batch variance (training) or the running variance (eval)
+  // [C], float32 (float64 for float64 input):
+  Tensor mean;  // batch mean (training) or the running mean used (eval)
+  Tensor var;   // biased batch variance (training) or the running variance (eval)
 };
 
 // Training updates running_mean/running_var in place (momentum as in PyTorch, unbiased variance
@@ -28,17 +29,15 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
 
 struct LayerNormResult {
   Tensor out;   // contiguous, input's shape and dtype
-  Tensor mean;  // float32 [rows]
-  Tensor var;   // float32 [rows], biased
+  Tensor mean;  // [rows], float32 (float64 for float64 input)
+  Tensor var;   // [rows], biased, the same dtype
 };
-// Normalizes over the trailing dims whose product is `n` (oneDNN for float32/bfloat16 inputs).
+// Normalizes over the trailing dims whose product is `n` (kernels/norm.h picks the implementation).
 // weight/bias ([n] after flattening) may be undefined.
 LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps);
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_out, const Tensor& input, int64_t n,
                                                        const Tensor& weight, const Tensor& mean, const Tensor& var,
                                                        double eps, std::array<bool, 3> mask);
-// Whether layer_norm runs in oneDNN for this dtype (otherwise callers compose it from ops).
-bool layer_norm_supported(ScalarType dtype);
 
 // The layout batch_norm gives its output for this input.
 MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguous);

@@ -32,7 +32,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   });
 }
 
-Tensor layer_norm_fused(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {
+Tensor layer_norm_trailing(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {
   ops::LayerNormResult r = ops::layer_norm(input, n, weight, bias, eps);
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return r.out;
   SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var);

@@ -38,8 +38,10 @@ std::string key(const char* op, const Tensor& in, bool affine, bool training, do
 
 }  // namespace
 
-void batch_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
-                        const Tensor& mean, const Tensor& var, bool training, double eps) {
+void batch_norm_forward(const BatchNormForward& p) {
+  const Tensor &out = p.out, &in = p.in, &weight = p.weight, &bias = p.bias, &mean = p.mean, &var = p.var;
+  const bool training = p.training;
+  const double eps = p.eps;
   static PrimitiveCache<FwdEntry> cache;
   const bool affine = weight.defined();
   const FwdEntry& e = cache.get(key("bn_fwd", in, affine, training, eps), [&] {
@@ -56,9 +58,10 @@ void batch_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weigh
   stream().wait();
 }
 
-void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
-                         const Tensor& grad_out, const Tensor& in, const Tensor& weight,
-                         const Tensor& mean, const Tensor& var, bool training, double eps) {
+void batch_norm_backward(const BatchNormBackward& p) {
+  const Tensor &grad_in = p.grad_in, &grad_out = p.grad_out, &in = p.in, &weight = p.weight, &mean = p.mean, &var = p.var;
+  const bool training = p.training;
+  const double eps = p.eps;
   static PrimitiveCache<BwdEntry> cache;
   const bool affine = weight.defined();
   KeyBuilder k("bn_bwd");
@@ -72,7 +75,7 @@ void batch_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
     return BwdEntry{dnnl::batch_normalization_backward(pd)};
   });
   // Scale gradients are always produced with affine parameters; unwanted ones go to scratch.
-  Tensor gw = grad_weight, gb = grad_bias;
+  Tensor gw = p.grad_weight, gb = p.grad_bias;
   if (affine && !gw.defined()) gw = scratch_like(weight);
   if (affine && !gb.defined()) gb = scratch_like(weight);
   std::unordered_map<int, memory> args = {

@@ -20,6 +20,20 @@ dnnl::stream& stream() {
 
 bool supports(ScalarType t) { return t == kFloat || t == kBFloat16; }
 
+std::string rejects_dtype(ScalarType t) {
+  if (supports(t)) return "";
+  return strider::detail::str("oneDNN computes float32 and bfloat16, not ", t);
+}
+
+std::string rejects_layouts(const char* what, std::initializer_list<const Tensor*> tensors) {
+  const Tensor& first = **tensors.begin();
+  for (const Tensor* t : tensors)
+    if (t->strides() != first.strides())
+      return strider::detail::str(what, " have different strides (", first.strides(), " and ", t->strides(),
+                                  "); this primitive reads them with one descriptor");
+  return "";
+}
+
 dnnl::memory::data_type data_type(ScalarType t) {
   switch (t) {
     case kFloat: return dnnl::memory::data_type::f32;
@@ -123,12 +137,6 @@ int64_t cached_weight_bytes() {
   std::lock_guard<std::mutex> lock(c.mu);
   drop_stale(c);
   return c.bytes;
-}
-
-Tensor scratch_like(const Tensor& t) {
-  DimVector strides = layout::contiguous_strides(t.sizes());
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(t.numel()) * t.element_size(), cpu_allocator());
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), t.dtype(), t.sizes().vec(), std::move(strides), 0));
 }
 
 KeyBuilder& KeyBuilder::add(IntArrayRef v) {

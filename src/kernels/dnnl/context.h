@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "kernels/scratch.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels::dnnl_ops {
@@ -18,6 +19,11 @@ dnnl::stream& stream();
 
 // True when oneDNN computes in this dtype (float32, bfloat16).
 bool supports(ScalarType t);
+// Why oneDNN cannot compute in this dtype; empty when it can (an implementation list's answer).
+std::string rejects_dtype(ScalarType t);
+// Why tensors that one primitive describes with a single descriptor cannot go to it: their
+// strides differ. Empty when they agree.
+std::string rejects_layouts(const char* what, std::initializer_list<const Tensor*> tensors);
 dnnl::memory::data_type data_type(ScalarType t);
 dnnl::memory::dims dims_of(IntArrayRef v);
 // Plain descriptor with the tensor's own strides.
@@ -25,9 +31,6 @@ dnnl::memory::desc desc_of(const Tensor& t);
 dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType t);
 dnnl::memory memory_of(const Tensor& t);
 dnnl::memory memory_of(const dnnl::memory::desc& d, const Tensor& t);
-
-// A fresh dense tensor with t's sizes and dtype (kernels allocate through core directly).
-Tensor scratch_like(const Tensor& t);
 
 // Runs `src` into `dst` when their descriptors differ, otherwise returns `src`.
 dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want);

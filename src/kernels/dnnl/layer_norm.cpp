@@ -28,8 +28,9 @@ std::string key(const char* op, const Tensor& in, bool affine, double eps) {
 
 }  // namespace
 
-void layer_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
-                        const Tensor& mean, const Tensor& var, double eps) {
+void layer_norm_forward(const LayerNormForward& p) {
+  const Tensor &out = p.out, &in = p.in, &weight = p.weight, &bias = p.bias, &mean = p.mean, &var = p.var;
+  const double eps = p.eps;
   static PrimitiveCache<dnnl::layer_normalization_forward> cache;
   const bool affine = weight.defined();
   const auto& prim = cache.get(key("ln_fwd", in, affine, eps), [&] {
@@ -46,9 +47,9 @@ void layer_norm_forward(const Tensor& out, const Tensor& in, const Tensor& weigh
   stream().wait();
 }
 
-void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const Tensor& grad_bias,
-                         const Tensor& grad_out, const Tensor& in, const Tensor& weight, const Tensor& mean,
-                         const Tensor& var, double eps) {
+void layer_norm_backward(const LayerNormBackward& p) {
+  const Tensor &grad_in = p.grad_in, &grad_out = p.grad_out, &in = p.in, &weight = p.weight, &mean = p.mean, &var = p.var;
+  const double eps = p.eps;
   static PrimitiveCache<dnnl::layer_normalization_backward> cache;
   const bool affine = weight.defined();
   KeyBuilder k("ln_bwd");
@@ -60,8 +61,8 @@ void layer_norm_backward(const Tensor& grad_in, const Tensor& grad_weight, const
                                                static_cast<float>(eps), ln_flags(affine));
     return dnnl::layer_normalization_backward(dnnl::layer_normalization_backward::primitive_desc(d, engine(), hint));
   });
-  Tensor gw = grad_weight.defined() || !affine ? grad_weight : scratch_like(weight);
-  Tensor gb = grad_bias.defined() || !affine ? grad_bias : scratch_like(weight);
+  Tensor gw = p.grad_weight.defined() || !affine ? p.grad_weight : scratch_like(weight);
+  Tensor gb = p.grad_bias.defined() || !affine ? p.grad_bias : scratch_like(weight);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}, {DNNL_ARG_DIFF_SRC, memory_of(grad_in)},
       {DNNL_ARG_MEAN, memory_of(stat_desc(in), mean)}, {DNNL_ARG_VARIANCE, memory_of(stat_desc(in), var)}};

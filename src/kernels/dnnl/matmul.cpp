@@ -3,7 +3,8 @@
 
 namespace strider::kernels::dnnl_ops {
 
-void matmul(const Tensor& out, const Tensor& a, const Tensor& w, const Tensor& bias) {
+void matmul(const Matmul& p) {
+  const Tensor &out = p.out, &a = p.a, &w = p.w, &bias = p.bias;
   static PrimitiveCache<dnnl::matmul> cache;
   KeyBuilder k("matmul");
   k.add(out).add(a).add(w).add(bias);

@@ -59,25 +59,23 @@ const FwdEntry& forward_entry(const Tensor& in, const Tensor& out, const PoolPar
 
 }  // namespace
 
-int64_t pool_workspace_bytes(const Tensor& out, const Tensor& in, const PoolParams& p) {
-  if (!p.is_max) return 0;
-  return static_cast<int64_t>(forward_entry(in, out, p).pd.workspace_desc().get_size());
-}
-
-void pool_forward(const Tensor& out, const Tensor& in, const PoolParams& p, const Tensor& workspace) {
+void pool_forward(const PoolForward& f) {
+  const Tensor &in = f.in, &out = f.out;
+  const PoolParams& p = f.p;
   const FwdEntry& e = forward_entry(in, out, p);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_DST, memory_of(out)}};
   if (p.is_max) {
-    // Training-mode max pooling always writes a workspace; give it scratch when nobody keeps it.
-    memory ws = workspace.defined() ? memory(e.pd.workspace_desc(), engine(), workspace.data())
-                                    : memory(e.pd.workspace_desc(), engine());
-    args.emplace(DNNL_ARG_WORKSPACE, ws);
+    // Training-mode max pooling writes a workspace, which the backward reads.
+    f.saved->workspace = scratch_bytes(static_cast<int64_t>(e.pd.workspace_desc().get_size()));
+    args.emplace(DNNL_ARG_WORKSPACE, memory(e.pd.workspace_desc(), engine(), f.saved->workspace.data()));
   }
   e.prim.execute(stream(), args);
   stream().wait();
 }
 
-void pool_backward(const Tensor& grad_in, const Tensor& grad_out, const PoolParams& p, const Tensor& workspace) {
+void pool_backward(const PoolBackward& b) {
+  const Tensor &grad_in = b.grad_in, &grad_out = b.grad_out, &workspace = b.saved.workspace;
+  const PoolParams& p = b.p;
   static PrimitiveCache<dnnl::pooling_v2_backward> cache;
   const FwdEntry& fwd = forward_entry(grad_in, grad_out, p);
   const auto& prim = cache.get(key("pool_bwd", grad_in, grad_out, p), [&] {

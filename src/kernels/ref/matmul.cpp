@@ -5,7 +5,8 @@
 
 namespace strider::kernels::ref {
 
-void matmul(const Tensor& out, const Tensor& a, const Tensor& w, const Tensor& bias) {
+void matmul(const Matmul& p) {
+  const Tensor &out = p.out, &a = p.a, &w = p.w, &bias = p.bias;
   const bool batched = out.dim() == 3;
   const int64_t B = batched ? out.sizes()[0] : 1, M = out.sizes()[out.dim() - 2], N = out.sizes()[out.dim() - 1];
   const int64_t K = a.sizes()[a.dim() - 1];

@@ -1,0 +1,98 @@
+// The pooling implementation lists: oneDNN for the windows it computes as PyTorch does, then the
+// reference.
+#include "kernels/copy.h"
+#include "kernels/dnnl/context.h"
+#include "kernels/pool.h"
+#include "kernels/scratch.h"
+
+namespace strider::kernels {
+namespace {
+
+// Why oneDNN's pooling would not compute what PyTorch defines for these windows.
+std::string onednn_rejects_window(const Tensor& data, const PoolParams& p) {
+  if (std::string why = dnnl_ops::rejects_dtype(data.dtype()); !why.empty()) return why;
+  if (p.divisor_override) return "oneDNN has no divisor_override";
+  if (!p.is_max && p.ceil_mode && p.count_include_pad)
+    return "PyTorch does not count a ceil-mode window's overhang as padding; oneDNN would";
+  if (!p.is_max)
+    for (int64_t d : p.dilation)
+      if (d != 1) return "oneDNN's average pooling has no dilation";
+  return "";
+}
+
+}  // namespace
+
+const ImplementationList<PoolForward>& pool_forward_implementations() {
+  static const ImplementationList<PoolForward> list = {
+      {"onednn",
+       [](const PoolForward& f) {
+         if (f.with_indices) return std::string("return_indices asks for PyTorch's indices; oneDNN keeps a workspace");
+         return onednn_rejects_window(f.in, f.p);
+       },
+       dnnl_ops::pool_forward},
+      {"ref", [](const PoolForward&) { return std::string(); },
+       [](const PoolForward& f) {
+         if (f.p.is_max) f.saved->indices = scratch_like(f.out, kLong);
+         ref::pool_forward(f.out, f.saved->indices, f.in, f.p);
+       }},
+  };
+  return list;
+}
+
+const ImplementationList<PoolBackward>& pool_backward_implementations() {
+  static const ImplementationList<PoolBackward> list = {
+      {"onednn",
+       [](const PoolBackward& b) {
+         if (b.p.is_max && !b.saved.workspace.defined())
+           return std::string("the forward ran in another implementation and left no oneDNN workspace");
+         return onednn_rejects_window(b.grad_out, b.p);
+       },
+       dnnl_ops::pool_backward},
+      {"ref",
+       [](const PoolBackward& b) {
+         if (b.p.is_max && !b.saved.indices.defined())
+           return std::string("max pooling's backward needs the forward's indices, and the forward ran in oneDNN "
+                              "(run the forward with the reference kernels too)");
+         return std::string();
+       },
+       [](const PoolBackward& b) {
+         cpu::fill(b.grad_in, 0);
+         ref::pool_backward(b.grad_in, b.grad_out, b.saved.indices, b.p);
+       }},
+  };
+  return list;
+}
+
+const ImplementationList<AdaptivePoolForward>& adaptive_pool_forward_implementations() {
+  static const ImplementationList<AdaptivePoolForward> list = {
+      {"ref", [](const AdaptivePoolForward&) { return std::string(); },
+       [](const AdaptivePoolForward& f) { ref::adaptive_pool_forward(f.out, f.indices, f.in, f.is_max); }},
+  };
+  return list;
+}
+
+const ImplementationList<AdaptivePoolBackward>& adaptive_pool_backward_implementations() {
+  static const ImplementationList<AdaptivePoolBackward> list = {
+      {"ref", [](const AdaptivePoolBackward&) { return std::string(); },
+       [](const AdaptivePoolBackward& b) {
+         cpu::fill(b.grad_in, 0);
+         ref::adaptive_pool_backward(b.grad_in, b.grad_out, b.indices, b.is_max);
+       }},
+  };
+  return list;
+}
+
+void pool_forward(const PoolForward& problem, const Dispatch& d) {
+  run_first(problem.p.is_max ? "max_pool" : "avg_pool", pool_forward_implementations(), problem, d);
+}
+void pool_backward(const PoolBackward& problem, const Dispatch& d) {
+  run_first("pool_backward", pool_backward_implementations(), problem, d);
+}
+void adaptive_pool_forward(const AdaptivePoolForward& problem, const Dispatch& d) {
+  run_first("adaptive_pool", adaptive_pool_forward_implementations(), problem, d);
+}
+void adaptive_pool_backward(const AdaptivePoolBackward& problem, const Dispatch& d) {
+  run_first("adaptive_pool_backward", adaptive_pool_backward_implementations(), problem, d);
+}
+
+}  // namespace strider::kernels

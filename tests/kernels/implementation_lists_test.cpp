@@ -1,0 +1,185 @@
+// The normalization, pooling and matrix-product implementation lists: every implementation that
+// accepts a problem matches the reference in float32, bfloat16 and float64, contiguous and
+// channels-last, and the fast path is taken (and so compared) wherever it should apply.
+#include <gtest/gtest.h>
+#include <strider/strider.h>
+
+#include "kernels/copy.h"
+#include "kernels/matmul.h"
+#include "kernels/norm.h"
+#include "kernels/pointwise.h"
+#include "kernels/pool.h"
+#include "kernels/reduce.h"
+#include "kernels/softmax.h"
+#include "list_walk.h"
+
+namespace strider {
+namespace {
+
+using testing::ListWalk;
+using testing::walk_list;
+
+const ScalarType kDtypes[] = {kFloat, kBFloat16, kDouble};
+
+Tensor make(IntArrayRef sizes, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Contiguous) {
+  return randn(sizes, kFloat).to(dtype).contiguous(fmt);
+}
+Tensor like(const Tensor& t, ScalarType dtype) {
+  return empty_strided(t.sizes(), t.strides(), TensorOptions().dtype(dtype));
+}
+double tolerance(ScalarType dtype) { return dtype == kBFloat16 ? 5e-2 : 1e-4; }
+// Where oneDNN should have accepted: float32 and bfloat16.
+int expected_accepting(ScalarType dtype) { return dtype == kDouble ? 1 : 2; }
+
+TEST(NormImplementationList, BatchNormMatchesTheReference) {
+  manual_seed(5);
+  for (ScalarType dtype : kDtypes)
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+      for (bool training : {true, false})
+        for (bool affine : {true, false}) {
+          SCOPED_TRACE(detail::str(dtype, " ", fmt, training ? " training" : " eval", affine ? " affine" : ""));
+          const ScalarType st = kernels::norm_stat_dtype(dtype);
+          Tensor in = make({3, 5, 4, 6}, dtype, fmt), go = make({3, 5, 4, 6}, dtype, fmt);
+          Tensor w = affine ? make({5}, st) : Tensor(), b = affine ? make({5}, st) : Tensor();
+          Tensor run_mean = make({5}, st), run_var = make({5}, st).abs() + 0.5;
+          ListWalk<kernels::BatchNormForward> fwd{
+              [&] {
+                return kernels::BatchNormForward{like(in, dtype), in, w, b, training ? empty({5}, st) : run_mean.clone(),
+                                                 training ? empty({5}, st) : run_var.clone(), training, 1e-5};
+              },
+              [](const kernels::BatchNormForward& p) { return std::vector<Tensor>{p.out, p.mean, p.var}; },
+              tolerance(dtype)};
+          EXPECT_EQ(walk_list(kernels::batch_norm_forward_implementations(), fwd), expected_accepting(dtype));
+          kernels::BatchNormForward stats = fwd.fresh();
+          kernels::batch_norm_forward_implementations().back().run(stats);
+          ListWalk<kernels::BatchNormBackward> bwd{
+              [&] {
+                return kernels::BatchNormBackward{like(in, dtype), affine ? empty({5}, st) : Tensor(),
+                                                  affine ? empty({5}, st) : Tensor(), go, in, w, stats.mean, stats.var,
+                                                  training, 1e-5};
+              },
+              [](const kernels::BatchNormBackward& p) {
+                return std::vector<Tensor>{p.grad_in, p.grad_weight.defined() ? p.grad_weight : zeros({1}),
+                                           p.grad_bias.defined() ? p.grad_bias : zeros({1})};
+              },
+              tolerance(dtype) * 4};
+          EXPECT_EQ(walk_list(kernels::batch_norm_backward_implementations(), bwd), expected_accepting(dtype));
+        }
+}
+
+TEST(NormImplementationList, LayerNormMatchesTheReference) {
+  manual_seed(6);
+  for (ScalarType dtype : kDtypes)
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(detail::str(dtype, affine ? " affine" : ""));
+      const ScalarType st = kernels::norm_stat_dtype(dtype);
+      Tensor in = make({7, 33}, dtype), go = make({7, 33}, dtype);
+      Tensor w = affine ? make({33}, st) : Tensor(), b = affine ? make({33}, st) : Tensor();
+      ListWalk<kernels::LayerNormForward> fwd{
+          [&] { return kernels::LayerNormForward{like(in, dtype), in, w, b, empty({7}, st), empty({7}, st), 1e-5}; },
+          [](const kernels::LayerNormForward& p) { return std::vector<Tensor>{p.out, p.mean, p.var}; },
+          tolerance(dtype)};
+      EXPECT_EQ(walk_list(kernels::layer_norm_forward_implementations(), fwd), expected_accepting(dtype));
+      kernels::LayerNormForward stats = fwd.fresh();
+      kernels::layer_norm_forward_implementations().back().run(stats);
+      ListWalk<kernels::LayerNormBackward> bwd{
+          [&] {
+            return kernels::LayerNormBackward{like(in, dtype), affine ? empty({33}, st) : Tensor(),
+                                              affine ? empty({33}, st) : Tensor(), go, in, w, stats.mean, stats.var, 1e-5};
+          },
+          [](const kernels::LayerNormBackward& p) {
+            return std::vector<Tensor>{p.grad_in, p.grad_weight.defined() ? p.grad_weight : zeros({1}),
+                                       p.grad_bias.defined() ? p.grad_bias : zeros({1})};
+          },
+          tolerance(dtype) * 4};
+      EXPECT_EQ(walk_list(kernels::layer_norm_backward_implementations(), bwd), expected_accepting(dtype));
+    }
+}
+
+TEST(PoolImplementationList, EveryForwardAndBackwardPairMatchesTheReference) {
+  manual_seed(7);
+  for (ScalarType dtype : kDtypes)
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+      for (bool is_max : {true, false}) {
+        SCOPED_TRACE(detail::str(dtype, " ", fmt, is_max ? " max" : " avg"));
+        kernels::PoolParams p{.kernel = {3, 2}, .stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 1}, .is_max = is_max};
+        Tensor in = make({2, 3, 7, 6}, dtype, fmt), out = make({2, 3, 4, 5}, dtype, fmt);
+        const auto& fwd = kernels::pool_forward_implementations();
+        const auto& bwd = kernels::pool_backward_implementations();
+        auto run_forward = [&](size_t i, kernels::PoolSaved& saved) {
+          Tensor o = like(out, dtype);
+          kernels::PoolForward f{o, in, p, false, &saved};
+          if (!fwd[i].rejects(f).empty()) return Tensor();
+          fwd[i].run(f);
+          return o;
+        };
+        kernels::PoolSaved ref_saved;
+        Tensor want = run_forward(fwd.size() - 1, ref_saved);
+        Tensor go = make(want.sizes(), dtype, fmt);
+        Tensor want_gi = like(in, dtype);
+        bwd.back().run({want_gi, go, p, ref_saved});
+        int pairs = 0;
+        for (size_t i = 0; i < fwd.size(); ++i) {
+          kernels::PoolSaved saved;
+          Tensor got = run_forward(i, saved);
+          if (!got.defined()) continue;
+          EXPECT_TRUE(testing::all_close(got, want, tolerance(dtype), tolerance(dtype))) << "forward " << fwd[i].name;
+          for (const auto& b : bwd) {
+            kernels::PoolBackward problem{like(in, dtype), go, p, saved};
+            if (!b.rejects(problem).empty()) continue;
+            b.run(problem);
+            ++pairs;
+            EXPECT_TRUE(testing::all_close(problem.grad_in, want_gi, tolerance(dtype), tolerance(dtype)))
+                << "forward " << fwd[i].name << ", backward " << b.name;
+          }
+        }
+        // Every forward has a backward that can follow it; oneDNN's average pooling backward can
+        // also follow the reference's forward (it needs no workspace).
+        EXPECT_EQ(pairs, dtype == kDouble ? 1 : (is_max ? 2 : 4));
+      }
+}
+
+TEST(MatmulImplementationList, TransposedAndBatchedOperandsMatchTheReference) {
+  manual_seed(8);
+  for (ScalarType dtype : kDtypes)
+    for (bool transposed : {false, true})
+      for (bool bias : {false, true}) {
+        SCOPED_TRACE(detail::str(dtype, transposed ? " transposed" : "", bias ? " bias" : ""));
+        Tensor a = make({2, 5, 9}, dtype), w = transposed ? make({2, 4, 9}, dtype).transpose(1, 2) : make({2, 9, 4}, dtype);
+        Tensor b = bias ? make({4}, dtype) : Tensor();
+        ListWalk<kernels::Matmul> walk{[&] { return kernels::Matmul{empty({2, 5, 4}, dtype), a, w, b}; },
+                                       [](const kernels::Matmul& p) { return std::vector<Tensor>{p.out}; },
+                                       tolerance(dtype)};
+        EXPECT_EQ(walk_list(kernels::matmul_implementations(), walk), expected_accepting(dtype));
+      }
+}
+
+TEST(ImplementationList, TwoEntryFamiliesAreWalkedByTheConformanceTests) {
+  // conformance_test.cpp runs each elementwise, copy, reduction and softmax op once with the
+  // first accepting implementation and once with the reference: for a list of two, that is the
+  // whole walk. A third implementation needs walk_list (list_walk.h) in those tests.
+  EXPECT_EQ(kernels::unary_implementations().size(), 2u);
+  EXPECT_EQ(kernels::binary_implementations().size(), 2u);
+  EXPECT_EQ(kernels::where_implementations().size(), 2u);
+  EXPECT_EQ(kernels::addcmul_implementations().size(), 2u);
+  EXPECT_EQ(kernels::copy_implementations().size(), 2u);
+  EXPECT_EQ(kernels::fill_implementations().size(), 2u);
+  EXPECT_EQ(kernels::reduce_implementations().size(), 2u);
+  EXPECT_EQ(kernels::softmax_implementations().size(), 2u);
+}
+
+TEST(ImplementationList, AReferenceThatCannotRunIsAClearError) {
+  // A max pooling forward in oneDNN leaves a workspace; the reference backward needs indices.
+  Tensor x = randn({1, 2, 6, 6}).requires_grad_();
+  Tensor y = max_pool2d(x, {2, 2});
+  KernelPreferenceGuard ref(KernelPreference::Reference);
+  try {
+    y.sum().backward();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the forward's indices"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strider
