@@ -12,4 +12,8 @@ Tensor scratch_like(const Tensor& t);
 // `bytes` bytes as a 1-d byte tensor.
 Tensor scratch_bytes(int64_t bytes);
 
+// The scratchpad bytes this thread's last oneDNN primitive was given (tests check that
+// memory_stats() saw them).
+int64_t last_onednn_scratchpad_bytes();
+
 }  // namespace strider::kernels

@@ -5,6 +5,9 @@
 #include <strider/ops/convert.h>
 #include <strider/strider.h>
 
+#include <functional>
+
+#include "kernels/scratch.h"
 #include "support/compare.h"
 
 namespace strider {
@@ -78,6 +81,40 @@ TEST(WeightCache, CopiesAreCountedAndGoWithTheirWeight) {
     EXPECT_GE(memory_stats().current_bytes - allocated, copy) << "memory_stats() counts the cached copy";
   }
   EXPECT_EQ(ops::conv_weight_cache_bytes(), before) << "a dead weight's copy is freed";
+}
+
+TEST(OneDnnMemory, ScratchpadsComeFromStridersAllocator) {
+  // Every primitive runs with a user-managed scratchpad taken from strider's allocator, so the
+  // peak that memory_stats() reports covers it. A weight gradient in bfloat16 accumulates in a
+  // float32 scratchpad; a matmul with a large K may split it.
+  manual_seed(2);
+  struct Case {
+    const char* what;
+    std::function<Tensor()> run;
+  };
+  Tensor x = randn({4, 32, 14, 14}).to(kBFloat16).contiguous(MemoryFormat::ChannelsLast);
+  Tensor go = randn({4, 64, 14, 14}).to(kBFloat16).contiguous(MemoryFormat::ChannelsLast);
+  Tensor a = randn({8, 4096}), b = randn({4096, 8});
+  const Case cases[] = {
+      {"conv2d backward weight (bfloat16)",
+       [&] {
+         ops::ConvArgs args;
+         args.padding = {1};
+         return std::get<1>(ops::convolution_backward(go, x, randn({64, 32, 3, 3}).to(kBFloat16), args, {false, true, false}));
+       }},
+      {"mm with K = 4096", [&] { return mm(a, b); }},
+  };
+  int with_scratchpad = 0;
+  for (const Case& c : cases) {
+    reset_peak_memory();
+    const int64_t before = memory_stats().current_bytes;
+    Tensor out = c.run();
+    const int64_t scratchpad = kernels::last_onednn_scratchpad_bytes();
+    if (scratchpad == 0) continue;
+    ++with_scratchpad;
+    EXPECT_GE(memory_stats().peak_bytes - before, scratchpad + out.nbytes()) << c.what;
+  }
+  EXPECT_GE(with_scratchpad, 1) << "no case asked for a scratchpad: the test checks nothing on this CPU";
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ dnnl::batch_normalization_forward::primitive_desc forward_pd(const Tensor& in, b
   dnnl::batch_normalization_forward::desc d(
       training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, desc_of(in),
       static_cast<float>(eps), make_flags(affine, training));
-  return dnnl::batch_normalization_forward::primitive_desc(d, engine());
+  return dnnl::batch_normalization_forward::primitive_desc(d, attr(), engine());
 }
 
 std::string key(const char* op, const Tensor& in, bool affine, bool training, double eps) {
@@ -54,8 +54,7 @@ void batch_norm_forward(const BatchNormForward& p) {
     args.emplace(DNNL_ARG_SCALE, memory_of(weight));
     args.emplace(DNNL_ARG_SHIFT, memory_of(bias));
   }
-  e.prim.execute(stream(), args);
-  stream().wait();
+  execute(e.prim, std::move(args));
 }
 
 void batch_norm_backward(const BatchNormBackward& p) {
@@ -71,7 +70,7 @@ void batch_norm_backward(const BatchNormBackward& p) {
     dnnl::batch_normalization_backward::desc d(
         affine ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data, desc_of(grad_out), desc_of(in),
         static_cast<float>(eps), make_flags(affine, training));
-    dnnl::batch_normalization_backward::primitive_desc pd(d, engine(), hint);
+    dnnl::batch_normalization_backward::primitive_desc pd(d, attr(), engine(), hint);
     return BwdEntry{dnnl::batch_normalization_backward(pd)};
   });
   // Scale gradients are always produced with affine parameters; unwanted ones go to scratch.
@@ -88,8 +87,7 @@ void batch_norm_backward(const BatchNormBackward& p) {
     args.emplace(DNNL_ARG_DIFF_SCALE, memory_of(gw));
     args.emplace(DNNL_ARG_DIFF_SHIFT, memory_of(gb));
   }
-  e.prim.execute(stream(), args);
-  stream().wait();
+  execute(e.prim, std::move(args));
 }
 
 }  // namespace strider::kernels::dnnl_ops

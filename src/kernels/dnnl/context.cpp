@@ -61,16 +61,41 @@ dnnl::memory memory_of(const dnnl::memory::desc& d, const Tensor& t) {
 
 dnnl::memory memory_of(const Tensor& t) { return memory_of(desc_of(t), t); }
 
-dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want) {
-  if (src.get_desc() == want) return src;
-  dnnl::memory dst(want, engine());
-  reorder_into(src, dst);
-  return dst;
+const dnnl::primitive_attr& attr() {
+  static const dnnl::primitive_attr a = [] {
+    dnnl::primitive_attr made;
+    made.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return made;
+  }();
+  return a;
+}
+
+namespace {
+thread_local int64_t t_last_scratchpad = 0;
+}  // namespace
+
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args) {
+  const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  const int64_t bytes = md ? static_cast<int64_t>(dnnl_memory_desc_get_size(md)) : 0;
+  Tensor scratchpad;
+  if (bytes > 0) {
+    scratchpad = scratch_bytes(bytes);
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(dnnl::memory::desc(*md), engine(), scratchpad.data()));
+  }
+  t_last_scratchpad = bytes;
+  prim.execute(stream(), args);
+  stream().wait();
+}
+
+
+dnnl::memory allocate(const dnnl::memory::desc& d, Tensor& keep) {
+  keep = scratch_bytes(static_cast<int64_t>(d.get_size()));
+  return dnnl::memory(d, engine(), keep.data());
 }
 
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst) {
-  dnnl::reorder(src, dst).execute(stream(), const_cast<dnnl::memory&>(src), const_cast<dnnl::memory&>(dst));
-  stream().wait();
+  dnnl::reorder::primitive_desc pd(engine(), src.get_desc(), engine(), dst.get_desc(), attr());
+  execute(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
 }
 
 namespace {
@@ -166,3 +191,7 @@ KeyBuilder& KeyBuilder::add(const Tensor& t) {
 }
 
 }  // namespace strider::kernels::dnnl_ops
+
+namespace strider::kernels {
+int64_t last_onednn_scratchpad_bytes() { return dnnl_ops::t_last_scratchpad; }
+}  // namespace strider::kernels

@@ -32,8 +32,14 @@ dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType t)
 dnnl::memory memory_of(const Tensor& t);
 dnnl::memory memory_of(const dnnl::memory::desc& d, const Tensor& t);
 
-// Runs `src` into `dst` when their descriptors differ, otherwise returns `src`.
-dnnl::memory reorder_if_needed(const dnnl::memory& src, const dnnl::memory::desc& want);
+// Every primitive is created with this attribute: a user-managed scratchpad, so the temporary
+// memory a primitive needs comes from strider's allocator at each execution (memory_stats()
+// counts it) instead of from oneDNN's own, invisible, allocations.
+const dnnl::primitive_attr& attr();
+// Runs `prim` with `args` plus a scratchpad of the size its descriptor asks for, and waits.
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
+// Memory for `d` whose bytes come from strider's allocator; `keep` holds them.
+dnnl::memory allocate(const dnnl::memory::desc& d, Tensor& keep);
 
 // `weight` (described by `user`) in the layout `want`. A reordered copy is kept and reused while
 // the weight's storage holds the same contents (StorageImpl::generation), so forward, backward

@@ -94,12 +94,12 @@ FwdEntry make_forward(const Tensor& out, const Tensor& in, const Tensor& weight,
   if (!p.transposed) {
     auto d = has_bias ? dnnl::convolution_forward::desc(prop, kAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
                       : dnnl::convolution_forward::desc(prop, kAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::convolution_forward::primitive_desc pd(d, engine());
+    dnnl::convolution_forward::primitive_desc pd(d, attr(), engine());
     return {pd, dnnl::convolution_forward(pd), pd.weights_desc()};
   }
   auto d = has_bias ? dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
                     : dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-  dnnl::deconvolution_forward::primitive_desc pd(d, engine());
+  dnnl::deconvolution_forward::primitive_desc pd(d, attr(), engine());
   return {pd, dnnl::deconvolution_forward(pd), pd.weights_desc()};
 }
 
@@ -121,8 +121,7 @@ void conv_forward(const Tensor& out, const Tensor& in, const Tensor& weight, con
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, memory_of(out)}};
   if (has_bias) args.emplace(DNNL_ARG_BIAS, memory_of(bias));
-  e.prim.execute(stream(), args);
-  stream().wait();
+  execute(e.prim, std::move(args));
 }
 
 namespace {
@@ -147,23 +146,21 @@ void conv_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Te
     if (!p.transposed) {
       dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, diff_src, w, diff_dst,
                                          g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_forward::primitive_desc hint(fd, engine());
+      dnnl::convolution_forward::primitive_desc hint(fd, attr(), engine());
       dnnl::convolution_backward_data::desc bd(kAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_backward_data::primitive_desc pd(bd, engine(), hint);
+      dnnl::convolution_backward_data::primitive_desc pd(bd, attr(), engine(), hint);
       return BwdEntry{dnnl::convolution_backward_data(pd), pd.weights_desc()};
     }
     dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, diff_src, w, diff_dst,
                                          g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_forward::primitive_desc hint(fd, engine());
+    dnnl::deconvolution_forward::primitive_desc hint(fd, attr(), engine());
     dnnl::deconvolution_backward_data::desc bd(kDeconvAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_backward_data::primitive_desc pd(bd, engine(), hint);
+    dnnl::deconvolution_backward_data::primitive_desc pd(bd, attr(), engine(), hint);
     return BwdEntry{dnnl::deconvolution_backward_data(pd), pd.weights_desc()};
   });
   Tensor held;
   memory w = weights_in(weight, weight_user_desc(weight, p), e.weights, held);
-  e.prim.execute(stream(), {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_WEIGHTS, w},
-                            {DNNL_ARG_DIFF_DST, memory_of(grad_out)}});
-  stream().wait();
+  execute(e.prim, {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}});
 }
 
 void conv_backward_weight(const Tensor& grad_weight, const Tensor& grad_bias, const Tensor& in,
@@ -176,27 +173,27 @@ void conv_backward_weight(const Tensor& grad_weight, const Tensor& grad_bias, co
     if (!p.transposed) {
       dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, src, dw, diff_dst,
                                          g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_forward::primitive_desc hint(fd, engine());
+      dnnl::convolution_forward::primitive_desc hint(fd, attr(), engine());
       auto bd = has_bias ? dnnl::convolution_backward_weights::desc(kAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
                          : dnnl::convolution_backward_weights::desc(kAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_backward_weights::primitive_desc pd(bd, engine(), hint);
+      dnnl::convolution_backward_weights::primitive_desc pd(bd, attr(), engine(), hint);
       return BwdEntry{dnnl::convolution_backward_weights(pd), pd.diff_weights_desc()};
     }
     dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, src, dw, diff_dst,
                                          g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_forward::primitive_desc hint(fd, engine());
+    dnnl::deconvolution_forward::primitive_desc hint(fd, attr(), engine());
     auto bd = has_bias ? dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
                        : dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_backward_weights::primitive_desc pd(bd, engine(), hint);
+    dnnl::deconvolution_backward_weights::primitive_desc pd(bd, attr(), engine(), hint);
     return BwdEntry{dnnl::deconvolution_backward_weights(pd), pd.diff_weights_desc()};
   });
   memory user_dw = memory_of(weight_user_desc(grad_weight, p), grad_weight);
-  memory dw = e.weights == user_dw.get_desc() ? user_dw : memory(e.weights, engine());
+  Tensor blocked;  // the gradient in the primitive's layout, when that is not the user's
+  memory dw = e.weights == user_dw.get_desc() ? user_dw : allocate(e.weights, blocked);
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory_of(in)}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
   if (has_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory_of(grad_bias));
-  e.prim.execute(stream(), args);
-  stream().wait();
+  execute(e.prim, std::move(args));
   if (dw.get_data_handle() != user_dw.get_data_handle()) reorder_into(dw, user_dw);
 }
 

@@ -17,7 +17,7 @@ memory::desc stat_desc(const Tensor& in) {
 dnnl::layer_normalization_forward::primitive_desc forward_pd(const Tensor& in, bool affine, double eps) {
   dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_training, desc_of(in), stat_desc(in),
                                             static_cast<float>(eps), ln_flags(affine));
-  return dnnl::layer_normalization_forward::primitive_desc(d, engine());
+  return dnnl::layer_normalization_forward::primitive_desc(d, attr(), engine());
 }
 
 std::string key(const char* op, const Tensor& in, bool affine, double eps) {
@@ -43,8 +43,7 @@ void layer_norm_forward(const LayerNormForward& p) {
     args.emplace(DNNL_ARG_SCALE, memory_of(weight));
     args.emplace(DNNL_ARG_SHIFT, memory_of(bias));
   }
-  prim.execute(stream(), args);
-  stream().wait();
+  execute(prim, std::move(args));
 }
 
 void layer_norm_backward(const LayerNormBackward& p) {
@@ -59,7 +58,7 @@ void layer_norm_backward(const LayerNormBackward& p) {
     dnnl::layer_normalization_backward::desc d(affine ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data,
                                                desc_of(grad_out), desc_of(in), stat_desc(in),
                                                static_cast<float>(eps), ln_flags(affine));
-    return dnnl::layer_normalization_backward(dnnl::layer_normalization_backward::primitive_desc(d, engine(), hint));
+    return dnnl::layer_normalization_backward(dnnl::layer_normalization_backward::primitive_desc(d, attr(), engine(), hint));
   });
   Tensor gw = p.grad_weight.defined() || !affine ? p.grad_weight : scratch_like(weight);
   Tensor gb = p.grad_bias.defined() || !affine ? p.grad_bias : scratch_like(weight);
@@ -72,8 +71,7 @@ void layer_norm_backward(const LayerNormBackward& p) {
     args.emplace(DNNL_ARG_DIFF_SCALE, memory_of(gw));
     args.emplace(DNNL_ARG_DIFF_SHIFT, memory_of(gb));
   }
-  prim.execute(stream(), args);
-  stream().wait();
+  execute(prim, std::move(args));
 }
 
 }  // namespace strider::kernels::dnnl_ops

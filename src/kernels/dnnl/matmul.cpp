@@ -19,13 +19,12 @@ void matmul(const Matmul& p) {
     dnnl::memory::desc bd = bias.defined() ? desc_of(bias_sizes, bias_strides, bias.dtype()) : dnnl::memory::desc();
     dnnl::matmul::desc d = bias.defined() ? dnnl::matmul::desc(desc_of(a), desc_of(w), bd, desc_of(out))
                                           : dnnl::matmul::desc(desc_of(a), desc_of(w), desc_of(out));
-    return dnnl::matmul(dnnl::matmul::primitive_desc(d, engine()));
+    return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr(), engine()));
   });
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, memory_of(a)}, {DNNL_ARG_WEIGHTS, memory_of(w)}, {DNNL_ARG_DST, memory_of(out)}};
   if (bias.defined()) args.emplace(DNNL_ARG_BIAS, memory_of(desc_of(bias_sizes, bias_strides, bias.dtype()), bias));
-  prim.execute(stream(), args);
-  stream().wait();
+  execute(prim, std::move(args));
 }
 
 }  // namespace strider::kernels::dnnl_ops

@@ -34,7 +34,7 @@ dnnl::pooling_v2_forward::primitive_desc forward_pd(const Tensor& in, const Tens
   Geometry g = geometry(in, out, p);
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_training, algorithm(p), desc_of(in), desc_of(out),
                                    g.strides, g.kernel, g.dilation, g.pad_l, g.pad_r);
-  return dnnl::pooling_v2_forward::primitive_desc(d, engine());
+  return dnnl::pooling_v2_forward::primitive_desc(d, attr(), engine());
 }
 
 std::string key(const char* op, const Tensor& a, const Tensor& b, const PoolParams& p) {
@@ -69,8 +69,7 @@ void pool_forward(const PoolForward& f) {
     f.saved->workspace = scratch_bytes(static_cast<int64_t>(e.pd.workspace_desc().get_size()));
     args.emplace(DNNL_ARG_WORKSPACE, memory(e.pd.workspace_desc(), engine(), f.saved->workspace.data()));
   }
-  e.prim.execute(stream(), args);
-  stream().wait();
+  execute(e.prim, std::move(args));
 }
 
 void pool_backward(const PoolBackward& b) {
@@ -82,13 +81,12 @@ void pool_backward(const PoolBackward& b) {
     Geometry g = geometry(grad_in, grad_out, p);
     dnnl::pooling_v2_backward::desc d(algorithm(p), desc_of(grad_in), desc_of(grad_out), g.strides, g.kernel,
                                       g.dilation, g.pad_l, g.pad_r);
-    dnnl::pooling_v2_backward::primitive_desc pd(d, engine(), fwd.pd);
+    dnnl::pooling_v2_backward::primitive_desc pd(d, attr(), engine(), fwd.pd);
     return dnnl::pooling_v2_backward(pd);
   });
   std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}};
   if (p.is_max) args.emplace(DNNL_ARG_WORKSPACE, memory(fwd.pd.workspace_desc(), engine(), workspace.data()));
-  prim.execute(stream(), args);
-  stream().wait();
+  execute(prim, std::move(args));
 }
 
 }  // namespace strider::kernels::dnnl_ops
