@@ -7,18 +7,16 @@
 #include <cmath>
 
 #include "kernels/implementation_list.h"
+#include "kernels/pointwise_table.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
 
-enum class UnaryOp {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Gelu, GeluTanh, Clamp, PowScalar,
-  Reciprocal, Sign, LogicalNot, Erf,
-};
-enum class BinaryOp {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, ThresholdBackward,
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,  // comparisons last: they write bool
-};
+// The rows of kernels/pointwise_table.h.
+#define STRIDER_ENUM_ENTRY(Enum, ...) Enum,
+enum class UnaryOp { STRIDER_UNARY_OPS(STRIDER_ENUM_ENTRY) };
+enum class BinaryOp { STRIDER_BINARY_OPS(STRIDER_ENUM_ENTRY) };
+#undef STRIDER_ENUM_ENTRY
 
 // Extra arguments: alpha for Add/Sub; lo/hi for Clamp (NaN = no bound); exponent for PowScalar.
 struct PointwiseArgs {
@@ -30,7 +28,37 @@ struct PointwiseArgs {
 
 const char* name(UnaryOp op);
 const char* name(BinaryOp op);
-bool is_comparison(BinaryOp op);
+
+// The table's dtype rules (the ops layer promotes integers before calling a kernel).
+enum class DtypeRule { Same, SameNotBool, Floating, Bool };
+enum class BinaryKind { Arith, Compare, Logical };
+
+constexpr DtypeRule dtype_rule(UnaryOp op) {
+#define STRIDER_RULE(Enum, fn, kind, rule, ...) \
+  if (op == UnaryOp::Enum) return DtypeRule::rule;
+  STRIDER_UNARY_OPS(STRIDER_RULE)
+#undef STRIDER_RULE
+  return DtypeRule::Same;
+}
+constexpr DtypeRule dtype_rule(BinaryOp op) {
+#define STRIDER_RULE(Enum, fn, kind, rule, ...) \
+  if (op == BinaryOp::Enum) return DtypeRule::rule;
+  STRIDER_BINARY_OPS(STRIDER_RULE)
+#undef STRIDER_RULE
+  return DtypeRule::Same;
+}
+constexpr BinaryKind kind(BinaryOp op) {
+#define STRIDER_KIND(Enum, fn, k, ...) \
+  if (op == BinaryOp::Enum) return BinaryKind::k;
+  STRIDER_BINARY_OPS(STRIDER_KIND)
+#undef STRIDER_KIND
+  return BinaryKind::Arith;
+}
+// Integers compute in float32 for these.
+constexpr bool needs_floating(UnaryOp op) { return dtype_rule(op) == DtypeRule::Floating; }
+constexpr bool needs_floating(BinaryOp op) { return dtype_rule(op) == DtypeRule::Floating; }
+// Comparisons and logical ops write bool.
+constexpr bool is_comparison(BinaryOp op) { return kind(op) != BinaryKind::Arith; }
 
 struct UnaryProblem {
   UnaryOp op;

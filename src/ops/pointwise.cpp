@@ -1,7 +1,7 @@
 // Elementwise ops: promote, decide the layout (pointwise_layout), allocate, run the kernel.
 #include "strider/ops/pointwise.h"
 
-#include "kernels/op_traits.h"
+#include "kernels/pointwise.h"
 #include "kernels/pointwise.h"
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
@@ -45,12 +45,12 @@ Tensor unary_op(UnaryOp op, const Tensor& a, PointwiseArgs args = {}) {
   STRIDER_CHECK(a.defined(), kernels::name(op), "input tensor is undefined");
   ScalarType dtype = a.dtype();
   if (kernels::needs_floating(op) && !is_floating_point(dtype)) dtype = kFloat;
-  STRIDER_CHECK(!(dtype == kBool && (op == UnaryOp::Neg || op == UnaryOp::Relu || op == UnaryOp::Sign)),
+  STRIDER_CHECK(!(dtype == kBool && kernels::dtype_rule(op) == kernels::DtypeRule::SameNotBool),
                 kernels::name(op), "not supported for bool tensors (shape ", a.sizes(),
                 "); use logical_not, or convert with .to(kFloat)");
   Tensor in = a.dtype() == dtype ? a : to(a, dtype);
   const Tensor* operands[] = {&in};
-  Tensor out = allocate_output(operands, op == UnaryOp::LogicalNot ? kBool : dtype, kernels::name(op));
+  Tensor out = allocate_output(operands, kernels::dtype_rule(op) == kernels::DtypeRule::Bool ? kBool : dtype, kernels::name(op));
   Tensor src = broadcast_to(in, out.sizes());
   kernels::unary({op, out, src, args}, dispatch(kernels::name(op)));
   check_memory_format_kept(kernels::name(op), {&a}, out);
@@ -157,18 +157,6 @@ Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
 }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
 
-Tensor neg(const Tensor& a) { return unary_op(UnaryOp::Neg, a); }
-Tensor abs(const Tensor& a) { return unary_op(UnaryOp::Abs, a); }
-Tensor sign(const Tensor& a) { return unary_op(UnaryOp::Sign, a); }
-Tensor exp(const Tensor& a) { return unary_op(UnaryOp::Exp, a); }
-Tensor erf(const Tensor& a) { return unary_op(UnaryOp::Erf, a); }
-Tensor log(const Tensor& a) { return unary_op(UnaryOp::Log, a); }
-Tensor sqrt(const Tensor& a) { return unary_op(UnaryOp::Sqrt, a); }
-Tensor rsqrt(const Tensor& a) { return unary_op(UnaryOp::Rsqrt, a); }
-Tensor reciprocal(const Tensor& a) { return unary_op(UnaryOp::Reciprocal, a); }
-Tensor relu(const Tensor& a) { return unary_op(UnaryOp::Relu, a); }
-Tensor sigmoid(const Tensor& a) { return unary_op(UnaryOp::Sigmoid, a); }
-Tensor tanh(const Tensor& a) { return unary_op(UnaryOp::Tanh, a); }
 Tensor gelu(const Tensor& a, std::string_view approximate) {
   STRIDER_CHECK(approximate == "none" || approximate == "tanh", "gelu", "approximate must be "
                 "'none' or 'tanh', got '", std::string(approximate), "'");
@@ -178,25 +166,22 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
   return unary_op(UnaryOp::Clamp, a, clamp_args(lo, hi));
 }
 
-Tensor eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ge, a, b); }
-Tensor logical_not(const Tensor& a) { return unary_op(UnaryOp::LogicalNot, a); }
-Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return binary_op(BinaryOp::LogicalAnd, to(a, kBool), to(b, kBool));
-}
-Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return binary_op(BinaryOp::LogicalOr, to(a, kBool), to(b, kBool));
-}
+// The table's plain rows (kernels/pointwise_table.h); Custom and Arith rows are written above.
+#define STRIDER_UNARY_FUNCTION(Enum, function, kind, ...) STRIDER_UNARY_##kind(Enum, function)
+#define STRIDER_UNARY_Plain(Enum, function) \
+  Tensor function(const Tensor& a) { return unary_op(UnaryOp::Enum, a); }
+#define STRIDER_UNARY_NoGrad(Enum, function) STRIDER_UNARY_Plain(Enum, function)
+#define STRIDER_UNARY_Custom(Enum, function)
+STRIDER_UNARY_OPS(STRIDER_UNARY_FUNCTION)
+
+#define STRIDER_BINARY_FUNCTION(Enum, function, kind, ...) STRIDER_BINARY_##kind(Enum, function)
+#define STRIDER_BINARY_Compare(Enum, function)                                                    \
+  Tensor function(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Enum, a, b); } \
+  Tensor function(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Enum, a, b); }
+#define STRIDER_BINARY_Logical(Enum, function) \
+  Tensor function(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Enum, to(a, kBool), to(b, kBool)); }
+#define STRIDER_BINARY_Arith(Enum, function)
+STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
 
 bool equal(const Tensor& a, const Tensor& b) {
   if (a.sizes() != b.sizes()) return false;

@@ -46,6 +46,15 @@ TEST(Pointwise, TranscendentalsAgreeWithCmath) {
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(lg[i], std::log(px[i]), 3e-7 * std::fabs(std::log(px[i])) + 1e-7);
 }
 
+TEST(Pointwise, SiluMatchesPyTorch) {
+  // torch.nn.functional.silu in PyTorch 1.13, float64.
+  const std::vector<double> want = {-0.14227761953270035, -0.1887703343990727, 0.0, 0.46773144051771626,
+                                    3.928055160151634};
+  Tensor x = T({-3.0, -0.5, 0.0, 0.7, 4.0}, kDouble);
+  EXPECT_TRUE(all_close(silu(x), T(want, kDouble), 1e-15, 1e-15));
+  EXPECT_TRUE(all_close(silu(x.to(kFloat)), T(want, kDouble), 1e-6, 1e-6));
+}
+
 TEST(Pointwise, SpecialValues) {
   Tensor x = T({NAN, INFINITY, -INFINITY, 0.0, -0.0, 100.0, -100.0, 1e-40});
   auto e = values(exp(x));

@@ -40,6 +40,7 @@ Tensor rsqrt(const Tensor& a);
 Tensor reciprocal(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
+Tensor silu(const Tensor& a);
 Tensor tanh(const Tensor& a);
 // approximate: "none" (erf form) or "tanh".
 Tensor gelu(const Tensor& a, std::string_view approximate = "none");

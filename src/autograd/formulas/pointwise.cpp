@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "autograd/formulas/grad_utils.h"
+#include "kernels/pointwise_table.h"
 #include "strider/autograd/functions.h"
 
 namespace strider {
@@ -141,57 +142,30 @@ Tensor min_max_backward(const char* name, const Tensor& a, const Tensor& b, Tens
 Tensor maximum(const Tensor& a, const Tensor& b) { return min_max_backward("MaximumBackward", a, b, ops::maximum(a, b), true); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return min_max_backward("MinimumBackward", a, b, ops::minimum(a, b), false); }
 
-Tensor neg(const Tensor& a) {
-  return unary("NegBackward", a, ops::neg(a), [](const Tensor& g, const Tensor&, const Tensor&) { return ops::neg(g); });
-}
-Tensor abs(const Tensor& a) {
-  return unary("AbsBackward", a, ops::abs(a), [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::mul(g, ops::sign(x)); });
-}
-Tensor sign(const Tensor& a) {
-  return unary("SignBackward", a, ops::sign(a), [](const Tensor& g, const Tensor&, const Tensor&) { return ops::mul(g, 0.0); });
-}
-Tensor erf(const Tensor& a) {
-  return unary("ErfBackward", a, ops::erf(a), [](const Tensor& g, const Tensor& x, const Tensor&) {
-    return ops::mul(g, ops::mul(ops::exp(ops::mul(ops::mul(x, x), -1.0)), 1.1283791670955126));
-  });
-}
-Tensor exp(const Tensor& a) {
-  return unary("ExpBackward", a, ops::exp(a), [](const Tensor& g, const Tensor&, const Tensor& y) { return ops::mul(g, y); });
-}
-Tensor log(const Tensor& a) {
-  return unary("LogBackward", a, ops::log(a), [](const Tensor& g, const Tensor& x, const Tensor&) { return ops::div(g, x); });
-}
-Tensor sqrt(const Tensor& a) {
-  return unary("SqrtBackward", a, ops::sqrt(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::div(g, ops::mul(y, 2.0));
-  });
-}
-Tensor rsqrt(const Tensor& a) {
-  // d(x^-1/2)/dx = -1/2 x^-3/2 = -1/2 y^3
-  return unary("RsqrtBackward", a, ops::rsqrt(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::mul(g, ops::mul(ops::pow(y, 3.0), -0.5));
-  });
-}
-Tensor reciprocal(const Tensor& a) {
-  return unary("ReciprocalBackward", a, ops::reciprocal(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::neg(ops::mul(g, ops::mul(y, y)));
-  });
-}
-Tensor relu(const Tensor& a) {
-  return unary("ReluBackward", a, ops::relu(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::threshold_backward(g, y);
-  });
-}
-Tensor sigmoid(const Tensor& a) {
-  return unary("SigmoidBackward", a, ops::sigmoid(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::mul(g, ops::mul(y, ops::rsub(y, 1.0)));
-  });
-}
-Tensor tanh(const Tensor& a) {
-  return unary("TanhBackward", a, ops::tanh(a), [](const Tensor& g, const Tensor&, const Tensor& y) {
-    return ops::mul(g, ops::rsub(ops::mul(y, y), 1.0));
-  });
-}
+// The table's plain rows (kernels/pointwise_table.h): each gradient is its row's last column.
+#define STRIDER_UNARY_FUNCTION(Enum, function, kind, rule, domain, exact, fast, gradient) \
+  STRIDER_UNARY_##kind(Enum, function, gradient)
+#define STRIDER_UNARY_Plain(Enum, function, gradient)                                            \
+  Tensor function(const Tensor& a) {                                                            \
+    return unary(#Enum "Backward", a, ops::function(a),                                          \
+                 []([[maybe_unused]] const Tensor& g, [[maybe_unused]] const Tensor& x,          \
+                    [[maybe_unused]] const Tensor& y) { return gradient; });                     \
+  }
+#define STRIDER_UNARY_NoGrad(Enum, function, gradient) \
+  Tensor function(const Tensor& a) { return ops::function(a); }
+#define STRIDER_UNARY_Custom(Enum, function, gradient)
+STRIDER_UNARY_OPS(STRIDER_UNARY_FUNCTION)
+
+// Comparisons and logical ops have no gradient.
+#define STRIDER_BINARY_FUNCTION(Enum, function, kind, ...) STRIDER_BINARY_##kind(function)
+#define STRIDER_BINARY_Compare(function)                                                   \
+  Tensor function(const Tensor& a, const Tensor& b) { return ops::function(a, b); } \
+  Tensor function(const Tensor& a, const Scalar& b) { return ops::function(a, b); }
+#define STRIDER_BINARY_Logical(function) \
+  Tensor function(const Tensor& a, const Tensor& b) { return ops::function(a, b); }
+#define STRIDER_BINARY_Arith(function)
+STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
+
 Tensor gelu(const Tensor& a, std::string_view approximate) {
   const bool tanh_form = approximate == "tanh";
   return unary("GeluBackward", a, ops::gelu(a, approximate), [tanh_form](const Tensor& g, const Tensor& x, const Tensor&) {
@@ -221,22 +195,6 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
   });
 }
 
-// Comparisons and logical ops have no gradient.
-Tensor eq(const Tensor& a, const Tensor& b) { return ops::eq(a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return ops::ne(a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return ops::lt(a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return ops::le(a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return ops::gt(a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return ops::ge(a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return ops::eq(a, b); }
-Tensor ne(const Tensor& a, const Scalar& b) { return ops::ne(a, b); }
-Tensor lt(const Tensor& a, const Scalar& b) { return ops::lt(a, b); }
-Tensor le(const Tensor& a, const Scalar& b) { return ops::le(a, b); }
-Tensor gt(const Tensor& a, const Scalar& b) { return ops::gt(a, b); }
-Tensor ge(const Tensor& a, const Scalar& b) { return ops::ge(a, b); }
-Tensor logical_not(const Tensor& a) { return ops::logical_not(a); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return ops::logical_and(a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return ops::logical_or(a, b); }
 bool equal(const Tensor& a, const Tensor& b) { return ops::equal(a, b); }
 
 namespace {

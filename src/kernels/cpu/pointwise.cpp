@@ -1,7 +1,6 @@
 // Vectorized, OpenMP-parallel elementwise kernels.
 #include "kernels/cpu/inner_loops.h"
 #include "kernels/op_dispatch.h"
-#include "kernels/op_traits.h"
 #include "kernels/pointwise_functors.h"
 #include "kernels/strided_loop.h"
 #include "strider/core/dispatch.h"
@@ -10,27 +9,22 @@ namespace strider::kernels::cpu {
 
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, const PointwiseArgs& args) {
   LoopPlan plan = make_loop_plan({&out, &in});
-  if (op == UnaryOp::LogicalNot) {
-    dispatch_all(in.dtype(), name(op), [&]<class T>() {
-      run_plan(plan, [](char** p, const int64_t* s, int64_t n) {
-        unary_inner<bool, T>(p, s, n, [](auto x) { return !static_cast<bool>(x); });
-      });
-    });
-    return;
-  }
   dispatch_all(in.dtype(), name(op), [&]<class T>() {
     using M = opmath_t<T>;
     dispatch_unary_op(op, [&]<UnaryOp OP>() {
-      if constexpr (OP == UnaryOp::LogicalNot ||
-                    (needs_floating(OP) && !std::is_floating_point_v<M>)) {
+      const PointwiseArgs a = args;
+      if constexpr (dtype_rule(OP) == DtypeRule::Bool) {
+        run_plan(plan, [a](char** p, const int64_t* s, int64_t n) {
+          unary_inner<bool, T>(p, s, n, [&a](M x) { return static_cast<bool>(fn::exact_unary<OP, M>(x, a)); });
+        });
+      } else if constexpr (needs_floating(OP) && !std::is_floating_point_v<M>) {
         STRIDER_INTERNAL_ASSERT(false, name(OP), " reached the kernel with dtype ", in.dtype());
       } else {
-        const PointwiseArgs a = args;
         run_plan(plan, [a](char** p, const int64_t* s, int64_t n) {
           if constexpr (std::is_same_v<M, float>) {
-            unary_inner<T, T>(p, s, n, [&a](float x) { return fn::fast_unary(OP, x, a); });
+            unary_inner<T, T>(p, s, n, [&a](float x) { return fn::fast_unary<OP>(x, a); });
           } else {
-            unary_inner<T, T>(p, s, n, [&a](M x) { return fn::exact_unary<M>(OP, x, a); });
+            unary_inner<T, T>(p, s, n, [&a](M x) { return fn::exact_unary<OP, M>(x, a); });
           }
         });
       }
@@ -45,9 +39,9 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
     using M = opmath_t<T>;
     dispatch_binary_op(op, [&]<BinaryOp OP>() {
       const PointwiseArgs pa = args;
-      if constexpr (OP >= BinaryOp::Eq) {
+      if constexpr (is_comparison(OP)) {
         run_plan(plan, [](char** p, const int64_t* s, int64_t n) {
-          binary_inner<bool, T>(p, s, n, [](M x, M y) { return fn::exact_compare<M>(OP, x, y); });
+          binary_inner<bool, T>(p, s, n, [](M x, M y) { return fn::exact_compare<OP, M>(x, y); });
         });
       } else if constexpr (needs_floating(OP) && !std::is_floating_point_v<M>) {
         STRIDER_INTERNAL_ASSERT(false, name(OP), " reached the kernel with dtype ", a.dtype());
@@ -68,7 +62,7 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
         });
       } else {
         run_plan(plan, [pa](char** p, const int64_t* s, int64_t n) {
-          binary_inner<T, T>(p, s, n, [&pa](M x, M y) { return fn::exact_binary<M>(OP, x, y, pa); });
+          binary_inner<T, T>(p, s, n, [&pa](M x, M y) { return fn::exact_binary<OP, M>(x, y, pa); });
         });
       }
     });

@@ -1,5 +1,5 @@
 // Reference elementwise kernels: the index walk plus <cmath>, computed in the op math type.
-#include "kernels/op_traits.h"
+#include "kernels/op_dispatch.h"
 #include "kernels/pointwise_functors.h"
 #include "kernels/ref/index_walk.h"
 #include "strider/core/dispatch.h"
@@ -9,16 +9,19 @@ namespace strider::kernels::ref {
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, const PointwiseArgs& args) {
   dispatch_all(in.dtype(), name(op), [&]<class T>() {
     using M = opmath_t<T>;
-    for_each_element({&out, &in}, [&](char** p) {
-      M x = static_cast<M>(*reinterpret_cast<const T*>(p[1]));
-      if (op == UnaryOp::LogicalNot) {
-        *reinterpret_cast<bool*>(p[0]) = !static_cast<bool>(x);
-        return;
+    dispatch_unary_op(op, [&]<UnaryOp OP>() {
+      if constexpr (dtype_rule(OP) == DtypeRule::Bool) {
+        for_each_element({&out, &in}, [&](char** p) {
+          const M x = static_cast<M>(*reinterpret_cast<const T*>(p[1]));
+          *reinterpret_cast<bool*>(p[0]) = static_cast<bool>(fn::exact_unary<OP, M>(x, args));
+        });
+      } else {
+        STRIDER_INTERNAL_ASSERT(!needs_floating(OP) || std::is_floating_point_v<M>, name(OP), " with dtype ", in.dtype());
+        for_each_element({&out, &in}, [&](char** p) {
+          const M x = static_cast<M>(*reinterpret_cast<const T*>(p[1]));
+          *reinterpret_cast<T*>(p[0]) = static_cast<T>(fn::exact_unary<OP, M>(x, args));
+        });
       }
-      if constexpr (!std::is_floating_point_v<M>) {
-        STRIDER_INTERNAL_ASSERT(!needs_floating(op), name(op), " with dtype ", in.dtype());
-      }
-      *reinterpret_cast<T*>(p[0]) = static_cast<T>(fn::exact_unary<M>(op, x, args));
     });
   });
 }
@@ -27,17 +30,18 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
             const PointwiseArgs& args) {
   dispatch_all(a.dtype(), name(op), [&]<class T>() {
     using M = opmath_t<T>;
-    for_each_element({&out, &a, &b}, [&](char** p) {
-      M x = static_cast<M>(*reinterpret_cast<const T*>(p[1]));
-      M y = static_cast<M>(*reinterpret_cast<const T*>(p[2]));
-      if (is_comparison(op)) {
-        *reinterpret_cast<bool*>(p[0]) = fn::exact_compare<M>(op, x, y);
-      } else if constexpr (std::is_same_v<T, bool>) {
-        *reinterpret_cast<bool*>(p[0]) =
-            op == BinaryOp::Mul || op == BinaryOp::Minimum ? (x && y) : (x || y);
-      } else {
-        *reinterpret_cast<T*>(p[0]) = static_cast<T>(fn::exact_binary<M>(op, x, y, args));
-      }
+    dispatch_binary_op(op, [&]<BinaryOp OP>() {
+      for_each_element({&out, &a, &b}, [&](char** p) {
+        const M x = static_cast<M>(*reinterpret_cast<const T*>(p[1]));
+        const M y = static_cast<M>(*reinterpret_cast<const T*>(p[2]));
+        if constexpr (is_comparison(OP)) {
+          *reinterpret_cast<bool*>(p[0]) = fn::exact_compare<OP, M>(x, y);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          *reinterpret_cast<bool*>(p[0]) = OP == BinaryOp::Mul || OP == BinaryOp::Minimum ? (x && y) : (x || y);
+        } else {
+          *reinterpret_cast<T*>(p[0]) = static_cast<T>(fn::exact_binary<OP, M>(x, y, args));
+        }
+      });
     });
   });
 }
