@@ -5,6 +5,7 @@
 #include "strider/autograd/grad_mode.h"
 #include "strider/autograd/record.h"
 #include "strider/core/allocator.h"
+#include "strider/core/context.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/error.h"
 #include "strider/core/generator.h"

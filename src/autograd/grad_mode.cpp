@@ -1,11 +1,10 @@
 #include "strider/autograd/grad_mode.h"
 
-namespace strider::autograd {
-namespace {
-thread_local bool t_grad_enabled = true;
-}
+#include "strider/core/context.h"
 
-bool GradMode::is_enabled() { return t_grad_enabled; }
-void GradMode::set_enabled(bool enabled) { t_grad_enabled = enabled; }
+namespace strider::autograd {
+
+bool GradMode::is_enabled() { return Context::this_thread().grad_enabled; }
+void GradMode::set_enabled(bool enabled) { Context::this_thread().grad_enabled = enabled; }
 
 }  // namespace strider::autograd

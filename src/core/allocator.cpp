@@ -1,4 +1,4 @@
-#include "strider/core/allocator.h"
+#include "core/caching_cpu_allocator.h"
 
 #include <malloc.h>
 
@@ -10,14 +10,11 @@
 #include <new>
 #include <vector>
 
+#include "strider/core/context.h"
 #include "strider/core/error.h"
 
 namespace strider {
 namespace {
-
-std::atomic<int64_t> g_current{0};
-std::atomic<int64_t> g_peak{0};
-std::atomic<int64_t> g_allocations{0};
 
 // Blocks up to 4 KiB are recycled through per-thread free lists, one per power-of-two size
 // class: aligned_alloc is slow for small sizes, and small tensors (scalars, biases, loss values)
@@ -54,152 +51,86 @@ thread_local BlockCache t_cache;
 // with fresh mmaps (or trims them off its heap), so without this every training step
 // page-faults (and zeroes) its activations again: a third of a ResNet-50 step. Sizes round up
 // to 256 KiB (2 MiB from 16 MiB on); a request reuses a cached block up to 25% larger.
-// A block not reused within kDecay goes back to the system (jemalloc's dirty-page decay), so a
+// A block not reused within LargeCache::kDecay goes back to the system (jemalloc's dirty-page decay), so a
 // training loop keeps its working set cached while sizes it stopped using (a model's weights
 // before sharding, a finished evaluation's activations) stop counting against resident memory.
 constexpr size_t kLargeBlock = size_t{1} << 20;
-constexpr auto kDecay = std::chrono::seconds(10);
-
-struct LargeCache {
-  using Clock = std::chrono::steady_clock;
-  struct Block {
-    void* ptr;
-    Clock::time_point freed;
-  };
-  std::mutex mu;
-  std::multimap<size_t, Block> blocks;
-  size_t cached_bytes = 0;
-  size_t limit = size_t{8} << 30;  // beyond this, freed blocks go back to the system at once
-  Clock::time_point next_sweep{};
-
-  void* take(size_t rounded, std::vector<void*>& to_free) {
-    std::lock_guard<std::mutex> lock(mu);
-    sweep(to_free);
-    auto it = blocks.lower_bound(rounded);
-    if (it == blocks.end() || it->first > rounded + rounded / 4) return nullptr;
-    void* p = it->second.ptr;
-    cached_bytes -= it->first;
-    blocks.erase(it);
-    return p;
-  }
-  // Returns false when the block should be freed instead.
-  bool put(void* p, size_t rounded, std::vector<void*>& to_free) {
-    std::lock_guard<std::mutex> lock(mu);
-    sweep(to_free);
-    if (cached_bytes + rounded > limit) return false;
-    blocks.emplace(rounded, Block{p, Clock::now()});
-    cached_bytes += rounded;
-    return true;
-  }
-  // Moves blocks idle for longer than kDecay to `to_free` (at most once per second).
-  void sweep(std::vector<void*>& to_free) {
-    const auto now = Clock::now();
-    if (now < next_sweep) return;
-    next_sweep = now + std::chrono::seconds(1);
-    for (auto it = blocks.begin(); it != blocks.end();) {
-      if (now - it->second.freed < kDecay) {
-        ++it;
-        continue;
-      }
-      to_free.push_back(it->second.ptr);
-      cached_bytes -= it->first;
-      it = blocks.erase(it);
-    }
-  }
-  size_t bytes() {
-    std::lock_guard<std::mutex> lock(mu);
-    return cached_bytes;
-  }
-  void clear() {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto& [size, b] : blocks) std::free(b.ptr);
-    blocks.clear();
-    cached_bytes = 0;
-  }
-};
-
-LargeCache& large_cache() {
-  static LargeCache* c = new LargeCache;  // never destroyed: tensors may outlive static destruction
-  return *c;
-}
 
 size_t large_rounded(size_t nbytes) {
   const size_t granule = nbytes >= (size_t{16} << 20) ? size_t{2} << 20 : size_t{256} << 10;
   return (nbytes + granule - 1) / granule * granule;
 }
 
-class AlignedCpuAllocator final : public Allocator {
- public:
-  void* allocate(size_t nbytes) override {
-    // aligned_alloc needs a size that is a multiple of the alignment; zero bytes still gets a
-    // unique pointer so an empty tensor has a valid data pointer.
-    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    if (rounded == 0) rounded = kAlignment;
-    void* p = nullptr;
-    if (rounded <= 4096) {
-      int c = size_class(rounded);
-      rounded = size_t{64} << c;
-      if (t_cache.alive && t_cache.count[c] > 0) p = t_cache.blocks[c][--t_cache.count[c]];
-    }
-    if (rounded >= kLargeBlock) {
-      rounded = large_rounded(rounded);
-      std::vector<void*> to_free;
-      p = large_cache().take(rounded, to_free);
-      for (void* q : to_free) std::free(q);
-      // A reused block may be up to 25% larger than asked for; it returns to the cache under
-      // the smaller size, which stays safe (capacity >= key) and only forgoes the slack.
-    }
-    if (!p) p = std::aligned_alloc(kAlignment, rounded);
-    STRIDER_CHECK(p != nullptr, "allocate", "out of memory allocating ", nbytes,
-                  " bytes (", memory_stats().current_bytes, " bytes already in use)");
-    int64_t now = g_current.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
-    int64_t peak = g_peak.load(std::memory_order_relaxed);
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
-    }
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-    return p;
-  }
-
-  void deallocate(void* ptr, size_t nbytes) override {
-    if (!ptr) return;
-    g_current.fetch_sub(static_cast<int64_t>(nbytes));
-    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    if (rounded == 0) rounded = kAlignment;
-    if (rounded >= kLargeBlock) {
-      std::vector<void*> to_free;
-      if (!large_cache().put(ptr, large_rounded(rounded), to_free)) to_free.push_back(ptr);
-      for (void* q : to_free) std::free(q);
-      return;
-    }
-    if (rounded <= 4096) {
-      int c = size_class(rounded);
-      if (t_cache.alive && t_cache.count[c] < kMaxCached) {
-        t_cache.blocks[c][t_cache.count[c]++] = ptr;
-        return;
-      }
-    }
-    std::free(ptr);
-  }
-};
-
 }  // namespace
 
-Allocator& cpu_allocator() {
-  static AlignedCpuAllocator allocator = [] {
-    // A fixed threshold: glibc otherwise raises it after each large free, and blocks below it
-    // come from the heap, where freeing them rarely returns memory to the system.
-    mallopt(M_MMAP_THRESHOLD, static_cast<int>(kLargeBlock));
-    return AlignedCpuAllocator();
-  }();
-  return allocator;
+void* detail::CachingCpuAllocator::allocate(size_t nbytes) {
+  // aligned_alloc needs a size that is a multiple of the alignment; zero bytes still gets a
+  // unique pointer so an empty tensor has a valid data pointer.
+  size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  void* p = nullptr;
+  if (rounded <= 4096) {
+    int c = size_class(rounded);
+    rounded = size_t{64} << c;
+    if (t_cache.alive && t_cache.count[c] > 0) p = t_cache.blocks[c][--t_cache.count[c]];
+  }
+  if (rounded >= kLargeBlock) {
+    rounded = large_rounded(rounded);
+    std::vector<void*> to_free;
+    p = large_.take(rounded, to_free);
+    for (void* q : to_free) std::free(q);
+    // A reused block may be up to 25% larger than asked for; it returns to the cache under
+    // the smaller size, which stays safe (capacity >= key) and only forgoes the slack.
+  }
+  if (!p) p = std::aligned_alloc(kAlignment, rounded);
+  STRIDER_CHECK(p != nullptr, "allocate", "out of memory allocating ", nbytes,
+                " bytes (", current_.load(), " bytes already in use)");
+  int64_t now = current_.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
+  int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+  allocations_.fetch_add(1, std::memory_order_relaxed);
+  return p;
 }
 
-MemoryStats memory_stats() {
-  return {g_current.load(), g_peak.load(), g_allocations.load(), static_cast<int64_t>(large_cache().bytes())};
+void detail::CachingCpuAllocator::deallocate(void* ptr, size_t nbytes) {
+  if (!ptr) return;
+  current_.fetch_sub(static_cast<int64_t>(nbytes));
+  size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  if (rounded >= kLargeBlock) {
+    std::vector<void*> to_free;
+    if (!large_.put(ptr, large_rounded(rounded), to_free)) to_free.push_back(ptr);
+    for (void* q : to_free) std::free(q);
+    return;
+  }
+  if (rounded <= 4096) {
+    int c = size_class(rounded);
+    if (t_cache.alive && t_cache.count[c] < kMaxCached) {
+      t_cache.blocks[c][t_cache.count[c]++] = ptr;
+      return;
+    }
+  }
+  std::free(ptr);
 }
 
-void reset_peak_memory() { g_peak.store(g_current.load()); }
+detail::CachingCpuAllocator::CachingCpuAllocator() {
+  // A fixed threshold: glibc otherwise raises it after each large free, and blocks below it
+  // come from the heap, where freeing them rarely returns memory to the system.
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kLargeBlock));
+}
 
-void empty_cache() { large_cache().clear(); }
+MemoryStats detail::CachingCpuAllocator::stats() {
+  return {current_.load(), peak_.load(), allocations_.load(), static_cast<int64_t>(large_.bytes())};
+}
+
+void detail::CachingCpuAllocator::reset_peak() { peak_.store(current_.load()); }
+
+void detail::CachingCpuAllocator::release_cache() { large_.clear(); }
+
+Allocator& cpu_allocator() { return Context::process().allocator(); }
+MemoryStats memory_stats() { return Context::process().memory_stats(); }
+void reset_peak_memory() { Context::process().reset_peak_memory(); }
+void empty_cache() { Context::process().release_caches(); }
 
 }  // namespace strider

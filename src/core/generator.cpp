@@ -1,5 +1,7 @@
 #include "strider/core/generator.h"
 
+#include "strider/core/context.h"
+
 #include <cmath>
 #include <numbers>
 
@@ -18,10 +20,7 @@ double Generator::normal() {
   return r * std::cos(2.0 * std::numbers::pi * u2);
 }
 
-Generator& default_generator() {
-  static Generator g;
-  return g;
-}
+Generator& default_generator() { return Context::process().default_generator(); }
 
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 

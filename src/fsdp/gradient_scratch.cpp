@@ -6,13 +6,11 @@
 #include <cstring>
 
 #include "fsdp/pages.h"
+#include "strider/core/context.h"
 #include "strider/core/error.h"
 
 namespace strider::fsdp::detail {
-GradientScratch& GradientScratch::instance() {
-  static GradientScratch* s = new GradientScratch;  // tensors may outlive static destruction
-  return *s;
-}
+GradientScratch& GradientScratch::instance() { return Context::process().slot<GradientScratch>(); }
 
 void* GradientScratch::allocate(size_t nbytes) {
   void* p = mmap(nullptr, page_round(nbytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -11,14 +11,22 @@
 #include <memory>
 
 #include "fsdp/pages.h"
+#include "strider/core/context.h"
 #include "strider/core/error.h"
 
 namespace strider::fsdp::detail {
+namespace {
+// One tier per directory for the process (a slot of its Context).
+struct OffloadTiers {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<OffloadTier>> by_directory;
+};
+}  // namespace
+
 OffloadTier* OffloadTier::open(const std::string& directory) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<OffloadTier>>* tiers = new std::map<std::string, std::unique_ptr<OffloadTier>>;
-  std::lock_guard lock(mutex);
-  auto& t = (*tiers)[directory];
+  OffloadTiers& tiers = Context::process().slot<OffloadTiers>();
+  std::lock_guard lock(tiers.mutex);
+  auto& t = tiers.by_directory[directory];
   if (!t) t.reset(new OffloadTier(directory));
   return t.get();
 }

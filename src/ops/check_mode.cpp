@@ -3,21 +3,23 @@
 #include <atomic>
 #include <sstream>
 
+#include "strider/core/context.h"
+
 namespace strider {
 namespace {
-std::atomic<bool> g_check{false};
-}
+std::atomic<bool>& check_flag() { return Context::process().memory_format_check; }
+}  // namespace
 
-void set_memory_format_check(bool on) { g_check = on; }
-bool memory_format_check_enabled() { return g_check; }
-MemoryFormatCheckGuard::MemoryFormatCheckGuard(bool on) : saved_(g_check) { g_check = on; }
-MemoryFormatCheckGuard::~MemoryFormatCheckGuard() { g_check = saved_; }
+void set_memory_format_check(bool on) { check_flag() = on; }
+bool memory_format_check_enabled() { return check_flag(); }
+MemoryFormatCheckGuard::MemoryFormatCheckGuard(bool on) : saved_(check_flag()) { check_flag() = on; }
+MemoryFormatCheckGuard::~MemoryFormatCheckGuard() { check_flag() = saved_; }
 
 namespace ops {
 
 void check_memory_format_kept(const char* op, std::initializer_list<const Tensor*> inputs,
                               const Tensor& output) {
-  if (!g_check.load(std::memory_order_relaxed)) [[likely]] return;
+  if (!check_flag().load(std::memory_order_relaxed)) [[likely]] return;
   // An ambiguous output (NC11, N1HW) that is channels-last contiguous counts as kept.
   if (output.dim() != 4 || output.suggest_memory_format() == MemoryFormat::ChannelsLast ||
       output.is_contiguous(MemoryFormat::ChannelsLast))

@@ -71,7 +71,9 @@ void check(ScalarType dt, double tol) {
       }
       EXPECT_TRUE(all_close(gi, rgi, tol, tol)) << "grad input " << IntArrayRef(c.in);
       EXPECT_TRUE(all_close(gw, rgw, tol * 4, tol * 4)) << "grad weight " << IntArrayRef(c.w);
-      if (c.bias) EXPECT_TRUE(all_close(gb, rgb, tol * 4, tol * 4)) << "grad bias";
+      if (c.bias) {
+        EXPECT_TRUE(all_close(gb, rgb, tol * 4, tol * 4)) << "grad bias";
+      }
       EXPECT_EQ(gi.strides(), in.strides()) << "grad input keeps the input's layout";
     }
   }

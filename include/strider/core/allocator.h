@@ -25,13 +25,15 @@ class Allocator {
   virtual bool propagates_to_like() const { return false; }
 };
 
-// The process-wide CPU allocator (counters are process-wide, as in PyTorch's CPU caching stats).
+// The process's CPU allocator, Context::process().allocator() (counters are process-wide, as in
+// PyTorch's CPU caching stats).
 Allocator& cpu_allocator();
 MemoryStats memory_stats();
 // Sets peak_bytes to current_bytes, so a later read measures the peak of what follows.
 void reset_peak_memory();
-// Returns the large blocks the allocator keeps for reuse (freed blocks of 1 MiB and more) to
-// the system. The byte counters never include cached blocks.
+// Gives back what strider's caches hold (Context::release_caches): oneDNN's primitives and
+// reordered weights, then the large blocks the allocator keeps for reuse (freed blocks of 1 MiB
+// and more), to the system. The byte counters never include cached blocks.
 void empty_cache();
 
 }  // namespace strider

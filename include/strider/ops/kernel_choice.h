@@ -2,11 +2,11 @@
 // Which implementation runs an op. Op families pick from an ordered list (oneDNN where it
 // applies, then our vectorized kernels, then the naive reference); tests force the reference to
 // compare, and verbose mode logs each choice and every rejection with its reason to stderr.
+#include "strider/core/context.h"
+
 namespace strider {
 
-enum class KernelPreference { Fastest, Reference };
-
-// Thread-local: the preference for ops run on this thread.
+// This thread's preference (Context::this_thread()).
 KernelPreference kernel_preference();
 
 class KernelPreferenceGuard {

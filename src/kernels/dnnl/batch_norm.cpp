@@ -42,7 +42,7 @@ void batch_norm_forward(const BatchNormForward& p) {
   const Tensor &out = p.out, &in = p.in, &weight = p.weight, &bias = p.bias, &mean = p.mean, &var = p.var;
   const bool training = p.training;
   const double eps = p.eps;
-  static PrimitiveCache<FwdEntry> cache;
+  auto& cache = dnnl_ops::cache<FwdEntry>();
   const bool affine = weight.defined();
   const FwdEntry& e = cache.get(key("bn_fwd", in, affine, training, eps), [&] {
     auto pd = forward_pd(in, affine, training, eps);
@@ -61,7 +61,7 @@ void batch_norm_backward(const BatchNormBackward& p) {
   const Tensor &grad_in = p.grad_in, &grad_out = p.grad_out, &in = p.in, &weight = p.weight, &mean = p.mean, &var = p.var;
   const bool training = p.training;
   const double eps = p.eps;
-  static PrimitiveCache<BwdEntry> cache;
+  auto& cache = dnnl_ops::cache<BwdEntry>();
   const bool affine = weight.defined();
   KeyBuilder k("bn_bwd");
   k.add(in).add(grad_out).add(static_cast<int64_t>(affine)).add(static_cast<int64_t>(training)).add(static_cast<int64_t>(eps * 1e12));

@@ -2,15 +2,19 @@
 
 #include <vector>
 
+#include "strider/core/context.h"
 #include "strider/core/error.h"
 #include "strider/core/layout.h"
 
 namespace strider::kernels::dnnl_ops {
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+namespace {
+struct EngineSlot {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+};
+}  // namespace
+
+dnnl::engine& engine() { return Context::process().slot<EngineSlot>().engine; }
 
 dnnl::stream& stream() {
   // One stream per thread: a stream is not meant to be shared by threads submitting work.
@@ -113,12 +117,18 @@ struct WeightCache {
   std::mutex mu;
   std::vector<CachedWeights> entries;
   int64_t bytes = 0;
+  // empty_cache(): every copy goes; the next use of each weight reorders it again.
+  void release() {
+    std::vector<CachedWeights> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      dropped.swap(entries);
+      bytes = 0;
+    }
+  }
 };
 
-WeightCache& weight_cache() {
-  static WeightCache c;
-  return c;
-}
+WeightCache& weight_cache() { return Context::process().slot<WeightCache>(); }
 
 // Copies whose weight died or was written since: the weight's next use reorders again.
 void drop_stale(WeightCache& c) {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "kernels/scratch.h"
+#include "strider/core/context.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels::dnnl_ops {
@@ -66,22 +67,34 @@ class KeyBuilder {
 };
 
 // A thread-safe cache of primitive descriptors (and their primitives) by key, so a training
-// loop never rebuilds a primitive for shapes it has seen.
+// loop never rebuilds a primitive for shapes it has seen. Each lives in a slot of the process's
+// Context (cache<Entry>()), which empties it in empty_cache(). get() returns a copy (oneDNN
+// objects are reference-counted handles), so a clear never pulls an entry from under a caller.
 template <class Entry>
 class PrimitiveCache {
  public:
   template <class Make>
-  const Entry& get(const std::string& key, Make&& make) {
+  Entry get(const std::string& key, Make&& make) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = entries_.find(key);
     if (it != entries_.end()) return it->second;
     if (entries_.size() > 4096) entries_.clear();  // shapes vary wildly: start over
     return entries_.emplace(key, make()).first->second;
   }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.clear();
+  }
 
  private:
   std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;
 };
+
+// The process's cache of `Entry`s.
+template <class Entry>
+PrimitiveCache<Entry>& cache() {
+  return Context::process().slot<PrimitiveCache<Entry>>();
+}
 
 }  // namespace strider::kernels::dnnl_ops

@@ -104,8 +104,7 @@ FwdEntry make_forward(const Tensor& out, const Tensor& in, const Tensor& weight,
 }
 
 PrimitiveCache<FwdEntry>& fwd_cache() {
-  static PrimitiveCache<FwdEntry> c;
-  return c;
+  return cache<FwdEntry>();
 }
 
 }  // namespace
@@ -132,8 +131,7 @@ struct BwdEntry {
 };
 
 PrimitiveCache<BwdEntry>& bwd_cache() {
-  static PrimitiveCache<BwdEntry> c;
-  return c;
+  return cache<BwdEntry>();
 }
 
 }  // namespace

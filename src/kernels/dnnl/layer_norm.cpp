@@ -31,7 +31,7 @@ std::string key(const char* op, const Tensor& in, bool affine, double eps) {
 void layer_norm_forward(const LayerNormForward& p) {
   const Tensor &out = p.out, &in = p.in, &weight = p.weight, &bias = p.bias, &mean = p.mean, &var = p.var;
   const double eps = p.eps;
-  static PrimitiveCache<dnnl::layer_normalization_forward> cache;
+  auto& cache = dnnl_ops::cache<dnnl::layer_normalization_forward>();
   const bool affine = weight.defined();
   const auto& prim = cache.get(key("ln_fwd", in, affine, eps), [&] {
     return dnnl::layer_normalization_forward(forward_pd(in, affine, eps));
@@ -49,7 +49,7 @@ void layer_norm_forward(const LayerNormForward& p) {
 void layer_norm_backward(const LayerNormBackward& p) {
   const Tensor &grad_in = p.grad_in, &grad_out = p.grad_out, &in = p.in, &weight = p.weight, &mean = p.mean, &var = p.var;
   const double eps = p.eps;
-  static PrimitiveCache<dnnl::layer_normalization_backward> cache;
+  auto& cache = dnnl_ops::cache<dnnl::layer_normalization_backward>();
   const bool affine = weight.defined();
   KeyBuilder k("ln_bwd");
   k.add(in).add(grad_out).add(static_cast<int64_t>(affine)).add(static_cast<int64_t>(eps * 1e12));

@@ -5,7 +5,7 @@ namespace strider::kernels::dnnl_ops {
 
 void matmul(const Matmul& p) {
   const Tensor &out = p.out, &a = p.a, &w = p.w, &bias = p.bias;
-  static PrimitiveCache<dnnl::matmul> cache;
+  auto& cache = dnnl_ops::cache<dnnl::matmul>();
   KeyBuilder k("matmul");
   k.add(out).add(a).add(w).add(bias);
   DimVector bias_sizes, bias_strides;

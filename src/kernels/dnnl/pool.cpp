@@ -49,8 +49,8 @@ struct FwdEntry {
   dnnl::pooling_v2_forward prim;
 };
 
-const FwdEntry& forward_entry(const Tensor& in, const Tensor& out, const PoolParams& p) {
-  static PrimitiveCache<FwdEntry> cache;
+FwdEntry forward_entry(const Tensor& in, const Tensor& out, const PoolParams& p) {
+  auto& cache = dnnl_ops::cache<FwdEntry>();
   return cache.get(key("pool_fwd", in, out, p), [&] {
     auto pd = forward_pd(in, out, p);
     return FwdEntry{pd, dnnl::pooling_v2_forward(pd)};
@@ -75,7 +75,7 @@ void pool_forward(const PoolForward& f) {
 void pool_backward(const PoolBackward& b) {
   const Tensor &grad_in = b.grad_in, &grad_out = b.grad_out, &workspace = b.saved.workspace;
   const PoolParams& p = b.p;
-  static PrimitiveCache<dnnl::pooling_v2_backward> cache;
+  auto& cache = dnnl_ops::cache<dnnl::pooling_v2_backward>();
   const FwdEntry& fwd = forward_entry(grad_in, grad_out, p);
   const auto& prim = cache.get(key("pool_bwd", grad_in, grad_out, p), [&] {
     Geometry g = geometry(grad_in, grad_out, p);
