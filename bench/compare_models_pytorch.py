@@ -3,12 +3,15 @@
 python3-torchvision), same model, batch, threads, memory format and dtype, in one run.
 
     bench/compare_models_pytorch.py [--strider build/tools/strider] [--model resnet50]
-        [--batch 16] [--threads 2] [--steps 3] [--modes train,infer] [--dtypes float32,bfloat16]
-        [--openblas]
+        [--batch 16] [--threads 2] [--steps 3] [--rounds 3] [--modes train,infer]
+        [--dtypes float32,bfloat16] [--formats contiguous,channels_last] [--openblas]
 
-For every configuration it prints strider's and PyTorch's median ms/step and the ratio
-strider/PyTorch (< 1 means strider is faster), plus each library's channels-last speedup over
-its own contiguous run. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 compute with
+The machine's speed drifts 2-3x between runs, so the two libraries are interleaved: every
+configuration runs --rounds rounds, each round one strider process and one PyTorch process
+(the order alternating between rounds), and the ratio strider/PyTorch (< 1 means strider is
+faster) is the median of the per-round ratios. It prints the CPU model first, each library's
+median ms/step, that ratio and its range, plus each library's channels-last speedup over its
+own contiguous run. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 compute with
 float32 master weights. --openblas runs PyTorch with OpenBLAS as its BLAS (Debian's default is
 the reference BLAS), with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS 0.3.21 needs on this CPU.
 PyTorch is skipped when it is not installed.
@@ -75,6 +78,50 @@ def run_torch(cfg, openblas):
     return json.loads(r.stdout.strip().splitlines()[-1])["ms_per_step"]
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+            else:
+                name = "unknown CPU"
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+        isa = [f for f in ("avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16") if f in flags]
+        return f"{name} ({', '.join(isa) or 'no AVX-512'}), {os.cpu_count()} logical CPUs"
+    except OSError:
+        return "unknown CPU"
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def interleaved(args, cfg, have_torch):
+    """Returns (strider ms, pytorch ms or None, median ratio or None, (min ratio, max ratio))."""
+    s_ms, t_ms, ratios = [], [], []
+    for r in range(args.rounds):
+        if not have_torch:
+            s_ms.append(run_strider(args, cfg))
+            continue
+        if r % 2 == 0:
+            s, t = run_strider(args, cfg), run_torch(cfg, args.openblas)
+        else:
+            t = run_torch(cfg, args.openblas)
+            s = run_strider(args, cfg)
+        s_ms.append(s)
+        if t:
+            t_ms.append(t)
+            ratios.append(s / t)
+    if not ratios:
+        return median(s_ms), None, None, None
+    return median(s_ms), median(t_ms), median(ratios), (min(ratios), max(ratios))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--strider", default="build/tools/strider")
@@ -85,31 +132,35 @@ def main():
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--modes", default="train,infer")
     p.add_argument("--dtypes", default="float32,bfloat16")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--formats", default="contiguous,channels_last")
     p.add_argument("--openblas", action="store_true")
     args = p.parse_args()
     have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision"], capture_output=True).returncode == 0
     if not have_torch:
         print("PyTorch/torchvision not installed (apt-get install python3-torch python3-torchvision): strider only")
+    print(f"CPU: {cpu_model()}; {args.threads} threads each; {args.rounds} interleaved rounds of {args.steps} steps")
     rows = {}
-    print(f"{'mode':6} {'dtype':9} {'format':14} {'strider ms':>11} {'pytorch ms':>11} {'strider/pytorch':>16}")
+    print(f"{'mode':6} {'dtype':9} {'format':14} {'strider ms':>11} {'pytorch ms':>11} {'strider/pytorch':>16}  range")
+    formats = args.formats.split(",")
     for mode in args.modes.split(","):
         for dtype in args.dtypes.split(","):
-            for fmt in ["contiguous", "channels_last"]:
+            for fmt in formats:
                 cfg = dict(model=args.model, mode=mode, batch=args.batch, memory_format=fmt, dtype=dtype,
                            threads=args.threads, warmup=args.warmup, steps=args.steps)
-                s = run_strider(args, cfg)
-                t = run_torch(cfg, args.openblas) if have_torch else None
+                s, t, ratio, spread = interleaved(args, cfg, have_torch)
                 rows[(mode, dtype, fmt)] = (s, t)
-                ratio = f"{s / t:16.2f}" if t else f"{'n/a':>16}"
+                rs = f"{ratio:16.2f}  {spread[0]:.2f}-{spread[1]:.2f}" if ratio else f"{'n/a':>16}"
                 tt = f"{t:11.1f}" if t else f"{'n/a':>11}"
-                print(f"{mode:6} {dtype:9} {fmt:14} {s:11.1f} {tt} {ratio}", flush=True)
+                print(f"{mode:6} {dtype:9} {fmt:14} {s:11.1f} {tt} {rs}", flush=True)
+            if len(formats) < 2:
+                continue
             s_c, t_c = rows[(mode, dtype, "contiguous")]
             s_l, t_l = rows[(mode, dtype, "channels_last")]
             line = f"  channels-last speedup over contiguous ({mode}, {dtype}): strider {s_c / s_l:.2f}x"
             if t_c and t_l:
                 line += f", pytorch {t_c / t_l:.2f}x"
             print(line, flush=True)
-
 
 if __name__ == "__main__":
     sys.exit(main())

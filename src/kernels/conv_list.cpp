@@ -1,10 +1,35 @@
-// The convolution implementation lists: oneDNN where it computes the dtype, then the reference.
+// The convolution implementation lists: oneDNN computing a plain-layout (NCHW) bfloat16 problem
+// in channels-last, then oneDNN in the problem's own layout, then the reference.
+#include "kernels/channels_last_detour.h"
 #include "kernels/conv.h"
+#include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 
 namespace strider::kernels {
+namespace {
+
+void forward_in_nhwc(const ConvForward& c) {
+  Tensor in = channels_last_copy(c.in), out = channels_last_empty(c.out);
+  dnnl_ops::conv_forward(out, in, c.weight, c.bias, c.p);
+  cpu::copy(c.out, out);
+}
+
+void backward_input_in_nhwc(const ConvBackwardInput& c) {
+  Tensor go = channels_last_copy(c.grad_out), gi = channels_last_empty(c.grad_in);
+  dnnl_ops::conv_backward_input(gi, go, c.weight, c.p);
+  cpu::copy(c.grad_in, gi);
+}
+
+void backward_weight_in_nhwc(const ConvBackwardWeight& c) {
+  dnnl_ops::conv_backward_weight(c.grad_weight, c.grad_bias, channels_last_copy(c.in),
+                                 channels_last_copy(c.grad_out), c.p);
+}
+
+}  // namespace
+
 const ImplementationList<ConvForward>& conv_forward_implementations() {
   static const ImplementationList<ConvForward> list = {
+      {"onednn_nhwc", [](const ConvForward& c) { return detour_rejects({&c.in, &c.out}); }, forward_in_nhwc},
       {"onednn", [](const ConvForward& c) { return dnnl_ops::rejects_dtype(c.in.dtype()); },
        [](const ConvForward& c) { dnnl_ops::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
       {"ref", [](const ConvForward&) { return std::string(); },
@@ -15,6 +40,8 @@ const ImplementationList<ConvForward>& conv_forward_implementations() {
 
 const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations() {
   static const ImplementationList<ConvBackwardInput> list = {
+      {"onednn_nhwc", [](const ConvBackwardInput& c) { return detour_rejects({&c.grad_in, &c.grad_out}); },
+       backward_input_in_nhwc},
       {"onednn", [](const ConvBackwardInput& c) { return dnnl_ops::rejects_dtype(c.grad_out.dtype()); },
        [](const ConvBackwardInput& c) { dnnl_ops::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
       {"ref", [](const ConvBackwardInput&) { return std::string(); },
@@ -25,6 +52,8 @@ const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations
 
 const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementations() {
   static const ImplementationList<ConvBackwardWeight> list = {
+      {"onednn_nhwc", [](const ConvBackwardWeight& c) { return detour_rejects({&c.in, &c.grad_out}); },
+       backward_weight_in_nhwc},
       {"onednn", [](const ConvBackwardWeight& c) { return dnnl_ops::rejects_dtype(c.in.dtype()); },
        [](const ConvBackwardWeight& c) {
          dnnl_ops::conv_backward_weight(c.grad_weight, c.grad_bias, c.in, c.grad_out, c.p);

@@ -1,4 +1,7 @@
-// The normalization implementation lists: oneDNN where it computes the problem, then the reference.
+// The normalization implementation lists: for plain-layout bfloat16 batch norm, oneDNN via
+// channels-last (kernels/channels_last_detour.h); oneDNN where it computes the problem; the reference.
+#include "kernels/channels_last_detour.h"
+#include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/norm.h"
 
@@ -19,10 +22,29 @@ std::string onednn_rejects_layer_norm(const Tensor& in, std::initializer_list<co
   return dnnl_ops::rejects_layouts("the data tensors", same_layout);
 }
 
+void batch_norm_forward_in_nhwc(const BatchNormForward& p) {
+  BatchNormForward q = p;
+  q.in = channels_last_copy(p.in);
+  q.out = channels_last_empty(p.out);
+  dnnl_ops::batch_norm_forward(q);
+  cpu::copy(p.out, q.out);
+}
+
+void batch_norm_backward_in_nhwc(const BatchNormBackward& p) {
+  BatchNormBackward q = p;
+  q.in = channels_last_copy(p.in);
+  q.grad_out = channels_last_copy(p.grad_out);
+  q.grad_in = channels_last_empty(p.grad_in);
+  dnnl_ops::batch_norm_backward(q);
+  cpu::copy(p.grad_in, q.grad_in);
+}
+
 }  // namespace
 
 const ImplementationList<BatchNormForward>& batch_norm_forward_implementations() {
   static const ImplementationList<BatchNormForward> list = {
+      {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
+       batch_norm_forward_in_nhwc},
       {"onednn", [](const BatchNormForward& p) { return onednn_rejects_batch_norm(p.in, {&p.in, &p.out}); },
        dnnl_ops::batch_norm_forward},
       {"ref", accept_all, ref::batch_norm_forward},
@@ -32,6 +54,9 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
 
 const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations() {
   static const ImplementationList<BatchNormBackward> list = {
+      {"onednn_nhwc",
+       [](const BatchNormBackward& p) { return detour_rejects({&p.in, &p.grad_out, &p.grad_in}); },
+       batch_norm_backward_in_nhwc},
       {"onednn",
        [](const BatchNormBackward& p) { return onednn_rejects_batch_norm(p.in, {&p.in, &p.grad_out, &p.grad_in}); },
        dnnl_ops::batch_norm_backward},

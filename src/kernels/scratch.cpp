@@ -21,6 +21,10 @@ Tensor scratch_like(const Tensor& like, ScalarType dtype) {
   return allocate(like.sizes().vec(), like.strides().vec(), dtype);
 }
 
+Tensor scratch_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+  return allocate(sizes.vec(), strides.vec(), dtype);
+}
+
 Tensor scratch_like(const Tensor& t) {
   return allocate(t.sizes().vec(), layout::contiguous_strides(t.sizes()), t.dtype());
 }

@@ -7,6 +7,8 @@ namespace strider::kernels {
 
 // A fresh tensor of `dtype` with `like`'s sizes and strides (`like` must be non-overlapping).
 Tensor scratch_like(const Tensor& like, ScalarType dtype);
+// A fresh tensor with these sizes and (non-overlapping) strides.
+Tensor scratch_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
 // A fresh dense (row-major) tensor with t's sizes and dtype.
 Tensor scratch_like(const Tensor& t);
 // `bytes` bytes as a 1-d byte tensor.

@@ -145,7 +145,9 @@ TEST(CopyConformance, LargeTransposeBothDirections) {
   EXPECT_TRUE(all_close(nhwc, nchw, 0, 0));
   EXPECT_TRUE(all_close(nhwc.contiguous(), nchw, 0, 0));
   Tensor b16 = nchw.to(kBFloat16);
-  EXPECT_TRUE(all_close(b16.contiguous(MemoryFormat::ChannelsLast), b16, 0, 0));
+  Tensor b16_nhwc = b16.contiguous(MemoryFormat::ChannelsLast);  // the 16-bit register transposes
+  EXPECT_TRUE(all_close(b16_nhwc, b16, 0, 0));
+  EXPECT_TRUE(all_close(b16_nhwc.contiguous(), b16, 0, 0));
   Tensor d = nchw.to(kDouble).permute({2, 0, 3, 1}).contiguous();
   EXPECT_TRUE(all_close(d, nchw.permute({2, 0, 3, 1}), 0, 0));
 }

@@ -28,8 +28,12 @@ Tensor like(const Tensor& t, ScalarType dtype) {
   return empty_strided(t.sizes(), t.strides(), TensorOptions().dtype(dtype));
 }
 double tolerance(ScalarType dtype) { return dtype == kBFloat16 ? 5e-2 : 1e-4; }
-// Where oneDNN should have accepted: float32 and bfloat16.
+// Where oneDNN should have accepted: float32 and bfloat16, and plain-layout bfloat16 batch norm
+// also through the channels-last detour.
 int expected_accepting(ScalarType dtype) { return dtype == kDouble ? 1 : 2; }
+int expected_accepting_batch_norm(ScalarType dtype, MemoryFormat fmt) {
+  return expected_accepting(dtype) + (dtype == kBFloat16 && fmt == MemoryFormat::Contiguous ? 1 : 0);
+}
 
 TEST(NormImplementationList, BatchNormMatchesTheReference) {
   manual_seed(5);
@@ -49,7 +53,7 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
               },
               [](const kernels::BatchNormForward& p) { return std::vector<Tensor>{p.out, p.mean, p.var}; },
               tolerance(dtype)};
-          EXPECT_EQ(walk_list(kernels::batch_norm_forward_implementations(), fwd), expected_accepting(dtype));
+          EXPECT_EQ(walk_list(kernels::batch_norm_forward_implementations(), fwd), expected_accepting_batch_norm(dtype, fmt));
           kernels::BatchNormForward stats = fwd.fresh();
           kernels::batch_norm_forward_implementations().back().run(stats);
           ListWalk<kernels::BatchNormBackward> bwd{
@@ -63,7 +67,7 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
                                            p.grad_bias.defined() ? p.grad_bias : zeros({1})};
               },
               tolerance(dtype) * 4};
-          EXPECT_EQ(walk_list(kernels::batch_norm_backward_implementations(), bwd), expected_accepting(dtype));
+          EXPECT_EQ(walk_list(kernels::batch_norm_backward_implementations(), bwd), expected_accepting_batch_norm(dtype, fmt));
         }
 }
 

@@ -51,6 +51,9 @@ void transpose_tiles(const LoopPlan& plan, int64_t b_dim) {
         // a in chunks too, so the rows being read stay in L1 while a tile is transposed.
         for (int64_t a0 = 0; a0 < A; a0 += 4 * kTile)
           transpose_block_32bit(in, src_a, out, dst_b, a0, std::min(A, a0 + 4 * kTile), b0, b1, stream);
+      } else if constexpr (sizeof(T) == 2) {
+        for (int64_t a0 = 0; a0 < A; a0 += 4 * kTile)
+          transpose_block_16bit(in, src_a, out, dst_b, a0, std::min(A, a0 + 4 * kTile), b0, b1);
       } else {
         for (int64_t a0 = 0; a0 < A; a0 += kTile) {
           const int64_t a1 = std::min(A, a0 + kTile);

@@ -1,18 +1,36 @@
-// 8x8 register transposes (AVX): eight 32-byte row loads, three shuffle stages, eight 32-byte
-// stores, instead of 64 strided scalar moves. Edges fall back to scalar loops.
+// 8x8 register transposes: for 32-bit elements (AVX) eight 32-byte row loads, three shuffle
+// stages, eight 32-byte stores; for 16-bit elements (SSE2) the same with 16-byte rows. Instead of
+// 64 strided scalar moves. Edges fall back to scalar loops.
 #include "kernels/cpu/transpose.h"
 
-#if defined(__AVX__)
 #include <immintrin.h>
-#endif
 
 namespace strider::kernels::cpu {
 namespace {
 
-void scalar_block(const uint32_t* in, int64_t in_stride, uint32_t* out, int64_t out_stride,
-                  int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+template <class T>
+void scalar_block(const T* in, int64_t in_stride, T* out, int64_t out_stride, int64_t a0, int64_t a1, int64_t b0,
+                  int64_t b1) {
   for (int64_t b = b0; b < b1; ++b)
     for (int64_t a = a0; a < a1; ++a) out[b * out_stride + a] = in[a * in_stride + b];
+}
+
+// 16-bit: in rows a..a+7 (each 8 consecutive b) -> out rows b..b+7 (each 8 consecutive a).
+inline void transpose8x8_16bit(const uint16_t* in, int64_t in_stride, uint16_t* out, int64_t out_stride) {
+  __m128i r[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + k * in_stride));
+  const __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpackhi_epi16(r[0], r[1]);
+  const __m128i t2 = _mm_unpacklo_epi16(r[2], r[3]), t3 = _mm_unpackhi_epi16(r[2], r[3]);
+  const __m128i t4 = _mm_unpacklo_epi16(r[4], r[5]), t5 = _mm_unpackhi_epi16(r[4], r[5]);
+  const __m128i t6 = _mm_unpacklo_epi16(r[6], r[7]), t7 = _mm_unpackhi_epi16(r[6], r[7]);
+  const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
+  const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
+  const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
+  const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
+  const __m128i o[8] = {_mm_unpacklo_epi64(u0, u4), _mm_unpackhi_epi64(u0, u4), _mm_unpacklo_epi64(u1, u5),
+                        _mm_unpackhi_epi64(u1, u5), _mm_unpacklo_epi64(u2, u6), _mm_unpackhi_epi64(u2, u6),
+                        _mm_unpacklo_epi64(u3, u7), _mm_unpackhi_epi64(u3, u7)};
+  for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k * out_stride), o[k]);
 }
 
 #if defined(__AVX__)
@@ -65,6 +83,15 @@ void transpose_block_32bit(const uint32_t* in, int64_t in_stride, uint32_t* out,
 #else
   scalar_block(in, in_stride, out, out_stride, a0, a1, b0, b1);
 #endif
+}
+
+void transpose_block_16bit(const uint16_t* in, int64_t in_stride, uint16_t* out, int64_t out_stride,
+                           int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  const int64_t a8 = a0 + (a1 - a0) / 8 * 8, b8 = b0 + (b1 - b0) / 8 * 8;
+  for (int64_t b = b0; b < b8; b += 8)
+    for (int64_t a = a0; a < a8; a += 8) transpose8x8_16bit(in + a * in_stride + b, in_stride, out + b * out_stride + a, out_stride);
+  scalar_block(in, in_stride, out, out_stride, a8, a1, b0, b1);
+  scalar_block(in, in_stride, out, out_stride, a0, a8, b8, b1);
 }
 
 void store_fence() {

@@ -1,0 +1,35 @@
+#include "kernels/channels_last_detour.h"
+
+#include "kernels/copy.h"
+#include "kernels/scratch.h"
+#include "strider/core/layout.h"
+
+namespace strider::kernels {
+namespace {
+MemoryFormat channels_last_for(const Tensor& t) {
+  return t.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
+}
+}  // namespace
+
+std::string detour_rejects(std::initializer_list<const Tensor*> data) {
+  const Tensor& first = **data.begin();
+  if (first.dtype() != kBFloat16) return "only bfloat16 lacks fast plain-layout kernels";
+  if (first.dim() != 4 && first.dim() != 5) return "the data has no channels-last format";
+  for (const Tensor* t : data)
+    if (!t->is_contiguous() || t->is_contiguous(channels_last_for(*t)))
+      return "the data is not in the plain layout (or is channels-last already)";
+  return "";
+}
+
+Tensor channels_last_empty(const Tensor& t) {
+  return scratch_strided(t.sizes(), layout::strides_for_format(t.sizes(), channels_last_for(t), "channels_last_detour"),
+                         t.dtype());
+}
+
+Tensor channels_last_copy(const Tensor& t) {
+  Tensor r = channels_last_empty(t);
+  cpu::copy(r, t);
+  return r;
+}
+
+}  // namespace strider::kernels
