@@ -1,6 +1,7 @@
 #pragma once
-// Batch and layer normalization. Each computation has an ordered implementation list: oneDNN
-// (float32 and bfloat16 data), then the reference (any floating dtype, float64 accumulation; the
+// Batch and layer normalization. Each computation has an ordered implementation list: for
+// evaluation-mode batch norm a one-pass cpu kernel first; oneDNN (float32 and bfloat16 data,
+// plain-layout bfloat16 via channels-last); then the reference (any floating dtype, float64 accumulation; the
 // oracle). Statistics and affine parameters are float32, float64 for float64 data
 // (norm_stat_dtype); the ops layer converts them and decides every layout.
 #include "kernels/implementation_list.h"
@@ -43,6 +44,12 @@ void batch_norm_forward(const BatchNormForward& problem, const Dispatch& d);
 void batch_norm_backward(const BatchNormBackward& problem, const Dispatch& d);
 void layer_norm_forward(const LayerNormForward& problem, const Dispatch& d);
 void layer_norm_backward(const LayerNormBackward& problem, const Dispatch& d);
+
+namespace cpu {
+// Evaluation mode only (a per-channel affine pass), float32/bfloat16, plain or channels-last.
+std::string batch_norm_inference_rejects(const BatchNormForward& p);
+void batch_norm_inference(const BatchNormForward& p);
+}  // namespace cpu
 
 namespace dnnl_ops {
 void batch_norm_forward(const BatchNormForward& p);

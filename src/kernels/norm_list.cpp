@@ -43,6 +43,7 @@ void batch_norm_backward_in_nhwc(const BatchNormBackward& p) {
 
 const ImplementationList<BatchNormForward>& batch_norm_forward_implementations() {
   static const ImplementationList<BatchNormForward> list = {
+      {"cpu_inference", cpu::batch_norm_inference_rejects, cpu::batch_norm_inference},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
        batch_norm_forward_in_nhwc},
       {"onednn", [](const BatchNormForward& p) { return onednn_rejects_batch_norm(p.in, {&p.in, &p.out}); },

@@ -1,0 +1,67 @@
+// Batch norm in evaluation mode is a per-channel affine map, y = x * scale[c] + shift[c]: one
+// vectorized pass. oneDNN's primitive spent 31 of 94 ms of a batch-1 ResNet-50 inference on it
+// (docs/benchmarks.md), parallelizing over a batch of one.
+#include <cmath>
+#include <vector>
+
+#include "kernels/norm.h"
+#include "kernels/parallel.h"
+#include "strider/core/dispatch.h"
+
+namespace strider::kernels::cpu {
+namespace {
+
+float stat(const Tensor& t, int64_t c, float absent) {
+  if (!t.defined()) return absent;
+  return t.dtype() == kDouble ? static_cast<float>(static_cast<const double*>(t.data())[c * t.strides()[0]])
+                              : static_cast<const float*>(t.data())[c * t.strides()[0]];
+}
+
+}  // namespace
+
+std::string batch_norm_inference_rejects(const BatchNormForward& p) {
+  if (p.training) return "it computes evaluation mode only";
+  if (p.in.dtype() != kFloat && p.in.dtype() != kBFloat16) return "it computes float32 and bfloat16 only";
+  if (p.in.strides() != p.out.strides() || !p.in.is_non_overlapping_and_dense())
+    return "input and output are not one dense layout";
+  if (!p.in.is_contiguous() && p.in.strides()[1] != 1) return "the layout is neither plain nor channels-last";
+  return "";
+}
+
+void batch_norm_inference(const BatchNormForward& p) {
+  const int64_t C = p.in.sizes()[1], numel = p.in.numel();
+  std::vector<float> scale(C), shift(C);
+  for (int64_t c = 0; c < C; ++c) {
+    scale[c] = stat(p.weight, c, 1.0f) / std::sqrt(stat(p.var, c, 1.0f) + static_cast<float>(p.eps));
+    shift[c] = stat(p.bias, c, 0.0f) - stat(p.mean, c, 0.0f) * scale[c];
+  }
+  const float* sc = scale.data();
+  const float* sh = shift.data();
+  dispatch_floating(p.in.dtype(), "batch_norm", [&]<class T>() {
+    const T* x = static_cast<const T*>(p.in.data());
+    T* y = static_cast<T*>(p.out.data());
+    if (p.in.strides()[1] == 1 && C > 1) {  // channels-last: rows of C
+      parallel_for(0, numel / C, std::max<int64_t>(1, 32768 / C), [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m) {
+#pragma omp simd
+          for (int64_t c = 0; c < C; ++c)
+            y[m * C + c] = static_cast<T>(static_cast<float>(x[m * C + c]) * sc[c] + sh[c]);
+        }
+      });
+    } else {  // plain: planes of `inner` per (n, c)
+      const int64_t inner = numel / std::max<int64_t>(1, p.in.sizes()[0] * C);
+      parallel_for(0, numel / std::max<int64_t>(1, inner), std::max<int64_t>(1, 32768 / std::max<int64_t>(1, inner)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t nc = b; nc < e; ++nc) {
+                       const float s = sc[nc % C], t = sh[nc % C];
+                       const T* xi = x + nc * inner;
+                       T* yi = y + nc * inner;
+#pragma omp simd
+                       for (int64_t i = 0; i < inner; ++i) yi[i] = static_cast<T>(static_cast<float>(xi[i]) * s + t);
+                     }
+                   });
+    }
+  });
+}
+
+}  // namespace strider::kernels::cpu
