@@ -1,6 +1,5 @@
-// Batch norm in evaluation mode is a per-channel affine map, y = x * scale[c] + shift[c]: one
-// vectorized pass. oneDNN's primitive spent 31 of 94 ms of a batch-1 ResNet-50 inference on it
-// (docs/benchmarks.md), parallelizing over a batch of one.
+// Batch norm in evaluation mode is a per-channel map: one vectorized pass. oneDNN's primitive
+// took 31 of 94 ms of a batch-1 ResNet-50 inference step (docs/benchmarks.md).
 #include <cmath>
 #include <vector>
 
@@ -30,34 +29,38 @@ std::string batch_norm_inference_rejects(const BatchNormForward& p) {
 
 void batch_norm_inference(const BatchNormForward& p) {
   const int64_t C = p.in.sizes()[1], numel = p.in.numel();
-  std::vector<float> scale(C), shift(C);
+  // ((x - mean) * invstd) * weight + bias, in float: PyTorch's order of operations for any
+  // layout (and oneDNN's), so results match PyTorch bit for bit.
+  std::vector<float> mean(C), invstd(C), weight(C), bias(C);
   for (int64_t c = 0; c < C; ++c) {
-    scale[c] = stat(p.weight, c, 1.0f) / std::sqrt(stat(p.var, c, 1.0f) + static_cast<float>(p.eps));
-    shift[c] = stat(p.bias, c, 0.0f) - stat(p.mean, c, 0.0f) * scale[c];
+    mean[c] = stat(p.mean, c, 0.0f);
+    invstd[c] = 1.0f / std::sqrt(stat(p.var, c, 1.0f) + static_cast<float>(p.eps));
+    weight[c] = stat(p.weight, c, 1.0f);
+    bias[c] = stat(p.bias, c, 0.0f);
   }
-  const float* sc = scale.data();
-  const float* sh = shift.data();
+  const float *mu = mean.data(), *is = invstd.data(), *w = weight.data(), *b = bias.data();
   dispatch_floating(p.in.dtype(), "batch_norm", [&]<class T>() {
     const T* x = static_cast<const T*>(p.in.data());
     T* y = static_cast<T*>(p.out.data());
     if (p.in.strides()[1] == 1 && C > 1) {  // channels-last: rows of C
-      parallel_for(0, numel / C, std::max<int64_t>(1, 32768 / C), [&](int64_t b, int64_t e) {
-        for (int64_t m = b; m < e; ++m) {
+      parallel_for(0, numel / C, std::max<int64_t>(1, 32768 / C), [&](int64_t begin, int64_t end) {
+        for (int64_t m = begin; m < end; ++m) {
 #pragma omp simd
           for (int64_t c = 0; c < C; ++c)
-            y[m * C + c] = static_cast<T>(static_cast<float>(x[m * C + c]) * sc[c] + sh[c]);
+            y[m * C + c] = static_cast<T>((static_cast<float>(x[m * C + c]) - mu[c]) * is[c] * w[c] + b[c]);
         }
       });
     } else {  // plain: planes of `inner` per (n, c)
       const int64_t inner = numel / std::max<int64_t>(1, p.in.sizes()[0] * C);
       parallel_for(0, numel / std::max<int64_t>(1, inner), std::max<int64_t>(1, 32768 / std::max<int64_t>(1, inner)),
-                   [&](int64_t b, int64_t e) {
-                     for (int64_t nc = b; nc < e; ++nc) {
-                       const float s = sc[nc % C], t = sh[nc % C];
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t nc = begin; nc < end; ++nc) {
+                       const int64_t c = nc % C;
                        const T* xi = x + nc * inner;
                        T* yi = y + nc * inner;
 #pragma omp simd
-                       for (int64_t i = 0; i < inner; ++i) yi[i] = static_cast<T>(static_cast<float>(xi[i]) * s + t);
+                       for (int64_t i = 0; i < inner; ++i)
+                         yi[i] = static_cast<T>((static_cast<float>(xi[i]) - mu[c]) * is[c] * w[c] + b[c]);
                      }
                    });
     }
