@@ -17,12 +17,12 @@ MemoryStats Context::memory_stats() const { return static_cast<detail::CachingCp
 
 void Context::reset_peak_memory() { static_cast<detail::CachingCpuAllocator*>(allocator_)->reset_peak(); }
 
-void* Context::find_or_add(std::type_index type, const std::function<Slot()>& make) {
+void* Context::find_or_add(const void* key, const std::function<Slot()>& make) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = slots_.find(type);
+  auto it = slots_.find(key);
   if (it == slots_.end()) {
-    it = slots_.emplace(type, make()).first;
-    order_.push_back(type);
+    it = slots_.emplace(key, make()).first;
+    order_.push_back(key);
   }
   return it->second.object.get();
 }

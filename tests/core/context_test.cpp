@@ -8,7 +8,20 @@
 #include <thread>
 
 namespace strider {
+int twin_slot_value_in_other_file();  // context_twin_slot.cpp
+
 namespace {
+
+struct TwinSlot {
+  int value = 1;
+};
+
+TEST(Context, SameNamedTypesInTwoFilesGetTwoSlots) {
+  // clang's type_info calls these equal; keyed by typeid, both files would share one object.
+  EXPECT_EQ(Context::process().slot<TwinSlot>().value, 1);
+  EXPECT_EQ(twin_slot_value_in_other_file(), 2);
+  EXPECT_EQ(Context::process().slot<TwinSlot>().value, 1);
+}
 
 struct Counter {
   int value = 0;

@@ -22,7 +22,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <typeindex>
 #include <unordered_map>
 #include <vector>
 
@@ -46,9 +45,12 @@ class Context {
   std::atomic<bool> kernel_verbose{false};
 
   // The process's one T (default-constructed on first use, by whichever thread comes first).
+  // Slots are keyed by the address of a per-type tag, not by typeid: clang's type_info treats
+  // same-named types in different files' anonymous namespaces as equal, and two caches would
+  // share one slot.
   template <class T>
   T& slot() {
-    static T* const cached = static_cast<T*>(find_or_add(typeid(T), [] {
+    static T* const cached = static_cast<T*>(find_or_add(&SlotTag<T>::tag, [] {
       auto object = std::make_shared<T>();
       std::function<void()> release;
       if constexpr (requires(T& t) { t.release(); }) release = [raw = object.get()] { raw->release(); };
@@ -73,13 +75,17 @@ class Context {
     std::shared_ptr<void> object;
     std::function<void()> release;
   };
-  void* find_or_add(std::type_index type, const std::function<Slot()>& make);
+  template <class T>
+  struct SlotTag {
+    static constexpr char tag = 0;
+  };
+  void* find_or_add(const void* key, const std::function<Slot()>& make);
 
   Allocator* allocator_;
   Generator generator_;
   std::mutex mu_;
-  std::unordered_map<std::type_index, Slot> slots_;
-  std::vector<std::type_index> order_;  // creation order, for release_caches
+  std::unordered_map<const void*, Slot> slots_;
+  std::vector<const void*> order_;  // creation order, for release_caches
 };
 
 }  // namespace strider
