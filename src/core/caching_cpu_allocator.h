@@ -1,6 +1,6 @@
 #pragma once
 // The compute allocator the process's Context owns: 64-byte aligned blocks, small ones recycled
-// through per-thread free lists, large ones (1 MiB and more) kept after free for reuse.
+// through per-thread free lists, large ones (64 KiB and more) kept after free for reuse.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>

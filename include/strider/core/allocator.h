@@ -32,7 +32,7 @@ MemoryStats memory_stats();
 // Sets peak_bytes to current_bytes, so a later read measures the peak of what follows.
 void reset_peak_memory();
 // Gives back what strider's caches hold (Context::release_caches): oneDNN's primitives and
-// reordered weights, then the large blocks the allocator keeps for reuse (freed blocks of 1 MiB
+// reordered weights, then the blocks the allocator keeps for reuse (freed blocks of 64 KiB
 // and more), to the system. The byte counters never include cached blocks.
 void empty_cache();
 
