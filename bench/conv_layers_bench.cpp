@@ -1,6 +1,13 @@
 // ResNet-50's convolution shapes (forward, batch 16, channels-last and contiguous, float32 and
-// bfloat16) in achieved GFLOP/s, as a fraction of the machine's peak measured in the same run
-// with a large oneDNN matmul (float32: 4096^3 = 137 GFLOP per call; bfloat16 likewise).
+// bfloat16) in achieved GFLOP/s, as a share of the machine's FMA peak.
+//
+//   strider_bench_conv_layers [batch] [rounds]
+//
+// The machine's speed drifts (2-3x between runs on a shared host), so a peak measured once at
+// the start says little about a layer timed a minute later. Every layer timing is therefore
+// paired with a peak measurement taken just before it, the share is computed per pair, and the
+// figure reported is the median over the rounds. The whole-network share weights each layer by
+// its time: sum(flops) / sum(time x adjacent peak), per round, median over rounds.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -31,7 +38,14 @@ double median_seconds(F&& f, int reps) {
   return t[t.size() / 2];
 }
 
-// The machine's float32 FMA peak: every OpenMP thread runs 12 independent AVX-512 FMA chains.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The machine's float32 FMA peak now: every OpenMP thread runs 12 independent AVX-512 FMA
+// chains for about 40 ms.
 double fma_peak_gflops() {
 #if defined(__AVX512F__)
   const int64_t iters = 20'000'000;
@@ -63,6 +77,11 @@ struct Layer {
 
 int main(int argc, char** argv) {
   const int64_t batch = argc > 1 ? std::stoll(argv[1]) : 16;
+  const int rounds = argc > 2 ? std::stoi(argv[2]) : 5;
+  if (batch < 1 || rounds < 1) {
+    std::fprintf(stderr, "usage: strider_bench_conv_layers [batch >= 1] [rounds >= 1]\n");
+    return 2;
+  }
   const std::vector<Layer> layers = {
       {"conv1 7x7/2", 3, 224, 64, 7, 2, 3},       {"layer1 1x1 64->64", 64, 56, 64, 1, 1, 0},
       {"layer1 3x3 64", 64, 56, 64, 3, 1, 1},      {"layer1 1x1 64->256", 64, 56, 256, 1, 1, 0},
@@ -70,39 +89,71 @@ int main(int argc, char** argv) {
       {"layer3 3x3 256", 256, 14, 256, 3, 1, 1},   {"layer3 1x1 256->1024", 256, 14, 1024, 1, 1, 0},
       {"layer4 3x3 512", 512, 7, 512, 3, 1, 1},    {"layer4 1x1 512->2048", 512, 7, 2048, 1, 1, 0},
   };
-  const double fma_peak = fma_peak_gflops();
-  std::printf("float32 FMA peak (AVX-512, %d threads): %.1f GFLOP/s; bfloat16 dot-product peak is 2x that\n",
-              omp_get_max_threads(), fma_peak);
+  if (fma_peak_gflops() <= 0) {
+    std::fprintf(stderr, "strider_bench_conv_layers: needs an AVX-512 build to measure the FMA peak\n");
+    return 2;
+  }
+  std::vector<double> peaks;
+  std::printf("%d threads, batch %lld, %d rounds; every timing paired with an FMA peak measured just before it\n",
+              omp_get_max_threads(), static_cast<long long>(batch), rounds);
   for (ScalarType dt : {kFloat, kBFloat16}) {
     NoGradGuard g;
+    // bfloat16's dot-product instructions do twice the work of a float32 FMA.
+    const double per_fma = dt == kBFloat16 ? 2.0 : 1.0;
     const int64_t n = 4096;
     Tensor a = randn({n, n}).to(dt), b = randn({n, n}).to(dt);
-    const double matmul = 2.0 * n * n * n / median_seconds([&] { ops::mm(a, b); }, 3) / 1e9;
-    // "of peak" is against the FMA peak (x2 for bfloat16's dot-product instructions) when known.
-    const double peak = fma_peak > 0 ? fma_peak * (dt == kBFloat16 ? 2.0 : 1.0) : matmul;
-    std::printf("\n%s: large oneDNN matmul (%lld^3) %.1f GFLOP/s = %.0f%% of peak %.1f GFLOP/s\n",
-                std::string(to_string(dt)).c_str(), static_cast<long long>(n), matmul, 100 * matmul / peak, peak);
-    std::printf("  %-24s %14s %8s %14s %8s %8s\n", "layer", "channels_last", "of peak", "contiguous", "of peak", "CL/NCHW");
-    double flops_total = 0, t_cl_total = 0, t_nc_total = 0;
-    for (const Layer& l : layers) {
-      const int64_t oh = (l.h + 2 * l.pad - l.r) / l.stride + 1;
-      const double flops = 2.0 * batch * l.k * oh * oh * l.c * l.r * l.r;
-      Tensor x = randn({batch, l.c, l.h, l.h}).to(dt), w = randn({l.k, l.c, l.r, l.r}).to(dt);
-      ops::ConvArgs args;
-      args.stride = {l.stride};
-      args.padding = {l.pad};
-      Tensor xcl = x.contiguous(MemoryFormat::ChannelsLast), wcl = w.contiguous(MemoryFormat::ChannelsLast);
-      const double t_cl = median_seconds([&] { ops::convolution(xcl, wcl, Tensor(), args); }, 5);
-      const double t_nc = median_seconds([&] { ops::convolution(x, w, Tensor(), args); }, 5);
-      flops_total += flops;
-      t_cl_total += t_cl;
-      t_nc_total += t_nc;
-      std::printf("  %-24s %9.1f GF/s %7.0f%% %9.1f GF/s %7.0f%% %7.2fx\n", l.name, flops / t_cl / 1e9,
-                  100 * flops / t_cl / 1e9 / peak, flops / t_nc / 1e9, 100 * flops / t_nc / 1e9 / peak, t_nc / t_cl);
+    std::vector<double> mm_share;
+    for (int r = 0; r < rounds; ++r) {
+      const double peak = fma_peak_gflops() * per_fma;
+      mm_share.push_back(2.0 * n * n * n / median_seconds([&] { ops::mm(a, b); }, 1) / 1e9 / peak);
     }
-    std::printf("  %-24s %9.1f GF/s %7.0f%% %9.1f GF/s %7.0f%% %7.2fx\n", "all layers (time-weighted)",
-                flops_total / t_cl_total / 1e9, 100 * flops_total / t_cl_total / 1e9 / peak, flops_total / t_nc_total / 1e9,
-                100 * flops_total / t_nc_total / 1e9 / peak, t_nc_total / t_cl_total);
+    std::printf("\n%s: large oneDNN matmul (%lld^3) at %.0f%% of peak\n", std::string(to_string(dt)).c_str(),
+                static_cast<long long>(n), 100 * median(mm_share));
+    std::printf("  %-24s %14s %8s %14s %8s %8s\n", "layer", "channels_last", "of peak", "contiguous", "of peak", "CL/NCHW");
+    const size_t L = layers.size();
+    // [layer][round]
+    std::vector<std::vector<double>> t_cl(L), t_nc(L), p_cl(L), p_nc(L);
+    std::vector<double> flops(L);
+    for (int r = 0; r < rounds; ++r) {
+      for (size_t i = 0; i < L; ++i) {
+        const Layer& l = layers[i];
+        const int64_t oh = (l.h + 2 * l.pad - l.r) / l.stride + 1;
+        flops[i] = 2.0 * batch * l.k * oh * oh * l.c * l.r * l.r;
+        Tensor x = randn({batch, l.c, l.h, l.h}).to(dt), w = randn({l.k, l.c, l.r, l.r}).to(dt);
+        ops::ConvArgs args;
+        args.stride = {l.stride};
+        args.padding = {l.pad};
+        Tensor xcl = x.contiguous(MemoryFormat::ChannelsLast), wcl = w.contiguous(MemoryFormat::ChannelsLast);
+        p_cl[i].push_back(fma_peak_gflops() * per_fma);
+        t_cl[i].push_back(median_seconds([&] { ops::convolution(xcl, wcl, Tensor(), args); }, 3));
+        p_nc[i].push_back(fma_peak_gflops() * per_fma);
+        t_nc[i].push_back(median_seconds([&] { ops::convolution(x, w, Tensor(), args); }, 3));
+      }
+    }
+    auto share = [&](const std::vector<std::vector<double>>& t, const std::vector<std::vector<double>>& p, size_t i) {
+      std::vector<double> s;
+      for (int r = 0; r < rounds; ++r) s.push_back(flops[i] / t[i][r] / 1e9 / p[i][r]);
+      return median(s);
+    };
+    auto network_share = [&](const std::vector<std::vector<double>>& t, const std::vector<std::vector<double>>& p) {
+      std::vector<double> s;
+      for (int r = 0; r < rounds; ++r) {
+        double f = 0, tp = 0;
+        for (size_t i = 0; i < L; ++i) {
+          f += flops[i];
+          tp += t[i][r] * p[i][r];
+        }
+        s.push_back(f / 1e9 / tp);
+      }
+      return median(s);
+    };
+    for (size_t i = 0; i < L; ++i) {
+      std::printf("  %-24s %9.1f GF/s %7.0f%% %9.1f GF/s %7.0f%% %7.2fx\n", layers[i].name, flops[i] / median(t_cl[i]) / 1e9,
+                  100 * share(t_cl, p_cl, i), flops[i] / median(t_nc[i]) / 1e9, 100 * share(t_nc, p_nc, i),
+                  median(t_nc[i]) / median(t_cl[i]));
+    }
+    std::printf("  %-24s %14s %7.0f%% %14s %7.0f%%\n", "all layers (time-weighted)", "", 100 * network_share(t_cl, p_cl), "",
+                100 * network_share(t_nc, p_nc));
   }
   return 0;
 }

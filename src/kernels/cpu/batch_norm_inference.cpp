@@ -6,6 +6,7 @@
 #include "kernels/norm.h"
 #include "kernels/parallel.h"
 #include "strider/core/dispatch.h"
+#include "strider/core/reduced_float.h"
 
 namespace strider::kernels::cpu {
 namespace {
@@ -47,7 +48,7 @@ void batch_norm_inference(const BatchNormForward& p) {
         for (int64_t m = begin; m < end; ++m) {
 #pragma omp simd
           for (int64_t c = 0; c < C; ++c)
-            y[m * C + c] = static_cast<T>((static_cast<float>(x[m * C + c]) - mu[c]) * is[c] * w[c] + b[c]);
+            store_as(y[m * C + c], (static_cast<float>(x[m * C + c]) - mu[c]) * is[c] * w[c] + b[c]);
         }
       });
     } else {  // plain: planes of `inner` per (n, c)
@@ -60,7 +61,7 @@ void batch_norm_inference(const BatchNormForward& p) {
                        T* yi = y + nc * inner;
 #pragma omp simd
                        for (int64_t i = 0; i < inner; ++i)
-                         yi[i] = static_cast<T>((static_cast<float>(xi[i]) - mu[c]) * is[c] * w[c] + b[c]);
+                         store_as(yi[i], (static_cast<float>(xi[i]) - mu[c]) * is[c] * w[c] + b[c]);
                      }
                    });
     }

@@ -8,6 +8,7 @@
 #include "kernels/softmax.h"
 #include "kernels/vec_math.h"
 #include "strider/core/dispatch.h"
+#include "strider/core/reduced_float.h"
 
 namespace strider::kernels::cpu {
 namespace {
@@ -53,11 +54,11 @@ void softmax_typed(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
         if (log) {
           M ls = fast_log(sum);
 #pragma omp simd
-          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<T>(buf[i] - ls);
+          for (int64_t i = 0; i < D; ++i) store_as(yr[i], buf[i] - ls);
         } else {
           M inv = M(1) / sum;
 #pragma omp simd
-          for (int64_t i = 0; i < D; ++i) yr[i] = static_cast<T>(fast_exp(buf[i]) * inv);
+          for (int64_t i = 0; i < D; ++i) store_as(yr[i], fast_exp(buf[i]) * inv);
         }
       }
     });
@@ -81,11 +82,11 @@ void softmax_typed(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
       for (int64_t i = 0; i < D; ++i) {
         if (log) {
           for (int64_t j = 0; j < inner; ++j)
-            yo[i * inner + j] = static_cast<T>(static_cast<M>(xo[i * inner + j]) - mx[j] - fast_log(sum[j]));
+            store_as(yo[i * inner + j], static_cast<M>(xo[i * inner + j]) - mx[j] - fast_log(sum[j]));
         } else {
 #pragma omp simd
           for (int64_t j = 0; j < inner; ++j)
-            yo[i * inner + j] = static_cast<T>(fast_exp(static_cast<M>(xo[i * inner + j]) - mx[j]) / sum[j]);
+            store_as(yo[i * inner + j], fast_exp(static_cast<M>(xo[i * inner + j]) - mx[j]) / sum[j]);
         }
       }
     }
