@@ -4,7 +4,7 @@ python3-torchvision), same model, batch, threads, memory format and dtype, in on
 
     bench/compare_models_pytorch.py [--strider build/tools/strider] [--model resnet50]
         [--batch 16] [--threads 2] [--steps 3] [--rounds 3] [--modes train,infer]
-        [--dtypes float32,bfloat16] [--formats contiguous,channels_last] [--openblas]
+        [--dtypes float32,bfloat16] [--formats contiguous,channels_last] [--openblas] [--autotune]
 
 The machine's speed drifts 2-3x between runs, so the two libraries are interleaved: every
 configuration runs --rounds rounds, each round one strider process and one PyTorch process
@@ -14,7 +14,8 @@ median ms/step, that ratio and its range, plus each library's channels-last spee
 own contiguous run. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 compute with
 float32 master weights. --openblas runs PyTorch with OpenBLAS as its BLAS (Debian's default is
 the reference BLAS), with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS 0.3.21 needs on this CPU.
-PyTorch is skipped when it is not installed.
+--autotune runs strider with STRIDER_AUTOTUNE=1 (each convolution shape's fastest oneDNN
+implementation, timed on first use). PyTorch is skipped when it is not installed.
 """
 import argparse
 import json
@@ -62,7 +63,8 @@ def run_strider(args, cfg):
     cmd = [args.strider, "bench", "model", "--model", cfg["model"], "--mode", cfg["mode"], "--batch", str(cfg["batch"]),
            "--memory-format", cfg["memory_format"], "--dtype", cfg["dtype"], "--threads", str(cfg["threads"]),
            "--warmup", str(cfg["warmup"]), "--steps", str(cfg["steps"]), "--json"]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["ms_per_step"]
+    env = dict(os.environ, STRIDER_AUTOTUNE="1" if args.autotune else "0")
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)["ms_per_step"]
 
 
 def run_torch(cfg, openblas):
@@ -135,11 +137,13 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--formats", default="contiguous,channels_last")
     p.add_argument("--openblas", action="store_true")
+    p.add_argument("--autotune", action="store_true")
     args = p.parse_args()
     have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision"], capture_output=True).returncode == 0
     if not have_torch:
         print("PyTorch/torchvision not installed (apt-get install python3-torch python3-torchvision): strider only")
-    print(f"CPU: {cpu_model()}; {args.threads} threads each; {args.rounds} interleaved rounds of {args.steps} steps")
+    print(f"CPU: {cpu_model()}; {args.threads} threads each; {args.rounds} interleaved rounds of {args.steps} steps; "
+          f"strider autotune {'on' if args.autotune else 'off'}")
     rows = {}
     print(f"{'mode':6} {'dtype':9} {'format':14} {'strider ms':>11} {'pytorch ms':>11} {'strider/pytorch':>16}  range")
     formats = args.formats.split(",")

@@ -1,7 +1,7 @@
 // ResNet-50's convolution shapes (forward, batch 16, channels-last and contiguous, float32 and
 // bfloat16) in achieved GFLOP/s, as a share of the machine's FMA peak.
 //
-//   strider_bench_conv_layers [batch] [rounds]
+//   [STRIDER_AUTOTUNE=1] strider_bench_conv_layers [batch] [rounds]
 //
 // The machine's speed drifts (2-3x between runs on a shared host), so a peak measured once at
 // the start says little about a layer timed a minute later. Every layer timing is therefore
@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <strider/strider.h>
 #include <strider/ops/conv.h>
+#include <strider/ops/kernel_choice.h>
 #include <strider/ops/linear.h>
 
 using namespace strider;
@@ -93,9 +95,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "strider_bench_conv_layers: needs an AVX-512 build to measure the FMA peak\n");
     return 2;
   }
-  std::vector<double> peaks;
-  std::printf("%d threads, batch %lld, %d rounds; every timing paired with an FMA peak measured just before it\n",
-              omp_get_max_threads(), static_cast<long long>(batch), rounds);
+  const char* tune = std::getenv("STRIDER_AUTOTUNE");
+  set_kernel_autotune(tune && std::string(tune) == "1");
+  std::printf("%d threads, batch %lld, %d rounds, autotune %s; every timing paired with an FMA peak measured just "
+              "before it\n", omp_get_max_threads(), static_cast<long long>(batch), rounds, kernel_autotune() ? "on" : "off");
   for (ScalarType dt : {kFloat, kBFloat16}) {
     NoGradGuard g;
     // bfloat16's dot-product instructions do twice the work of a float32 FMA.

@@ -12,6 +12,7 @@
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
+#include "strider/ops/kernel_choice.h"
 #include "strider/ops/pointwise.h"
 #include "strider/ops/reduce.h"
 
@@ -45,6 +46,10 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
                 "a positive multiple of the world size ", world, ", at most ", dist::kMaxContributions,
                 " (the exact sums' headroom); got ", options_.micro_batches,
                 ". Pick one that every world size you compare divides, e.g. 12 for 1, 2, 3, 4 and 6 ranks");
+  STRIDER_CHECK(!options_.deterministic || !kernel_autotune(), "FullyShardedDataParallel",
+                "deterministic mode needs the same kernels in every run, but kernel autotune is on: it picks "
+                "oneDNN's implementations by timing, so results could differ bitwise between runs. Turn it off "
+                "(set_kernel_autotune(false), or unset STRIDER_AUTOTUNE)");
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
   tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);

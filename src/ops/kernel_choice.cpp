@@ -8,6 +8,8 @@ KernelPreferenceGuard::KernelPreferenceGuard(KernelPreference p) : saved_(kernel
 }
 KernelPreferenceGuard::~KernelPreferenceGuard() { Context::this_thread().kernel_preference = saved_; }
 void set_kernel_verbose(bool on) { Context::process().kernel_verbose = on; }
+void set_kernel_autotune(bool on) { Context::process().kernel_autotune = on; }
+bool kernel_autotune() { return Context::process().kernel_autotune.load(); }
 bool kernel_verbose() { return Context::process().kernel_verbose; }
 
 }  // namespace strider

@@ -230,6 +230,10 @@ TEST(FSDPDeterministic, MisuseIsAnError) {
   FSDPOptions plain;
   plain.micro_batches = 4;
   EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(w.make(), pg, plain), Error);
+  o.micro_batches = 2 * pg->size();
+  set_kernel_autotune(true);  // picks kernels by timing: results could differ between runs
+  EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o), Error);
+  set_kernel_autotune(false);
 
   o.micro_batches = 2 * pg->size();  // two backwards per rank per step
   auto model = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o);

@@ -5,6 +5,7 @@
 #include <strider/strider.h>
 
 #include "kernels/conv.h"
+#include "strider/ops/kernel_choice.h"
 #include "support/compare.h"
 
 namespace strider {
@@ -79,6 +80,49 @@ TEST(ConvImplementationList, VerboseNamesTheWinnerAndEveryRejection) {
                      "reference was requested"),
             std::string::npos)
       << log;
+}
+
+// Autotune times oneDNN's candidates on the call's own buffers and keeps the fastest: every
+// candidate is a correct implementation, so the results still match the reference, and verbose
+// mode shows that more than one candidate was timed.
+TEST(ConvImplementationList, AutotunePicksAmongOneDnnsImplementationsAndStaysCorrect) {
+  manual_seed(5);
+  empty_cache();  // primitives made before autotune was on keep oneDNN's first choice
+  set_kernel_autotune(true);
+  set_kernel_verbose(true);
+  for (ScalarType dtype : {kFloat, kBFloat16})
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+      SCOPED_TRACE(detail::str(dtype, " ", fmt));
+      ::testing::internal::CaptureStderr();
+      Tensor x = make({2, 16, 9, 9}, dtype, fmt).requires_grad_(true);
+      Tensor w = make({8, 16, 3, 3}, dtype, fmt).requires_grad_(true);
+      Tensor y = conv2d(x, w, Tensor(), {2, 1}, {1, 1});
+      Tensor go = make(y.sizes(), dtype, fmt);
+      y.backward(go);
+      const std::string log = ::testing::internal::GetCapturedStderr();
+      for (const char* op : {"conv_fwd", "conv_bwd_data", "conv_bwd_weights"}) {
+        const size_t at = log.find(std::string("strider: ") + op + " autotune -> ");
+        ASSERT_NE(at, std::string::npos) << op << " was not tuned:\n" << log;
+        const std::string line = log.substr(at, log.find('\n', at) - at);
+        size_t timed = 0;
+        for (size_t p = line.find(" ms"); p != std::string::npos; p = line.find(" ms", p + 1)) ++timed;
+        // Plain-layout float32 at this size has one (gemm-based) implementation; channels-last
+        // (where bfloat16 computes in any case) has several.
+        if (fmt == MemoryFormat::ChannelsLast || dtype == kBFloat16)
+          EXPECT_GE(timed, 2u) << "only one candidate was timed: " << line;
+      }
+      KernelPreferenceGuard ref(KernelPreference::Reference);
+      Tensor xr = x.detach().to(kDouble).requires_grad_(true), wr = w.detach().to(kDouble).requires_grad_(true);
+      Tensor yr = conv2d(xr, wr, Tensor(), {2, 1}, {1, 1});
+      yr.backward(go.to(kDouble));
+      const double tol = dtype == kBFloat16 ? 1e-1 : 1e-4;
+      EXPECT_TRUE(testing::all_close(y.to(kDouble), yr, tol, tol));
+      EXPECT_TRUE(testing::all_close(x.grad().to(kDouble), xr.grad(), tol, tol));
+      EXPECT_TRUE(testing::all_close(w.grad().to(kDouble), wr.grad(), tol, tol));
+    }
+  set_kernel_verbose(false);
+  set_kernel_autotune(false);
+  empty_cache();
 }
 
 }  // namespace

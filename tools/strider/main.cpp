@@ -14,6 +14,16 @@ using namespace strider;
 
 namespace {
 
+// An on/off environment switch: unset, empty or "0" is off, "1" is on, anything else an error
+// (a typo must not silently leave a mode off).
+bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v || std::string(v) == "0") return false;
+  STRIDER_CHECK(std::string(v) == "1", "strider", "environment variable ", name, "='", v,
+                "' is not a switch; set it to 1 (on) or 0 (off), or unset it");
+  return true;
+}
+
 void show(const char* what, const Tensor& t) {
   std::cout << "  " << what << ": sizes " << t.sizes() << " strides " << t.strides()
             << "  contiguous=" << t.is_contiguous()
@@ -162,11 +172,11 @@ int main(int argc, char** argv) {
     if (lr_opt->count() == 0) t.lr = 1e-3;
     if (wd_opt->count() == 0) t.weight_decay = 0.01;
   }
-  if (const char* v = std::getenv("STRIDER_CHECK_MEMORY_FORMAT"); v && std::string(v) == "1")
-    set_memory_format_check(true);
-  if (const char* v = std::getenv("STRIDER_VERBOSE"); v && std::string(v) == "1") set_kernel_verbose(true);
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
+    set_memory_format_check(env_switch("STRIDER_CHECK_MEMORY_FORMAT"));
+    set_kernel_verbose(env_switch("STRIDER_VERBOSE"));
+    set_kernel_autotune(env_switch("STRIDER_AUTOTUNE"));
     if (demo_cmd->parsed()) return demo();
     if (ckpt_verify->parsed()) return verify_checkpoints(verify_files);
     if (bench_model->parsed()) return strider::tools::run_bench_model(b);

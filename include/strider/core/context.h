@@ -5,7 +5,7 @@
 //   Process-wide: one instance, shared by every thread and safe to use from any of them: the
 //   compute allocator and its counters (memory_stats()), the default generator (manual_seed();
 //   draw from it on one thread at a time, or give each thread its own Generator), the
-//   memory-format check and verbose flags, and the layers' slots: oneDNN's engine, primitive
+//   memory-format check, verbose and autotune flags, and the layers' slots: oneDNN's engine, primitive
 //   caches and reordered weights (kernels), FSDP's gradient scratch and offload tiers (fsdp).
 //   Upper layers keep such state in a typed slot (slot<T>()), created on first use; a slot with
 //   a release() method gives its memory back in release_caches() (empty_cache()).
@@ -43,6 +43,7 @@ class Context {
   Generator& default_generator() { return generator_; }
   std::atomic<bool> memory_format_check{false};
   std::atomic<bool> kernel_verbose{false};
+  std::atomic<bool> kernel_autotune{false};
 
   // The process's one T (default-constructed on first use, by whichever thread comes first).
   // Slots are keyed by the address of a per-type tag, not by typeid: clang's type_info treats

@@ -25,4 +25,12 @@ class KernelPreferenceGuard {
 void set_kernel_verbose(bool on);
 bool kernel_verbose();
 
+// Autotune (process-wide, off by default; the tools honour STRIDER_AUTOTUNE=1): the first call
+// of each convolution shape times oneDNN's implementations on its own buffers and keeps the
+// fastest for the rest of the run, as cudnn.benchmark does. The pick depends on timing, so
+// results may differ in the last bits from run to run; deterministic mode refuses it.
+// Primitives created before it was switched on keep oneDNN's first choice until empty_cache().
+void set_kernel_autotune(bool on);
+bool kernel_autotune();
+
 }  // namespace strider

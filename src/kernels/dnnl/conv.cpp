@@ -1,8 +1,10 @@
 // Convolution through oneDNN. Source and destination are described with their own strides (the
 // ops layer made them dense in NCHW or NHWC order); weights are handed over in whatever layout
 // they have and reordered into the format the primitive prefers ("describe, and let the library
-// choose"). Primitives are cached by everything that shapes them.
+// choose"). Primitives are cached by everything that shapes them; with autotune on, the cache
+// keeps the fastest of oneDNN's implementations (kernels/dnnl/autotune.h).
 #include "kernels/conv.h"
+#include "kernels/dnnl/autotune.h"
 #include "kernels/dnnl/context.h"
 
 namespace strider::kernels::dnnl_ops {
@@ -86,21 +88,32 @@ struct FwdEntry {
   memory::desc weights;
 };
 
-FwdEntry make_forward(const Tensor& out, const Tensor& in, const Tensor& weight, bool has_bias,
-                      const ConvParams& p, dnnl::prop_kind prop) {
+FwdEntry make_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
+                      const ConvParams& p) {
+  const bool has_bias = bias.defined();
+  const dnnl::prop_kind prop = dnnl::prop_kind::forward_training;
   Geometry g = geometry(in, weight, out, p);
-  memory::desc src = desc_of(in), dst = desc_of(out), w = any_like(weight_user_desc(weight, p));
+  memory::desc src = desc_of(in), dst = desc_of(out), user_w = weight_user_desc(weight, p), w = any_like(user_w);
   memory::desc b = has_bias ? memory::desc({out.sizes()[1]}, data_type(out.dtype()), tag::x) : memory::desc();
-  if (!p.transposed) {
-    auto d = has_bias ? dnnl::convolution_forward::desc(prop, kAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
-                      : dnnl::convolution_forward::desc(prop, kAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::convolution_forward::primitive_desc pd(d, attr(), engine());
-    return {pd, dnnl::convolution_forward(pd), pd.weights_desc()};
-  }
-  auto d = has_bias ? dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
-                    : dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-  dnnl::deconvolution_forward::primitive_desc pd(d, attr(), engine());
-  return {pd, dnnl::deconvolution_forward(pd), pd.weights_desc()};
+  auto each = [&](const Visit& visit) {
+    if (!p.transposed) {
+      auto d = has_bias ? dnnl::convolution_forward::desc(prop, kAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                        : dnnl::convolution_forward::desc(prop, kAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+      return walk(dnnl::convolution_forward::primitive_desc(d, attr(), engine()), visit);
+    }
+    auto d = has_bias ? dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, b, dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                      : dnnl::deconvolution_forward::desc(prop, kDeconvAlgo, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+    return walk(dnnl::deconvolution_forward::primitive_desc(d, attr(), engine()), visit);
+  };
+  auto bind = [&](const dnnl::primitive_desc& pd, std::vector<Tensor>& keep) {
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory_of(in)},
+                                            {DNNL_ARG_WEIGHTS, reordered_copy(memory_of(user_w, weight), pd.weights_desc(0), keep)},
+                                            {DNNL_ARG_DST, memory_of(out)}};
+    if (has_bias) args.emplace(DNNL_ARG_BIAS, memory_of(bias));
+    return args;
+  };
+  dnnl::primitive_desc pd = choose_implementation("conv_fwd", each, bind);
+  return {pd, dnnl::primitive(pd), pd.weights_desc(0)};
 }
 
 PrimitiveCache<FwdEntry>& fwd_cache() {
@@ -112,9 +125,8 @@ PrimitiveCache<FwdEntry>& fwd_cache() {
 void conv_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
                   const ConvParams& p) {
   const bool has_bias = bias.defined();
-  const FwdEntry& e = fwd_cache().get(key("conv_fwd", out, in, weight, has_bias, p), [&] {
-    return make_forward(out, in, weight, has_bias, p, dnnl::prop_kind::forward_training);
-  });
+  const FwdEntry& e = fwd_cache().get(key("conv_fwd", out, in, weight, has_bias, p),
+                                      [&] { return make_forward(out, in, weight, bias, p); });
   Tensor held;
   memory w = weights_in(weight, weight_user_desc(weight, p), e.weights, held);
   std::unordered_map<int, memory> args = {
@@ -140,21 +152,30 @@ void conv_backward_input(const Tensor& grad_in, const Tensor& grad_out, const Te
                          const ConvParams& p) {
   const BwdEntry& e = bwd_cache().get(key("conv_bwd_data", grad_in, grad_out, weight, false, p), [&] {
     Geometry g = geometry(grad_in, weight, grad_out, p);
-    memory::desc diff_src = desc_of(grad_in), diff_dst = desc_of(grad_out), w = any_like(weight_user_desc(weight, p));
-    if (!p.transposed) {
-      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, diff_src, w, diff_dst,
-                                         g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_forward::primitive_desc hint(fd, attr(), engine());
-      dnnl::convolution_backward_data::desc bd(kAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_backward_data::primitive_desc pd(bd, attr(), engine(), hint);
-      return BwdEntry{dnnl::convolution_backward_data(pd), pd.weights_desc()};
-    }
-    dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, diff_src, w, diff_dst,
-                                         g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_forward::primitive_desc hint(fd, attr(), engine());
-    dnnl::deconvolution_backward_data::desc bd(kDeconvAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_backward_data::primitive_desc pd(bd, attr(), engine(), hint);
-    return BwdEntry{dnnl::deconvolution_backward_data(pd), pd.weights_desc()};
+    memory::desc diff_src = desc_of(grad_in), diff_dst = desc_of(grad_out), user_w = weight_user_desc(weight, p),
+                 w = any_like(user_w);
+    auto each = [&](const Visit& visit) {
+      if (!p.transposed) {
+        dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, diff_src, w, diff_dst,
+                                           g.strides, g.dilates, g.pad_l, g.pad_r);
+        dnnl::convolution_forward::primitive_desc hint(fd, attr(), engine());
+        dnnl::convolution_backward_data::desc bd(kAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+        return walk(dnnl::convolution_backward_data::primitive_desc(bd, attr(), engine(), hint), visit);
+      }
+      dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, diff_src, w, diff_dst,
+                                           g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::deconvolution_forward::primitive_desc hint(fd, attr(), engine());
+      dnnl::deconvolution_backward_data::desc bd(kDeconvAlgo, diff_src, w, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+      return walk(dnnl::deconvolution_backward_data::primitive_desc(bd, attr(), engine(), hint), visit);
+    };
+    auto bind = [&](const dnnl::primitive_desc& pd, std::vector<Tensor>& keep) {
+      return std::unordered_map<int, memory>{
+          {DNNL_ARG_DIFF_SRC, memory_of(grad_in)},
+          {DNNL_ARG_WEIGHTS, reordered_copy(memory_of(user_w, weight), pd.weights_desc(0), keep)},
+          {DNNL_ARG_DIFF_DST, memory_of(grad_out)}};
+    };
+    dnnl::primitive_desc pd = choose_implementation("conv_bwd_data", each, bind);
+    return BwdEntry{dnnl::primitive(pd), pd.weights_desc(0)};
   });
   Tensor held;
   memory w = weights_in(weight, weight_user_desc(weight, p), e.weights, held);
@@ -168,22 +189,32 @@ void conv_backward_weight(const Tensor& grad_weight, const Tensor& grad_bias, co
     Geometry g = geometry(in, grad_weight, grad_out, p);
     memory::desc src = desc_of(in), diff_dst = desc_of(grad_out), dw = any_like(weight_user_desc(grad_weight, p));
     memory::desc db = has_bias ? memory::desc({grad_bias.sizes()[0]}, data_type(grad_bias.dtype()), tag::x) : memory::desc();
-    if (!p.transposed) {
-      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, src, dw, diff_dst,
-                                         g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_forward::primitive_desc hint(fd, attr(), engine());
-      auto bd = has_bias ? dnnl::convolution_backward_weights::desc(kAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
-                         : dnnl::convolution_backward_weights::desc(kAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-      dnnl::convolution_backward_weights::primitive_desc pd(bd, attr(), engine(), hint);
-      return BwdEntry{dnnl::convolution_backward_weights(pd), pd.diff_weights_desc()};
-    }
-    dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, src, dw, diff_dst,
-                                         g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_forward::primitive_desc hint(fd, attr(), engine());
-    auto bd = has_bias ? dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
-                       : dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
-    dnnl::deconvolution_backward_weights::primitive_desc pd(bd, attr(), engine(), hint);
-    return BwdEntry{dnnl::deconvolution_backward_weights(pd), pd.diff_weights_desc()};
+    auto each = [&](const Visit& visit) {
+      if (!p.transposed) {
+        dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, kAlgo, src, dw, diff_dst,
+                                           g.strides, g.dilates, g.pad_l, g.pad_r);
+        dnnl::convolution_forward::primitive_desc hint(fd, attr(), engine());
+        auto bd = has_bias ? dnnl::convolution_backward_weights::desc(kAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                           : dnnl::convolution_backward_weights::desc(kAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+        return walk(dnnl::convolution_backward_weights::primitive_desc(bd, attr(), engine(), hint), visit);
+      }
+      dnnl::deconvolution_forward::desc fd(dnnl::prop_kind::forward_training, kDeconvAlgo, src, dw, diff_dst,
+                                           g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::deconvolution_forward::primitive_desc hint(fd, attr(), engine());
+      auto bd = has_bias ? dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, db, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r)
+                         : dnnl::deconvolution_backward_weights::desc(kDeconvAlgo, src, dw, diff_dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+      return walk(dnnl::deconvolution_backward_weights::primitive_desc(bd, attr(), engine(), hint), visit);
+    };
+    auto bind = [&](const dnnl::primitive_desc& pd, std::vector<Tensor>& keep) {
+      keep.emplace_back();
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory_of(in)},
+                                              {DNNL_ARG_DIFF_DST, memory_of(grad_out)},
+                                              {DNNL_ARG_DIFF_WEIGHTS, allocate(pd.diff_weights_desc(0), keep.back())}};
+      if (has_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory_of(grad_bias));
+      return args;
+    };
+    dnnl::primitive_desc pd = choose_implementation("conv_bwd_weights", each, bind);
+    return BwdEntry{dnnl::primitive(pd), pd.diff_weights_desc(0)};
   });
   memory user_dw = memory_of(weight_user_desc(grad_weight, p), grad_weight);
   Tensor blocked;  // the gradient in the primitive's layout, when that is not the user's
