@@ -108,8 +108,9 @@ TEST(ConvImplementationList, AutotunePicksAmongOneDnnsImplementationsAndStaysCor
         for (size_t p = line.find(" ms"); p != std::string::npos; p = line.find(" ms", p + 1)) ++timed;
         // Plain-layout float32 at this size has one (gemm-based) implementation; channels-last
         // (where bfloat16 computes in any case) has several.
-        if (fmt == MemoryFormat::ChannelsLast || dtype == kBFloat16)
+        if (fmt == MemoryFormat::ChannelsLast || dtype == kBFloat16) {
           EXPECT_GE(timed, 2u) << "only one candidate was timed: " << line;
+        }
       }
       KernelPreferenceGuard ref(KernelPreference::Reference);
       Tensor xr = x.detach().to(kDouble).requires_grad_(true), wr = w.detach().to(kDouble).requires_grad_(true);
