@@ -15,7 +15,6 @@ double seconds_of(const dnnl::primitive& prim, const std::unordered_map<int, dnn
 }
 
 struct Candidate {
-  int index;
   std::string name;
   double seconds;
 };
@@ -60,7 +59,7 @@ dnnl::primitive_desc choose_implementation(const char* op, const EachImplementat
     if (t < 3 * best) t = std::min(seconds_of(prim, args), seconds_of(prim, args));
     if (t < best || !chosen) chosen = pd;  // a copy: the walk moves on from this one
     best = std::min(best, t);
-    timed.push_back({static_cast<int>(timed.size()), name, t});
+    timed.push_back({name, t});
     return true;
   });
   if (!chosen) {  // only reference implementations
