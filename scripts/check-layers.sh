@@ -2,7 +2,7 @@
 # Fails when a file includes a header of a higher layer (DESIGN.md: layers depend only downward).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-order=(core kernels dist ops autograd nn optim io fsdp models)
+order=(core kernels dist ops autograd nn optim io fsdp checkpoint models)
 rank() { local i; for i in "${!order[@]}"; do [ "${order[$i]}" = "$1" ] && echo "$i" && return; done; echo -1; }
 status=0
 for layer in "${order[@]}"; do
@@ -17,7 +17,7 @@ for layer in "${order[@]}"; do
         echo "layer violation: $file ($layer) includes a $inc header: ${line#*:}"
         status=1
       fi
-    done < <(grep -HnE '#include ["<](strider/)?(core|kernels|dist|ops|autograd|nn|optim|io|fsdp|models)/' -r "$dir" | sed -E 's/:[0-9]+:/:/')
+    done < <(grep -HnE '#include ["<](strider/)?(core|kernels|dist|ops|autograd|nn|optim|io|fsdp|checkpoint|models)/' -r "$dir" | sed -E 's/:[0-9]+:/:/')
   done
 done
 [ $status -eq 0 ] && echo "layers ok: every include points down"

@@ -80,4 +80,23 @@ void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const st
   throw Error("[" + what + "] " + msg.str());
 }
 
+std::vector<std::string> all_gather_strings(ProcessGroup& pg, const std::string& what, const std::string& text) {
+  if (pg.size() == 1) return {text};
+  CollectiveLabel label(what);
+  Tensor length = detail::flat_buffer(1, kLong);
+  length.data_ptr<int64_t>()[0] = static_cast<int64_t>(text.size());
+  Tensor lengths = detail::flat_buffer(pg.size(), kLong);
+  pg.all_gather(lengths, length);
+  const int64_t* n = lengths.data_ptr<int64_t>();
+  const int64_t longest = std::max<int64_t>(1, *std::max_element(n, n + pg.size()));
+  Tensor mine = detail::flat_buffer(longest, kByte);
+  std::memcpy(mine.data(), text.data(), text.size());
+  Tensor all = detail::flat_buffer(longest * pg.size(), kByte);
+  pg.all_gather(all, mine);
+  std::vector<std::string> out;
+  for (int r = 0; r < pg.size(); ++r)
+    out.emplace_back(static_cast<const char*>(all.data()) + r * longest, static_cast<size_t>(n[r]));
+  return out;
+}
+
 }  // namespace strider::dist

@@ -74,6 +74,25 @@ std::map<std::string, Tensor> FullyShardedDataParallel::shard_state_dict(StateDi
   return out;
 }
 
+std::vector<ParameterShard> FullyShardedDataParallel::parameter_shards() const {
+  std::vector<ParameterShard> out;
+  for (FlatParamUnit* u : tree_->units)
+    for (const ParamSlot& s : u->params()) {
+      ParameterShard p{.name = s.full_name, .unit = u->name(), .padded = s.shard, .rows = s.shard, .global_sizes = s.sizes};
+      if (!s.sizes.empty()) {
+        const auto [offset, rows] = own_rows(*u, s);
+        p.rows = s.shard.narrow(0, 0, rows);
+        p.row_offset = offset;
+      }
+      if (u->plan().replica_group) {
+        p.replica_rank = u->plan().replica_group->rank();
+        p.replicas = u->plan().replica_group->size();
+      }
+      out.push_back(std::move(p));
+    }
+  return out;
+}
+
 void FullyShardedDataParallel::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
   load_state(state, state_dict_config_.type, strict);
 }

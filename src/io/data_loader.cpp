@@ -89,17 +89,19 @@ void DataLoader::stop_worker() {
   ready_.clear();
 }
 
-void DataLoader::start_epoch(int64_t epoch) {
+void DataLoader::start_epoch(int64_t epoch, int64_t first_batch) {
+  STRIDER_CHECK(first_batch >= 0 && first_batch <= batches_per_epoch(), "DataLoader::start_epoch", "first batch ",
+                first_batch, " is outside the epoch's ", batches_per_epoch(), " batches");
   stop_worker();
   order_ = sampler_.indices(epoch);
-  cursor_ = 0;
+  cursor_ = first_batch;
   if (!o_.prefetch) return;
   worker_error_ = nullptr;
-  worker_ = std::thread([this] {
+  worker_ = std::thread([this, first_batch] {
     // One OpenMP thread here: the training thread owns the cores.
     try {
       const int64_t n = batches_per_epoch();
-      for (int64_t i = 0; i < n; ++i) {
+      for (int64_t i = first_batch; i < n; ++i) {
         const int64_t begin = i * o_.batch_size;
         const int64_t end = std::min<int64_t>(begin + o_.batch_size, static_cast<int64_t>(order_.size()));
         Batch b = make_batch(order_, begin, end);

@@ -183,6 +183,8 @@ Entry parse_entry(const std::string& name, const nlohmann::json& e, const std::s
 
 }  // namespace
 
+const char* safetensors_dtype_name(ScalarType dtype) { return dtype_name(dtype); }
+
 void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
   autograd::NoGradGuard g;
   nlohmann::json header = nlohmann::json::object();

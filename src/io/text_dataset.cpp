@@ -53,9 +53,11 @@ int64_t TextLoader::batches_per_epoch() const {
   return o_.drop_last ? n / o_.batch_size : (n + o_.batch_size - 1) / o_.batch_size;
 }
 
-void TextLoader::start_epoch(int64_t epoch) {
+void TextLoader::start_epoch(int64_t epoch, int64_t first_batch) {
+  STRIDER_CHECK(first_batch >= 0 && first_batch <= batches_per_epoch(), "TextLoader::start_epoch", "first batch ",
+                first_batch, " is outside the epoch's ", batches_per_epoch(), " batches");
   order_ = sampler_.indices(epoch);
-  cursor_ = 0;
+  cursor_ = first_batch;
 }
 
 std::optional<Batch> TextLoader::next() {

@@ -3,6 +3,7 @@
 // every machine and thread count (one stream, consumed in logical element order).
 #include <cstdint>
 #include <random>
+#include <string>
 
 namespace strider {
 
@@ -17,6 +18,10 @@ class Generator {
   uint64_t next_u64() { return engine_(); }
   // Standard normal by the Box-Muller transform.
   double normal();
+  // The whole state as text (engine, seed, the Box-Muller spare), for checkpoints; set_state
+  // restores it exactly and throws strider::Error (the generator unchanged) on malformed text.
+  std::string state() const;
+  void set_state(const std::string& text);
 
  private:
   std::mt19937_64 engine_;

@@ -16,4 +16,8 @@ namespace strider::dist {
 // agree.
 void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const std::vector<std::string>& lines);
 
+// Collective: every rank's `text`, indexed by rank, on every rank (two all-gathers: the lengths,
+// then the texts padded to the longest). `what` labels the collectives.
+std::vector<std::string> all_gather_strings(ProcessGroup& pg, const std::string& what, const std::string& text);
+
 }  // namespace strider::dist

@@ -37,6 +37,18 @@ struct ParamSlot;
 struct ShardingPlan;
 }  // namespace detail
 
+// How one rank holds one parameter between steps (what a sharded checkpoint writes and reads).
+struct ParameterShard {
+  std::string name;         // the wrapped module's name for it (as in full_state_dict)
+  std::string unit;         // the unit it travels with
+  Tensor padded;            // the local shard as named_parameters() shows it; optimizer state has its shape
+  Tensor rows;              // this rank's unpadded rows of the whole parameter: a view of `padded`
+  DimVector global_sizes;   // the whole parameter's shape
+  int64_t row_offset = 0;   // `rows` are rows [row_offset, row_offset + rows.size(0)) of the whole
+  int replica_rank = 0;     // among the ranks holding these same rows (hybrid sharding, no sharding)
+  int replicas = 1;
+};
+
 class FullyShardedDataParallel : public nn::Module {
  public:
   // Shards `module` (auto-wrapping descendants by options.auto_wrap_policy; descendants already
@@ -117,6 +129,9 @@ class FullyShardedDataParallel : public nn::Module {
   // unsharded to its parameter's full shape, keyed like full_state_dict; every rank gets a
   // copy (collective).
   std::map<std::string, std::map<std::string, Tensor>> full_optimizer_state_dict(optim::Optimizer& optimizer);
+
+  // Every parameter of this tree as this rank holds it, in unit order (no communication).
+  std::vector<ParameterShard> parameter_shards() const;
 
   // Units in this tree (this one included), in the order their forward first ran.
   int64_t num_units() const;

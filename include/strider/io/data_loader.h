@@ -56,8 +56,9 @@ class DataLoader {
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
 
-  // Starts an epoch; next() then returns its batches and nullopt at the end.
-  void start_epoch(int64_t epoch);
+  // Starts an epoch at its batch `first_batch` (a resumed run skips the batches it trained on);
+  // next() then returns the remaining batches and nullopt at the end.
+  void start_epoch(int64_t epoch, int64_t first_batch = 0);
   std::optional<Batch> next();
   int64_t batches_per_epoch() const;
   int64_t dataset_size() const { return data_.size(); }

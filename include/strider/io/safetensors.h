@@ -23,6 +23,9 @@ namespace strider::io {
 using TensorMap = std::map<std::string, Tensor>;
 using Metadata = std::map<std::string, std::string>;
 
+// The format's name for a dtype ("F32", "BF16", "I64", ...).
+const char* safetensors_dtype_name(ScalarType dtype);
+
 void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata = {});
 
 struct SafetensorsFile {

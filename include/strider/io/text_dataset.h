@@ -37,7 +37,8 @@ struct TextLoaderOptions {
 class TextLoader {
  public:
   TextLoader(TextDataset data, TextLoaderOptions options);
-  void start_epoch(int64_t epoch);
+  // Starts an epoch at its batch `first_batch` (a resumed run skips the batches it trained on).
+  void start_epoch(int64_t epoch, int64_t first_batch = 0);
   // input and target int64 [B, seq_len]; nullopt at the end of the epoch.
   std::optional<Batch> next();
   int64_t batches_per_epoch() const;

@@ -14,6 +14,11 @@ class LRScheduler {
   }
   virtual double lr_at(int64_t step) const = 0;
   int64_t last_step() const { return epoch_; }
+  // Resumes at `step` (a checkpoint's): the optimizer's lr becomes lr_at(step).
+  void set_last_step(int64_t step) {
+    epoch_ = step;
+    opt_.set_lr(step > 0 ? lr_at(step) : base_lr_);
+  }
 
  protected:
   Optimizer& opt_;

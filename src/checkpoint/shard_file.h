@@ -1,0 +1,55 @@
+#pragma once
+// One rank's file of a checkpoint: a safetensors file (readable by any safetensors reader)
+// whose every block of bytes has a CRC-32C in the manifest, written with the checksums computed
+// on the way out, and read back by byte range with every block it touches verified.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strider/checkpoint/manifest.h"
+#include "strider/core/tensor.h"
+
+namespace strider::checkpoint::detail {
+
+// Rows [row_begin, row_end) of the tensor `key` (whole shape `global_shape`), in any layout.
+struct Piece {
+  std::string key;
+  Tensor data;
+  DimVector global_shape;
+  int64_t row_begin = 0, row_end = 0;
+};
+
+struct WrittenFile {
+  FileRecord record;
+  std::vector<uint64_t> offsets;  // where each piece's bytes start in the file
+};
+
+// Writes `pieces` to dir/name through a temporary (fsync, rename), in the order given.
+WrittenFile write_shard_file(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces,
+                             uint64_t block_bytes);
+
+// Reads byte ranges of a checkpoint's files. Opening a file checks its size against the
+// manifest and verifies the blocks of its header; every read verifies the blocks it touches.
+// Errors name the file, the block and the tensor being read.
+class VerifiedReader {
+ public:
+  VerifiedReader(std::string dir, const Manifest& manifest);
+  ~VerifiedReader();
+  VerifiedReader(const VerifiedReader&) = delete;
+  VerifiedReader& operator=(const VerifiedReader&) = delete;
+  void read(int64_t file, uint64_t offset, uint64_t bytes, void* dst, const std::string& what);
+  // Verifies every block of file `file` (ckpt verify).
+  void verify_all(int64_t file);
+
+ private:
+  int open(int64_t file);
+  void check_block(int64_t file, uint64_t block, const char* data, const std::string& what) const;
+  // "the header, tensor 'model/w', ..." for bytes [begin, end) of `file`.
+  std::string block_contents(int64_t file, uint64_t begin, uint64_t end) const;
+  std::string dir_;
+  const Manifest& manifest_;
+  std::map<int64_t, int> fds_;
+  std::vector<char> scratch_;
+};
+
+}  // namespace strider::checkpoint::detail
