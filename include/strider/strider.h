@@ -26,6 +26,7 @@
 #include "strider/checkpoint/manifest.h"
 #include "strider/checkpoint/run_directory.h"
 #include "strider/checkpoint/training_state.h"
+#include "strider/checkpoint/verify.h"
 #include "strider/dist/consistency.h"
 #include "strider/dist/exact_sum.h"
 #include "strider/dist/mesh.h"

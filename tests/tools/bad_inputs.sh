@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every trainer flag with values it must refuse, and crafted checkpoint files for --resume: each
+# Every trainer flag with values it must refuse, and crafted checkpoints for --resume: each
 # run must exit non-zero (not by a signal) within seconds, printing one clear line that names
 # the flag or file. Usage: bad_inputs.sh STRIDER_BINARY WORK_DIR
 set -uo pipefail
@@ -26,7 +26,8 @@ expect() {
 for f in "--threads 0" "--threads -3" "--threads 100000" "--epochs 0" "--epochs -1" "--batch-size 0" \
          "--batch-size -5" "--limit-batches 0" "--limit-batches -1" "--lr 0" "--lr -1" "--lr nan" "--lr inf" \
          "--weight-decay -1" "--label-smoothing 1" "--label-smoothing -0.1" "--fsdp-min-params 0" \
-         "--collective-timeout 0" "--collective-timeout -5"; do
+         "--collective-timeout 0" "--collective-timeout -5" "--checkpoint-every 0" "--checkpoint-every -1" \
+         "--max-steps 0" "--max-steps -2" "--keep-checkpoints -1"; do
   # shellcheck disable=SC2086
   expect "train $f" "${f%% *}" train $f --out "$work/x"
 done
@@ -57,27 +58,30 @@ expect "bench unknown model" "--model" bench model --model vgg
 
 # ---- crafted checkpoints for --resume
 "$strider" train "${gpt[@]}" --out "$work/run" > /dev/null 2>&1 || { echo "FAIL: could not make a checkpoint"; exit 1; }
-ckpt="$work/run/checkpoint.safetensors"
+ckpt=$(ls -d "$work/run"/checkpoint-* | tail -n 1)
 resume() { expect "$1" "$2" train "${gpt[@]}" --epochs 2 --out "$work/resumed" --resume "$3" "${@:4}"; }
-resume "resume from a directory" "not a regular file" "$work/run/.."
-resume "resume from /dev/zero" "not a regular file" /dev/zero
-resume "resume from a missing file" "cannot open" "$work/none.safetensors"
-: > "$work/empty.safetensors"
-resume "resume from an empty file" "too short" "$work/empty.safetensors"
-resume "resume from a device" "not a regular file" /dev/null
-cp /usr/share/common-licenses/GPL-3 "$work/text.safetensors"
-resume "resume from a text file" "header length" "$work/text.safetensors"
-size=$(stat -c %s "$ckpt")
-for at in 0 5 8 20 40 80 120 200 400 $((size / 2)) $((size - 9)) $((size - 1)); do
-  cp "$ckpt" "$work/flip.safetensors"
-  printf '\x5a' | dd of="$work/flip.safetensors" bs=1 seek="$at" conv=notrunc status=none
-  resume "byte $at flipped" "load_safetensors" "$work/flip.safetensors"
+resume "resume from a file" "is not a directory" /usr/share/common-licenses/GPL-3
+resume "resume from /dev/zero" "is not a directory" /dev/zero
+resume "resume from a missing directory" "does not exist" "$work/none"
+mkdir -p "$work/emptydir"
+resume "resume from a directory without checkpoints" "holds no committed checkpoint" "$work/emptydir"
+for file in rank-00000-of-00001.safetensors manifest.json; do
+  size=$(stat -c %s "$ckpt/$file")
+  for at in 0 5 8 40 200 $((size / 3)) $((size / 2)) $((size - 9)) $((size - 2)); do
+    rm -rf "$work/flip"; cp -r "$ckpt" "$work/flip"
+    printf '\x5a' | dd of="$work/flip/$file" bs=1 seek="$at" conv=notrunc status=none
+    resume "byte $at of $file flipped" "$file" "$work/flip"
+  done
+  rm -rf "$work/short"; cp -r "$ckpt" "$work/short"; truncate -s $((size - 100)) "$work/short/$file"
+  resume "truncated $file" "$file" "$work/short"
+  rm -rf "$work/missing"; cp -r "$ckpt" "$work/missing"; rm "$work/missing/$file"
+  if [ "$file" = manifest.json ]; then missing="(no manifest.json)"; else missing="cannot open"; fi
+  resume "missing $file" "$missing" "$work/missing"
 done
-cp "$ckpt" "$work/short.safetensors"; truncate -s $((size - 100)) "$work/short.safetensors"
-resume "truncated checkpoint" "load_safetensors" "$work/short.safetensors"
 resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
-resume "epochs already done" "raise --epochs" "$ckpt" --epochs 1
+resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
+resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
 # --reset-optimizer allows a different optimizer (fresh moments)
 if ! timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/reset" --resume "$ckpt" --optimizer sgd \
      --reset-optimizer > /dev/null 2>&1; then

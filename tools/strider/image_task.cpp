@@ -34,7 +34,7 @@ class ImageTask final : public TrainTask {
     to.rank = 0;
     test_ = std::make_unique<io::DataLoader>(io::load_fashion_mnist(o_.data_dir, "test"), to);
   }
-  void start_epoch(int64_t epoch) override { train_->start_epoch(epoch); }
+  void start_epoch(int64_t epoch, int64_t first_batch) override { train_->start_epoch(epoch, first_batch); }
   std::optional<io::Batch> next() override { return train_->next(); }
   int64_t batches_per_epoch() const override { return train_->batches_per_epoch(); }
   const char* sample_unit() const override { return "img"; }

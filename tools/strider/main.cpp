@@ -2,6 +2,7 @@
 // file, alone or under mpirun), `bench model`, `ckpt verify`, and `demo`, a tour of the
 // memory-format API that prints what PyTorch prints for the same calls.
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -31,17 +32,21 @@ void show(const char* what, const Tensor& t) {
             << " suggest=" << t.suggest_memory_format() << "\n";
 }
 
-// `strider ckpt verify FILE...`: every file loads with its checksum verified.
-int verify_checkpoints(const std::vector<std::string>& files) {
+// `strider ckpt verify PATH...`: each checkpoint (or run directory's latest) verified byte by
+// byte against its manifest; a single safetensors file is loaded with its checksum verified.
+int verify_checkpoints(const std::vector<std::string>& paths) {
   int bad = 0;
-  for (const std::string& f : files) {
+  for (const std::string& p : paths) {
     try {
-      io::SafetensorsFile st = io::load_safetensors(f, {.require_checksum = true});
-      int64_t bytes = 0;
-      for (auto& [n, t] : st.tensors) bytes += static_cast<int64_t>(t.nbytes());
-      std::cout << f << ": ok, " << st.tensors.size() << " tensors, " << bytes << " bytes";
-      for (auto& [k, v] : st.metadata) std::cout << ", " << k << "=" << v;
-      std::cout << "\n";
+      if (std::filesystem::is_regular_file(p)) {
+        io::SafetensorsFile st = io::load_safetensors(p, {.require_checksum = true});
+        std::cout << p << ": ok, a safetensors file of " << st.tensors.size() << " tensors\n";
+        continue;
+      }
+      const checkpoint::VerifyReport r = checkpoint::verify_checkpoint(p);
+      std::cout << r.dir << ": ok, step " << r.manifest.step << ", " << r.manifest.strategy << " on "
+                << r.manifest.world_size << " ranks, " << r.manifest.files.size() << " files, "
+                << r.manifest.tensors.size() << " tensors, " << r.bytes << " bytes\n";
     } catch (const Error& e) {
       std::cerr << "strider: " << e.what() << "\n";
       ++bad;
@@ -113,8 +118,19 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--threads", t.threads, "OpenMP threads (default: all cores)")->check(CLI::Range(1, 256));
   train_cmd->add_option("--seed", t.seed)->capture_default_str();
   train_cmd->add_option("--data-dir", t.data_dir)->capture_default_str();
-  train_cmd->add_option("--out", t.out_dir, "directory for metrics, plot and checkpoint")->capture_default_str();
-  train_cmd->add_option("--resume", t.resume, "checkpoint to resume from (under mpirun: the run directory)");
+  train_cmd->add_option("--out", t.out_dir, "directory for metrics, plot and checkpoints")->capture_default_str();
+  train_cmd->add_option("--resume", t.resume,
+                        "a checkpoint directory, or a run directory (--out) for its latest checkpoint; any number "
+                        "of ranks and any --fsdp");
+  train_cmd->add_option("--checkpoint-every", t.checkpoint_every,
+                        "save every N optimizer steps (default: at the end of each epoch; the end of training always saves)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  train_cmd->add_option("--keep-checkpoints", t.keep_checkpoints, "committed checkpoints kept in --out (0: all)")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  train_cmd->add_option("--max-steps", t.max_steps,
+                        "stop after this many optimizer steps in all, saving; the learning-rate schedule still spans "
+                        "--epochs, so a run can be split into legs that --resume each other")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   train_cmd->add_flag("--reset-optimizer", t.reset_optimizer, "with --resume: fresh optimizer state (moments, step)");
   train_cmd->add_option("--limit-batches", t.limit_batches, "stop each epoch after this many batches")->check(count);
   train_cmd->add_option("--fsdp", t.fsdp,
@@ -141,10 +157,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 86400.0))->capture_default_str();
   train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
   std::vector<std::string> verify_files;
-  auto* ckpt_cmd = app.add_subcommand("ckpt", "checkpoint files");
-  auto* ckpt_verify = ckpt_cmd->add_subcommand("verify", "check that checkpoint files are complete and uncorrupted");
+  auto* ckpt_cmd = app.add_subcommand("ckpt", "checkpoints");
+  auto* ckpt_verify = ckpt_cmd->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
   ckpt_cmd->require_subcommand(1);
-  ckpt_verify->add_option("files", verify_files, "safetensors files written by strider")->required();
+  ckpt_verify->add_option("paths", verify_files,
+                          "checkpoint directories, run directories (their latest checkpoint) or safetensors files")
+      ->required();
   strider::tools::BenchOptions b;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
   auto* bench_model = bench_cmd->add_subcommand("model", "time training steps or inference of a model");

@@ -44,7 +44,7 @@ class TextTask final : public TrainTask {
                                           .name = "the validation split (last 10%) of '" + o_.text_file + "' (" +
                                                   std::to_string(text_.size()) + " bytes in all)"});
   }
-  void start_epoch(int64_t epoch) override { train_->start_epoch(epoch); }
+  void start_epoch(int64_t epoch, int64_t first_batch) override { train_->start_epoch(epoch, first_batch); }
   std::optional<io::Batch> next() override { return train_->next(); }
   int64_t batches_per_epoch() const override { return train_->batches_per_epoch(); }
   const char* sample_unit() const override { return "tok"; }

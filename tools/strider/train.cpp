@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <strider/strider.h>
 
-#include "checkpoint.h"
 #include "svg_plot.h"
 #include "train_task.h"
 
@@ -40,12 +39,6 @@ void print_progress(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, 
 
 // Paths from flags may hold bytes that are not UTF-8; JSON output replaces them instead of throwing.
 std::string json_line(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
-
-// How a checkpoint's tensors are laid out: whole ("local") or one rank's part of a parallel run.
-std::string parallel_layout(const TrainOptions& o, int rank, int world) {
-  if (world == 1) return "local";
-  return o.fsdp + ", rank " + std::to_string(rank) + " of " + std::to_string(world);
-}
 
 // The model as trained: plain, or wrapped for data parallelism over MPI.
 struct Parallel {
@@ -88,8 +81,6 @@ Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
     f.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat, .buffer_dtype = {}};
   auto wrapped = fsdp::FullyShardedDataParallel::wrap(model, p.pg, f);
   p.fsdp = p.engine = wrapped.get();
-  // Each rank's checkpoint file holds its padded shards (resumed by the same layout).
-  wrapped->set_state_dict_type({.type = fsdp::StateDictType::Local});
   p.model = wrapped;
   return p;
 }
@@ -116,19 +107,9 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--shard-group-size " + std::to_string(o.shard_group_size),
           "--deterministic " + std::to_string(o.deterministic) + " --micro-batches " + std::to_string(o.micro_batches),
           "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
+          "--checkpoint-every " + std::to_string(o.checkpoint_every), "--max-steps " + std::to_string(o.max_steps),
+          "--keep-checkpoints " + std::to_string(o.keep_checkpoints),
           "--collective-timeout " + std::to_string(o.collective_timeout)};
-}
-
-// A resumed set of rank files must come from one save: the same epoch and step count on every
-// rank (a job killed mid-save can leave files from different epochs).
-void check_resume_set(dist::ProcessGroup& pg, const std::string& dir, const CheckpointInfo& info) {
-  try {
-    dist::check_same_across_ranks(pg, "the resumed checkpoint set", {"epoch " + std::to_string(info.epoch),
-                                                                    "optimizer steps " + std::to_string(info.optimizer_steps)});
-  } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " (files " + dir + "/checkpoint-rank{0.." + std::to_string(pg.size() - 1) +
-                "}.safetensors come from different saves, e.g. a job killed while saving; resume from a consistent set)");
-  }
 }
 
 }  // namespace
@@ -219,8 +200,6 @@ int train_loop(const TrainOptions& o) {
   Parallel par = make_parallel(base_model, o, dtype);
   auto& model = par.model;
   const bool lead = par.rank == 0;  // only rank 0 prints and writes shared files
-  const std::string ckpt = o.out_dir + (par.world > 1 ? "/checkpoint-rank" + std::to_string(par.rank) : "/checkpoint") +
-                           ".safetensors";
   task->open_data(par.rank, par.world, o.batch_size / par.world, par.fsdp ? kFloat : dtype);
   std::unique_ptr<optim::Optimizer> opt;
   if (o.optimizer == "sgd") {
@@ -239,26 +218,50 @@ int train_loop(const TrainOptions& o) {
                 "; lower --batch-size");
   const int64_t total_steps = steps_per_epoch * o.epochs;
   optim::CosineWithWarmup sched(*opt, std::min<int64_t>(steps_per_epoch / 2, 200), total_steps);
-  int64_t start_epoch = 0;
-  const std::string layout = parallel_layout(o, par.rank, par.world);
+  // What a checkpoint holds: the data position is in global batches, the same at any world size
+  // (the samplers interleave ranks), so a run resumes at another -np where it stopped.
+  checkpoint::Checkpointer checkpointer(o.out_dir, par.pg, {.keep_last = o.keep_checkpoints});
+  checkpoint::DataPosition position{.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size};
+  std::map<std::string, std::string> run_info{{"model", task->model_signature()}};
+  const checkpoint::TrainingState training_state{.model = model.get(), .optimizer = opt.get(), .scheduler = &sched,
+                                                 .data = &position, .user = &run_info};
+  int64_t global_step = 0;
   if (!o.resume.empty()) {
-    // Under mpirun --resume names the run's directory (or any of its rank files); each rank
-    // reads its own part.
-    std::string from = o.resume;
-    if (par.world > 1) {
-      const std::filesystem::path p(o.resume);
-      const auto dir = std::filesystem::is_directory(p) ? p : p.parent_path();
-      from = (dir / ("checkpoint-rank" + std::to_string(par.rank) + ".safetensors")).string();
-    }
-    const CheckpointInfo info = load_checkpoint(
-        from, *model, *opt, {.model = task->model_signature(), .layout = layout, .optimizer = opt->name()},
-        o.reset_optimizer);
-    if (par.pg) check_resume_set(*par.pg, std::filesystem::path(from).parent_path().string(), info);
-    STRIDER_CHECK(info.epoch < o.epochs, "train", from, " was saved after epoch ", info.epoch, " and --epochs is ",
-                  o.epochs, ": nothing is left to train; raise --epochs to train further");
-    start_epoch = info.epoch;
-    for (int64_t i = 0; i < start_epoch * steps_per_epoch; ++i) sched.step();
+    const std::string from = checkpoint::resolve_checkpoint(o.resume);
+    const checkpoint::Manifest saved = checkpoint::read_manifest(from);
+    const auto model_it = saved.user.find("model");
+    STRIDER_CHECK(model_it != saved.user.end() && model_it->second == task->model_signature(), "train", from,
+                  " holds a '", model_it == saved.user.end() ? std::string("(unnamed)") : model_it->second,
+                  "' model, not '", task->model_signature(), "'; pass the model flags it was trained with");
+    STRIDER_CHECK(saved.data && saved.data->global_batch_size == o.batch_size, "train", from, " was saved with --batch-size ",
+                  saved.data ? saved.data->global_batch_size : 0, " and this run has --batch-size ", o.batch_size,
+                  "; its data position counts global batches, so resume with the same --batch-size");
+    STRIDER_CHECK(o.reset_optimizer || saved.optimizer == opt->name(), "train", from, " holds ", saved.optimizer,
+                  " state but this run uses --optimizer ", opt->name(),
+                  "; use the same optimizer, or --reset-optimizer to start with fresh optimizer state");
+    checkpoint::load(from, training_state, par.pg.get(), {.optimizer = !o.reset_optimizer});
+    STRIDER_CHECK(run_info.at("model") == task->model_signature(), "train", "internal: the model signature changed");
+    STRIDER_CHECK(position.batches_done <= steps_per_epoch, "train", from, " stopped after batch ",
+                  position.batches_done, " of epoch ", position.epoch + 1, " but this run's epochs have ",
+                  steps_per_epoch, " batches; resume with the --limit-batches it was saved with");
+    global_step = saved.step;
+    if (o.reset_optimizer) sched.set_last_step(global_step);
+    STRIDER_CHECK(position.epoch < o.epochs, "train", from, " was saved after epoch ", position.epoch,
+                  " and --epochs is ", o.epochs, ": nothing is left to train; raise --epochs to train further");
+    STRIDER_CHECK(o.max_steps == 0 || global_step < o.max_steps, "train", from, " was saved after step ", global_step,
+                  " and --max-steps is ", o.max_steps, ": nothing is left to train; raise --max-steps");
+    if (lead && !o.json)
+      std::cerr << "resuming " << from << ": step " << global_step << ", epoch " << position.epoch + 1 << " batch "
+                << position.batches_done + 1 << "\n";
   }
+  const int64_t start_epoch = position.epoch;
+  std::string last_saved;
+  int64_t last_saved_step = -1;
+  auto save = [&] {
+    last_saved = checkpointer.save(global_step, training_state);
+    last_saved_step = global_step;
+  };
+  const int64_t stop_step = o.max_steps > 0 ? std::min(o.max_steps, total_steps) : total_steps;
 
   const bool tty = lead && o.progress && ::isatty(STDERR_FILENO);
   const ScalarType cast_dtype = par.fsdp ? kFloat : dtype;  // FSDP casts through MixedPrecision
@@ -296,19 +299,20 @@ int train_loop(const TrainOptions& o) {
   };
   const auto t0 = Clock::now();
   double last_loss = 0;
-  int64_t global_step = start_epoch * steps_per_epoch;
   if (!o.json && lead)
     std::cerr << "training " << task->model_signature() << " (" << model->num_parameters() << " parameters) on "
               << task->describe() << ", " << o.memory_format << ", " << o.dtype << ", " << omp_get_max_threads()
               << " threads, " << o.epochs << " epochs of " << steps_per_epoch << " steps"
               << (par.world > 1 ? ", " + o.fsdp + " on " + std::to_string(par.world) + " ranks" : std::string()) << "\n";
-  for (int64_t epoch = start_epoch; epoch < o.epochs; ++epoch) {
-    task->start_epoch(epoch);
+  for (int64_t epoch = start_epoch; epoch < o.epochs && global_step < stop_step; ++epoch) {
+    const int64_t first_batch = epoch == start_epoch ? position.batches_done : 0;
+    task->start_epoch(epoch, first_batch);
     const auto te = Clock::now();
     double loss_sum = 0;
-    int64_t step = 0, samples = 0;
-    while (auto b = task->next()) {
-      if (step >= steps_per_epoch) break;
+    int64_t step = first_batch, samples = 0, run = 0;  // run: batches trained in this process
+    while (step < steps_per_epoch && global_step < stop_step) {
+      auto b = task->next();
+      if (!b) break;
       if (o.deterministic) {
         last_loss = deterministic_step(*b, global_step);
       } else {
@@ -334,14 +338,18 @@ int train_loop(const TrainOptions& o) {
       loss_sum += last_loss;
       samples += b->target.numel();
       ++step;
+      ++run;
       ++global_step;
+      position = step == steps_per_epoch ? checkpoint::DataPosition{epoch + 1, 0, o.batch_size}
+                                         : checkpoint::DataPosition{epoch, step, o.batch_size};
+      if (o.checkpoint_every > 0 && global_step % o.checkpoint_every == 0 && global_step < stop_step) save();
       loss_curve.points.emplace_back(static_cast<double>(global_step), last_loss);
       const double el = seconds_since(te);
       const bool report = tty ? (step % 5 == 0 || step == steps_per_epoch) : (step % std::max<int64_t>(1, steps_per_epoch / 4) == 0);
       if (lead && o.progress && !o.json && report) {
         const double rate = static_cast<double>(samples * par.world) / std::max(el, 1e-9);
-        const double eta = (total_steps - global_step) * (el / step);
-        print_progress(epoch + 1, o.epochs, step, steps_per_epoch, loss_sum / step, rate, task->sample_unit(), eta, tty);
+        const double eta = (stop_step - global_step) * (el / run);
+        print_progress(epoch + 1, o.epochs, step, steps_per_epoch, loss_sum / run, rate, task->sample_unit(), eta, tty);
       }
     }
     if (tty && !o.json) std::fputc('\n', stderr);
@@ -350,18 +358,18 @@ int train_loop(const TrainOptions& o) {
     score = task->evaluate(*model, cast_dtype);
     eval_curve.y_label = score.metric;
     eval_curve.points.emplace_back(static_cast<double>(epoch + 1), score.value);
-    nlohmann::json rec = {{"epoch", epoch + 1}, {"train_loss", loss_sum / std::max<int64_t>(step, 1)},
+    nlohmann::json rec = {{"epoch", epoch + 1}, {"step", global_step}, {"train_loss", loss_sum / std::max<int64_t>(run, 1)},
                           {score.metric, score.value}, {"epoch_seconds", epoch_s},
                           {std::string(task->sample_unit()) + "_per_s", samples / std::max(epoch_s, 1e-9)},
                           {"lr", opt->lr()}};
     if (lead) metrics << json_line(rec) << "\n" << std::flush;
     if (!o.json && lead)
-      std::cerr << "epoch " << epoch + 1 << ": train loss " << loss_sum / std::max<int64_t>(step, 1) << ", "
-                << score.summary << ", " << epoch_s << " s\n";
-    save_checkpoint(ckpt, *model, *opt,  // per rank under FSDP: its shards
-                    {.model = task->model_signature(), .layout = layout, .optimizer = opt->name(), .epoch = epoch + 1,
-                     .optimizer_steps = opt->step_count()});
+      std::cerr << "epoch " << epoch + 1 << (step < steps_per_epoch ? " (stopped at --max-steps)" : "")
+                << ": train loss " << loss_sum / std::max<int64_t>(run, 1) << ", " << score.summary << ", " << epoch_s
+                << " s\n";
+    if (o.checkpoint_every == 0 && global_step < stop_step) save();
   }
+  if (last_saved_step != global_step) save();  // the end of training always saves
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);
   std::pair<std::string, std::string> digests;
@@ -379,7 +387,8 @@ int train_loop(const TrainOptions& o) {
                             {"final_loss", last_loss}, {"seconds", total_s}, {"out_dir", o.out_dir},
                             {"parallel", o.fsdp}, {"strategy", o.fsdp}, {"ranks", par.world},
                             {"world_size", par.world}, {"deterministic", o.deterministic},
-                            {"threads", omp_get_max_threads()}};
+                            {"threads", omp_get_max_threads()}, {"steps", global_step},
+                            {"checkpoint", last_saved}};
   if (o.deterministic) summary["micro_batches"] = total_micro;
   if (o.json) {
     summary["params_sha256"] = digests.first;
@@ -389,7 +398,7 @@ int train_loop(const TrainOptions& o) {
     std::cout << json_line(summary) << "\n";
   } else {
     std::cout << "done: " << o.epochs << " epochs in " << total_s << " s, " << score.summary << "\n  metrics "
-              << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << ckpt << "\n";
+              << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << last_saved << "\n";
   }
   return 0;
 }

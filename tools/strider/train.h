@@ -23,9 +23,16 @@ struct TrainOptions {
   int threads = 0;                      // 0 = all cores
   uint64_t seed = 0;
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
-  std::string out_dir = "strider-run";
-  std::string resume;                   // checkpoint to resume from
+  std::string out_dir = "strider-run";  // metrics, plot and checkpoints (out_dir/checkpoint-<step>/)
+  // A checkpoint directory, or a run directory (its latest committed checkpoint), saved at any
+  // world size and under any --fsdp.
+  std::string resume;
   bool reset_optimizer = false;         // resume the model but start the optimizer afresh
+  int64_t checkpoint_every = 0;         // save every N optimizer steps (0: at the end of each epoch)
+  int keep_checkpoints = 3;             // committed checkpoints kept in out_dir
+  // Stop after this many optimizer steps in all (saving); the schedule still spans --epochs,
+  // so legs of one run resume each other. 0: train all epochs.
+  int64_t max_steps = 0;
   int64_t limit_batches = 0;            // > 0: stop each epoch early (quick checks)
   // Data parallel over MPI (run under `mpirun -np N`): none | ddp | a fsdp::ShardingStrategy's
   // name (full_shard, hybrid_shard, ...). The global batch (--batch-size) is split evenly across ranks.

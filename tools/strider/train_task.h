@@ -27,7 +27,8 @@ class TrainTask {
   virtual std::string model_signature() const = 0;
   // Opens this rank's slice of the training data and the full evaluation data.
   virtual void open_data(int rank, int world, int64_t batch_per_rank, ScalarType input_dtype) = 0;
-  virtual void start_epoch(int64_t epoch) = 0;
+  // Starts an epoch at its batch first_batch (a resumed run skips what it trained on).
+  virtual void start_epoch(int64_t epoch, int64_t first_batch) = 0;
   virtual std::optional<io::Batch> next() = 0;
   virtual int64_t batches_per_epoch() const = 0;
   virtual const char* sample_unit() const = 0;  // what target.numel() counts: "img" or "tok"
