@@ -3,6 +3,7 @@
 // on this rank and their place in the whole tensor, for whatever wraps the model (plain, DDP,
 // FSDP under any strategy). Saving and loading both start here, so a checkpoint's layout never
 // depends on how the writer or the reader was sharded.
+#include <optional>
 #include <string>
 #include <vector>
 
