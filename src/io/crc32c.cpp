@@ -27,7 +27,7 @@ uint32_t crc_table(uint32_t crc, const unsigned char* p, size_t n) {
   return crc;
 }
 
-// Eight bytes per instruction (about 8 GB/s at 3 GHz): faster than the page cache delivers.
+// Eight bytes per instruction, after a byte-wise start up to 8-byte alignment.
 __attribute__((target("sse4.2"))) uint32_t crc_sse42(uint32_t crc, const unsigned char* p, size_t n) {
   while (n > 0 && (reinterpret_cast<uintptr_t>(p) & 7)) {
     crc = _mm_crc32_u8(crc, *p++);
