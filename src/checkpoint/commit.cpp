@@ -12,6 +12,7 @@
 #include "strider/checkpoint/manifest.h"
 #include "strider/checkpoint/run_directory.h"
 #include "strider/core/error.h"
+#include "strider/io/file_io.h"
 
 namespace strider::checkpoint::detail {
 namespace {
@@ -20,13 +21,6 @@ namespace fs = std::filesystem;
 constexpr const char* kOp = "checkpoint";
 constexpr const char* kPendingPrefix = ".pending-";
 constexpr const char* kTrashPrefix = ".trash-";
-
-void fsync_dir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
 
 void remove_tree(const fs::path& p) {
   std::error_code ec;
@@ -47,25 +41,20 @@ bool has_pending_saves(const std::string& run_dir) {
 }
 
 void write_file_atomically(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir + "/" + name, tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  STRIDER_CHECK(fd >= 0, kOp, "cannot write ", tmp, ": ", std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t put = ::write(fd, text.data() + done, text.size() - done);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) break;
-    done += static_cast<size_t>(put);
-  }
-  const int err = errno;
-  const bool ok = done == text.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = ok ? errno : err;
+  const std::string path = dir + "/" + name, tmp = io::temporary_path(path);
+  try {
+    io::File f(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    STRIDER_CHECK(f.is_open(), kOp, "cannot write ", tmp, ": ", std::strerror(errno));
+    io::write_exact(f.fd(), text.data(), text.size(), tmp, kOp);
+    STRIDER_CHECK(::fsync(f.fd()) == 0, kOp, "writing ", tmp, " failed: ", std::strerror(errno), " (disk full?)");
+    f.close();
+    STRIDER_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, kOp, "cannot move ", tmp, " to ", path, ": ",
+                  std::strerror(errno));
+  } catch (...) {
     ::unlink(tmp.c_str());
-    STRIDER_CHECK(false, kOp, "writing ", path, " failed: ", std::strerror(e), " (disk full?)");
+    throw;
   }
-  fsync_dir(dir);
+  io::fsync_directory(dir);
 }
 
 void commit_pending(const std::string& run_dir, const std::string& pending, const std::string& final_dir,
@@ -73,12 +62,12 @@ void commit_pending(const std::string& run_dir, const std::string& pending, cons
   std::error_code ec;
   for (auto it = fs::directory_iterator(pending, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     if (!keep.count(it->path().filename().string())) remove_tree(it->path());
-  fsync_dir(pending);
+  io::fsync_directory(pending);
   if (fs::exists(final_dir, ec)) {
     // A checkpoint of this step exists (a run resumed from an earlier one): swap the two at
     // once, so a crash leaves one of them committed under the name.
     if (::syscall(SYS_renameat2, AT_FDCWD, pending.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) == 0) {
-      fsync_dir(run_dir);
+      io::fsync_directory(run_dir);
       remove_tree(pending);  // now the old checkpoint
       return;
     }
@@ -90,7 +79,7 @@ void commit_pending(const std::string& run_dir, const std::string& pending, cons
   }
   STRIDER_CHECK(::rename(pending.c_str(), final_dir.c_str()) == 0, kOp, "cannot commit ", pending, " as ", final_dir,
                 ": ", std::strerror(errno));
-  fsync_dir(run_dir);
+  io::fsync_directory(run_dir);
 }
 
 void clean_run_directory(const std::string& run_dir, int keep_last) {
@@ -107,7 +96,7 @@ void clean_run_directory(const std::string& run_dir, int keep_last) {
     // The manifest goes first: a removal cut short leaves an uncommitted directory, never a
     // committed one with files missing.
     ::unlink((committed[i].dir + "/" + kManifestName).c_str());
-    fsync_dir(committed[i].dir);
+    io::fsync_directory(committed[i].dir);
     remove_tree(committed[i].dir);
   }
 }

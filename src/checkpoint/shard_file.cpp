@@ -11,65 +11,13 @@
 #include "strider/autograd/grad_mode.h"
 #include "strider/core/error.h"
 #include "strider/io/crc32c.h"
-#include "strider/io/safetensors.h"
+#include "strider/io/file_io.h"
 
 namespace strider::checkpoint::detail {
 namespace {
 
 constexpr const char* kOp = "checkpoint";
-constexpr size_t kChunk = size_t{64} << 20;  // bytes per write() call
-
-// CRC-32C of each block_bytes of a stream, fed in pieces of any size.
-class BlockSums {
- public:
-  explicit BlockSums(uint64_t block_bytes) : block_(block_bytes) {}
-  void add(const char* p, size_t n) {
-    while (n > 0) {
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(n, block_ - filled_));
-      crc_ = io::crc32c(crc_, p, take);
-      filled_ += take;
-      p += take;
-      n -= take;
-      if (filled_ == block_) {
-        sums_.push_back(crc_);
-        crc_ = 0;
-        filled_ = 0;
-      }
-    }
-  }
-  std::vector<uint32_t> finish() {
-    if (filled_ > 0) sums_.push_back(crc_);
-    return std::move(sums_);
-  }
-
- private:
-  uint64_t block_, filled_ = 0;
-  uint32_t crc_ = 0;
-  std::vector<uint32_t> sums_;
-};
-
-void write_all(int fd, const char* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t put = ::write(fd, p, std::min(n, kChunk));
-    if (put < 0 && errno == EINTR) continue;
-    STRIDER_CHECK(put > 0, kOp, "writing ", path, " failed: ", put < 0 ? std::strerror(errno) : "no progress",
-                  " (disk full?)");
-    p += put;
-    n -= static_cast<size_t>(put);
-  }
-}
-
-void read_all(int fd, char* p, size_t n, uint64_t offset, const std::string& path) {
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, std::min(n, kChunk), static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    STRIDER_CHECK(got > 0, kOp, path, ": read failed at byte ", offset, ": ",
-                  got == 0 ? "unexpected end of file" : std::strerror(errno));
-    p += got;
-    n -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-}
+constexpr uint64_t kMaxDirectRead = uint64_t{256} << 20;  // whole blocks read straight into place per call
 
 DimVector local_shape(const Piece& p) {
   DimVector s = p.global_shape;
@@ -79,73 +27,30 @@ DimVector local_shape(const Piece& p) {
 
 }  // namespace
 
+ShardFileWriter::ShardFileWriter(const std::string& dir, const std::string& name, const std::vector<PieceLayout>& pieces,
+                                 uint64_t block_bytes)
+    : name_(name), block_bytes_(block_bytes) {
+  std::vector<io::SafetensorsEntry> entries;
+  for (const PieceLayout& p : pieces) entries.push_back({p.key, p.dtype, p.shape});
+  writer_.emplace(dir + "/" + name, std::move(entries), io::Metadata{{"format", "strider.checkpoint.shard"}},
+                  io::SafetensorsWriterOptions{.whole_file_checksum = false, .block_bytes = block_bytes});
+}
+
+WrittenFile ShardFileWriter::finish() {
+  const io::WrittenSafetensors w = writer_->finish();
+  return {FileRecord{name_, w.bytes, w.header_bytes, block_bytes_, w.block_crc32c}, w.offsets};
+}
+
 WrittenFile write_shard_file(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces,
                              uint64_t block_bytes) {
-  autograd::NoGradGuard no_grad;
-  const std::string path = dir + "/" + name;
-  WrittenFile out;
-  // The header first: every piece's place is known from its shape.
-  nlohmann::json header = nlohmann::json::object();
-  uint64_t offset = 0;
-  std::vector<uint64_t> data_offsets;
+  std::vector<PieceLayout> layout;
   for (const Piece& p : pieces) {
-    const DimVector shape = local_shape(p);
-    STRIDER_INTERNAL_ASSERT(p.data.defined() && p.data.sizes() == IntArrayRef(shape));
-    const uint64_t n = static_cast<uint64_t>(p.data.numel()) * element_size(p.data.dtype());
-    header[p.key] = {{"dtype", io::safetensors_dtype_name(p.data.dtype())},
-                     {"shape", std::vector<int64_t>(shape.begin(), shape.end())},
-                     {"data_offsets", {offset, offset + n}}};
-    data_offsets.push_back(offset);
-    offset += n;
+    layout.push_back({p.key, p.data.dtype(), local_shape(p)});
+    STRIDER_INTERNAL_ASSERT(p.data.defined() && p.data.sizes() == IntArrayRef(layout.back().shape));
   }
-  header["__metadata__"] = {{"format", "strider.checkpoint.shard"}};
-  std::string h;
-  try {
-    h = header.dump();
-  } catch (const nlohmann::json::exception& e) {
-    STRIDER_CHECK(false, kOp, path, ": cannot encode the header: ", e.what());
-  }
-  while ((h.size() + 8) % 8) h.push_back(' ');
-  char le[8];
-  for (int i = 0; i < 8; ++i) le[i] = static_cast<char>(static_cast<uint64_t>(h.size()) >> (8 * i));
-  out.record.name = name;
-  out.record.header_bytes = 8 + h.size();
-  out.record.block_bytes = block_bytes;
-  for (uint64_t o : data_offsets) out.offsets.push_back(out.record.header_bytes + o);
-
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  STRIDER_CHECK(fd >= 0, kOp, "cannot write ", tmp, ": ", std::strerror(errno));
-  try {
-    BlockSums sums(block_bytes);
-    auto put = [&](const char* p, size_t n) {
-      for (size_t done = 0; done < n; done += kChunk) {  // checksum each chunk while it is in cache
-        const size_t k = std::min(kChunk, n - done);
-        sums.add(p + done, k);
-        write_all(fd, p + done, k, tmp);
-      }
-    };
-    put(le, 8);
-    put(h.data(), h.size());
-    for (const Piece& p : pieces) {
-      const Tensor c = p.data.contiguous();  // row-major bytes, as safetensors stores them
-      put(static_cast<const char*>(c.data()), static_cast<size_t>(c.numel()) * element_size(c.dtype()));
-    }
-    out.record.bytes = out.record.header_bytes + offset;
-    out.record.blocks = sums.finish();
-    STRIDER_CHECK(::fsync(fd) == 0, kOp, "writing ", tmp, " failed: ", std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    STRIDER_CHECK(false, kOp, "cannot move ", tmp, " to ", path, ": ", std::strerror(err));
-  }
-  return out;
+  ShardFileWriter writer(dir, name, layout, block_bytes);
+  for (const Piece& p : pieces) writer.write(p.data);
+  return writer.finish();
 }
 
 VerifiedReader::VerifiedReader(std::string dir, const Manifest& manifest) : dir_(std::move(dir)), manifest_(manifest) {}
@@ -214,17 +119,17 @@ void VerifiedReader::read(int64_t file, uint64_t offset, uint64_t bytes, void* d
       // Whole blocks inside the range: read them straight into the destination, then verify.
       uint64_t last = block;
       while ((last + 1) * B < end && std::min((last + 2) * B, f.bytes) <= end &&
-             (last + 1 - block) * B < (uint64_t{256} << 20))
+             (last + 1 - block) * B < kMaxDirectRead)
         ++last;
       const uint64_t r1 = std::min((last + 1) * B, f.bytes);
-      read_all(fd, out + (b0 - offset), r1 - b0, b0, path);
+      io::read_exact(fd, out + (b0 - offset), r1 - b0, b0, path, kOp);
       for (uint64_t k = block; k <= last; ++k) check_block(file, k, out + (k * B - offset), what);
       block = last + 1;
       continue;
     }
     // A block only partly inside the range (or a verification-only read): through scratch.
     scratch_.resize(B);
-    read_all(fd, scratch_.data(), b1 - b0, b0, path);
+    io::read_exact(fd, scratch_.data(), b1 - b0, b0, path, kOp);
     check_block(file, block, scratch_.data(), what);
     if (out) {
       const uint64_t c0 = std::max(b0, offset), c1 = std::min(b1, end);

@@ -3,11 +3,13 @@
 // whose every block of bytes has a CRC-32C in the manifest, written with the checksums computed
 // on the way out, and read back by byte range with every block it touches verified.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strider/checkpoint/manifest.h"
 #include "strider/core/tensor.h"
+#include "strider/io/safetensors_writer.h"
 
 namespace strider::checkpoint::detail {
 
@@ -22,6 +24,29 @@ struct Piece {
 struct WrittenFile {
   FileRecord record;
   std::vector<uint64_t> offsets;  // where each piece's bytes start in the file
+};
+
+// One tensor piece's place in a rank file: its key, dtype and shape (the rows it holds).
+struct PieceLayout {
+  std::string key;
+  ScalarType dtype = kFloat;
+  DimVector shape;
+};
+
+// Streams a rank file: the header from the pieces' layouts, then each piece's bytes in order
+// (pieces produced one at a time, so no more than one needs to exist at once).
+class ShardFileWriter {
+ public:
+  ShardFileWriter(const std::string& dir, const std::string& name, const std::vector<PieceLayout>& pieces,
+                  uint64_t block_bytes);
+  void write(const void* bytes, size_t n) { writer_->write(bytes, n); }
+  void write(const Tensor& t) { writer_->write(t); }
+  WrittenFile finish();
+
+ private:
+  std::string name_;
+  uint64_t block_bytes_;
+  std::optional<io::SafetensorsWriter> writer_;
 };
 
 // Writes `pieces` to dir/name through a temporary (fsync, rename), in the order given.

@@ -1,8 +1,6 @@
 #include "strider/io/safetensors.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -18,12 +16,14 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/io/file_io.h"
+#include "strider/io/safetensors_writer.h"
 #include "strider/ops/factory.h"
 
 namespace strider::io {
 namespace {
 
-constexpr const char* kChecksumKey = "strider.checksum";  // CRC-32 of the whole file, 8 hex digits
+constexpr const char* kChecksumKey = kSafetensorsChecksumKey;  // CRC-32 of the whole file, 8 hex digits
 constexpr const char* kLegacyCrcKey = "strider.crc32";    // older strider files: CRC-32 of the data only
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;        // the safetensors format's own limit
 constexpr const char* kOp = "load_safetensors";
@@ -61,71 +61,6 @@ std::string hex8(uLong v) {
   char buf[9];
   std::snprintf(buf, sizeof buf, "%08lx", v & 0xffffffffUL);
   return buf;
-}
-
-class File {
- public:
-  File(const std::string& path, int flags, mode_t mode = 0) : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {}
-  ~File() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  int fd() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
-void read_exact(int fd, void* dst, size_t n, uint64_t offset, const std::string& path) {
-  auto* p = static_cast<char*>(dst);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, std::min<size_t>(n, 1u << 30), static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    STRIDER_CHECK(got > 0, kOp, path, ": read failed at byte ", offset, ": ",
-                  got == 0 ? "unexpected end of file" : std::strerror(errno));
-    p += got;
-    n -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-}
-
-bool write_all(int fd, const void* src, size_t n) {
-  const auto* p = static_cast<const char*>(src);
-  while (n > 0) {
-    const ssize_t put = ::write(fd, p, std::min<size_t>(n, 1u << 30));
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) return false;
-    p += put;
-    n -= static_cast<size_t>(put);
-  }
-  return true;
-}
-
-// Removes `<name>.tmp.<pid>` files next to `path` left by writers that no longer run (killed
-// mid-save); a temporary of a live process is left alone.
-void remove_stale_temporaries(const std::string& path) {
-  const std::filesystem::path p(path);
-  const std::string prefix = p.filename().string() + ".tmp.";
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
-      continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(it->path(), ec);
-  }
-}
-
-void fsync_directory_of(const std::string& path) {
-  const std::filesystem::path p(path);
-  File dir(p.has_parent_path() ? p.parent_path().string() : ".", O_RDONLY | O_DIRECTORY);
-  if (dir.fd() >= 0) ::fsync(dir.fd());
 }
 
 struct Entry {
@@ -186,60 +121,16 @@ Entry parse_entry(const std::string& name, const nlohmann::json& e, const std::s
 const char* safetensors_dtype_name(ScalarType dtype) { return dtype_name(dtype); }
 
 void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
-  autograd::NoGradGuard g;
-  nlohmann::json header = nlohmann::json::object();
-  std::vector<Tensor> blobs;
-  uint64_t offset = 0;
+  std::vector<SafetensorsEntry> entries;
   for (const auto& [name, t] : tensors) {
-    STRIDER_CHECK(name != "__metadata__", "save_safetensors", "a tensor cannot be named '__metadata__'");
     STRIDER_CHECK(t.defined(), "save_safetensors", "tensor '", name, "' is undefined");
-    Tensor c = t.detach().contiguous();
-    blobs.push_back(c);
-    const uint64_t n = c.nbytes();
-    header[name] = {{"dtype", dtype_name(c.dtype())},
-                    {"shape", std::vector<int64_t>(c.sizes().begin(), c.sizes().end())},
-                    {"data_offsets", {offset, offset + n}}};
-    offset += n;
+    entries.push_back({name, t.dtype(), t.sizes().vec()});
   }
-  nlohmann::json meta = nlohmann::json::object();
-  for (const auto& [k, v] : metadata)
-    if (k != kChecksumKey && k != kLegacyCrcKey) meta[k] = v;
-  meta[kChecksumKey] = "00000000";
-  header["__metadata__"] = meta;
-  std::string h;
-  try {
-    h = header.dump();
-  } catch (const nlohmann::json::exception& e) {  // names or metadata that are not UTF-8
-    STRIDER_CHECK(false, "save_safetensors", path, ": cannot encode the header: ", e.what());
-  }
-  while ((h.size() + 8) % 8) h.push_back(' ');  // align the data section
-  unsigned char le[8];
-  for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(static_cast<uint64_t>(h.size()) >> (8 * i));
-  uLong crc = crc_update(crc_update(crc32(0L, Z_NULL, 0), le, 8), h.data(), h.size());
-  for (const Tensor& b : blobs) crc = crc_update(crc, b.data(), b.nbytes());
-  const size_t field = h.find(checksum_field("00000000"));
-  STRIDER_INTERNAL_ASSERT(field != std::string::npos);
-  h.replace(field, checksum_field("00000000").size(), checksum_field(hex8(crc)));
-
-  remove_stale_temporaries(path);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    File f(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    STRIDER_CHECK(f.fd() >= 0, "save_safetensors", "cannot write ", tmp, ": ", std::strerror(errno));
-    bool ok = write_all(f.fd(), le, 8) && write_all(f.fd(), h.data(), h.size());
-    for (const Tensor& b : blobs) ok = ok && write_all(f.fd(), b.data(), b.nbytes());
-    const int err = errno;
-    ok = ok && ::fsync(f.fd()) == 0;
-    if (!ok) ::unlink(tmp.c_str());
-    STRIDER_CHECK(ok, "save_safetensors", "writing ", path, " failed: ", std::strerror(err ? err : errno),
-                  " (disk full?)");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    STRIDER_CHECK(false, "save_safetensors", "cannot move ", tmp, " to ", path, ": ", std::strerror(err));
-  }
-  fsync_directory_of(path);
+  Metadata meta = metadata;
+  meta.erase(kLegacyCrcKey);
+  SafetensorsWriter writer(path, std::move(entries), meta);
+  for (const auto& [name, t] : tensors) writer.write(t);
+  writer.finish();
 }
 
 SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadOptions& options) {
@@ -252,13 +143,13 @@ SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadO
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   STRIDER_CHECK(file_size >= 8, kOp, path, " has ", file_size, " bytes: too short to be a safetensors file");
   unsigned char le[8];
-  read_exact(f.fd(), le, 8, 0, path);
+  read_exact(f.fd(), le, 8, 0, path, kOp);
   uint64_t len = 0;
   for (int i = 0; i < 8; ++i) len |= uint64_t{le[i]} << (8 * i);
   STRIDER_CHECK(len <= file_size - 8 && len <= kMaxHeaderBytes, kOp, path, ": header length ", len,
                 " exceeds the file (", file_size, " bytes) or the format's 100 MiB limit; not a safetensors file");
   std::string h(len, '\0');
-  read_exact(f.fd(), h.data(), len, 8, path);
+  read_exact(f.fd(), h.data(), len, 8, path, kOp);
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(h);
@@ -321,7 +212,7 @@ SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadO
   }
   for (const Entry* e : by_offset) {
     Tensor t = empty(e->shape, e->dtype);
-    read_exact(f.fd(), t.data(), t.nbytes(), 8 + len + e->begin, path);
+    read_exact(f.fd(), t.data(), t.nbytes(), 8 + len + e->begin, path, kOp);
     crc = crc_update(crc, t.data(), t.nbytes());
     data_crc = crc_update(data_crc, t.data(), t.nbytes());
     out.tensors[e->name] = t;
