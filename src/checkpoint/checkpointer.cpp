@@ -20,12 +20,6 @@ using detail::Piece;
 using Json = nlohmann::json;
 constexpr const char* kOp = "checkpoint save";
 
-std::string rank_file_name(int rank, int world) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "rank-%05d-of-%05d.safetensors", rank, world);
-  return buf;
-}
-
 // Every tensor of `state` as this rank holds it, under its checkpoint key.
 std::vector<Holding> holdings(const TrainingState& state, const detail::ModelLayout& layout, int rank, int world) {
   std::vector<Holding> out;
@@ -99,7 +93,7 @@ std::string write_own_file(const std::string& pending, const std::vector<Holding
     std::vector<Piece> pieces;
     for (const Holding& h : held)
       if (auto p = detail::piece_to_write(h)) pieces.push_back(std::move(*p));
-    const detail::WrittenFile wf = detail::write_shard_file(pending, rank_file_name(rank, world), pieces, block_bytes);
+    const detail::WrittenFile wf = detail::write_shard_file(pending, detail::rank_file_name(rank, world), pieces, block_bytes);
     Json rep = {{"ok", true},
                 {"file", {{"name", wf.record.name}, {"bytes", wf.record.bytes}, {"header_bytes", wf.record.header_bytes},
                           {"block_bytes", wf.record.block_bytes}, {"blocks", wf.record.blocks}}},

@@ -20,10 +20,13 @@ ModelLayout describe_model(nn::Module& model, int rank, int world) {
   ModelLayout out;
   fsdp::FullyShardedDataParallel* engine = dynamic_cast<fsdp::FullyShardedDataParallel*>(&model);
   if (auto* ddp = dynamic_cast<fsdp::DistributedDataParallel*>(&model)) engine = &ddp->engine();
-  if (!engine) {  // a plain module: whole tensors, written by rank 0
+  if (!engine) {  // a plain module: whole tensors, written by rank 0; one unit of every parameter
     out.strategy = "local";
-    for (auto& [name, p] : model.named_parameters())
-      out.params.push_back({name, "", p, whole(model_key(name), p, rank, world)});
+    out.units.push_back({"(root)", out.strategy, {}});
+    for (auto& [name, p] : model.named_parameters()) {
+      out.params.push_back({name, "(root)", p, whole(model_key(name), p, rank, world)});
+      out.units.back().params.push_back(name);
+    }
     for (auto& [name, b] : model.named_buffers()) out.buffers.push_back(whole(model_key(name), b, rank, world));
     return out;
   }

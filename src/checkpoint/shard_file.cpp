@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,12 @@ DimVector local_shape(const Piece& p) {
 }
 
 }  // namespace
+
+std::string rank_file_name(int rank, int world) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "rank-%05d-of-%05d.safetensors", rank, world);
+  return buf;
+}
 
 ShardFileWriter::ShardFileWriter(const std::string& dir, const std::string& name, const std::vector<PieceLayout>& pieces,
                                  uint64_t block_bytes)

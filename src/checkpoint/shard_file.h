@@ -26,6 +26,9 @@ struct WrittenFile {
   std::vector<uint64_t> offsets;  // where each piece's bytes start in the file
 };
 
+// "rank-00002-of-00004.safetensors"
+std::string rank_file_name(int rank, int world);
+
 // One tensor piece's place in a rank file: its key, dtype and shape (the rows it holds).
 struct PieceLayout {
   std::string key;

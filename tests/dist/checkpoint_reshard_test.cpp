@@ -1,7 +1,7 @@
 // Distributed checkpoints move between world sizes and strategies: a GPT trained and saved at
 // this world size under one strategy loads, at every smaller world size (sub-groups of this
 // one) and under every strategy (plain, DDP, each FSDP plan), into exactly the saved parameters
-// and optimizer moments.
+// and optimizer moments; consolidated into one file, it runs in a single process.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
@@ -129,6 +129,30 @@ TEST(CheckpointReshard, OneRanksFailureFailsEveryRankAndChangesNothing) {
   EXPECT_NE(error.find("truncated or replaced"), std::string::npos) << error;
   EXPECT_NE(error.find("nothing was changed"), std::string::npos) << error;
   for (auto& [name, t] : full_params(b)) EXPECT_TRUE(testing::all_close(t, before.at(name), 0, 0)) << name;
+  pg->barrier();
+  if (pg->rank() == 0) std::filesystem::remove_all(dir);
+}
+
+// A checkpoint saved under FULL_SHARD at this world size, consolidated offline into one file,
+// loads into a single-process model that computes what the sharded model computes.
+TEST(CheckpointReshard, ConsolidatedFullShardCheckpointRunsInOneProcess) {
+  auto& pg = testing::world();
+  const std::string dir = shared_dir(*pg, "consolidate");
+  Wrapped a = wrap(5, "full_shard", pg);
+  optim::AdamW opt(a.model->named_parameters(), {.lr = 1e-2});
+  manual_seed(11);
+  const Tensor x = (rand({2, 4}) * 16.0).to(kLong), y = (rand({2, 4}) * 16.0).to(kLong);
+  Tensor loss = F::cross_entropy((*a.model)(x).reshape({-1, 16}), y.reshape({-1}));
+  loss.backward();
+  opt.step();
+  checkpoint::Checkpointer(dir, pg).save(1, {.model = a.model.get(), .optimizer = &opt});
+  const Tensor want = (*a.model)(x);
+  const std::string file = dir + "/model-" + std::to_string(pg->rank()) + ".safetensors";
+  checkpoint::consolidate_checkpoint(dir, file);  // each rank on its own, no communication
+  manual_seed(99);
+  models::GPT alone(tiny());
+  alone.load_state_dict(io::load_safetensors(file, {.require_checksum = true}).tensors);
+  EXPECT_TRUE(testing::all_close(alone(x), want, 0, 0));
   pg->barrier();
   if (pg->rank() == 0) std::filesystem::remove_all(dir);
 }

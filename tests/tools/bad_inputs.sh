@@ -82,6 +82,26 @@ resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
+# ---- the offline tools, on good and crafted checkpoints
+mkdir -p "$work/taken"
+rank_file=rank-00000-of-00001.safetensors size=$(stat -c %s "$ckpt/$rank_file")
+rm -rf "$work/cflip" "$work/cshort"; cp -r "$ckpt" "$work/cflip"; cp -r "$ckpt" "$work/cshort"
+printf '\x5a' | dd of="$work/cflip/$rank_file" bs=1 seek=$((size / 3)) conv=notrunc status=none
+truncate -s $((size - 100)) "$work/cshort/$rank_file"
+expect "ckpt without a subcommand" "A subcommand is required" ckpt
+expect "reshard without --world-size" "--world-size" ckpt reshard "$ckpt" "$work/r"
+expect "reshard --world-size 0" "--world-size" ckpt reshard "$ckpt" "$work/r" --world-size 0
+expect "reshard unknown strategy" "unknown strategy 'zero9'" ckpt reshard "$ckpt" "$work/r" --world-size 2 --strategy zero9
+expect "reshard local on 2 ranks" "needs --world-size 1" ckpt reshard "$ckpt" "$work/r" --world-size 2 --strategy local
+expect "reshard onto an existing directory" "already exists" ckpt reshard "$ckpt" "$work/taken" --world-size 2 --strategy ddp
+expect "reshard a flipped checkpoint" "fail their checksum" ckpt reshard "$work/cflip" "$work/r" --world-size 2 --strategy ddp
+expect "reshard a missing checkpoint" "does not exist" ckpt reshard "$work/none" "$work/r" --world-size 2
+expect "consolidate into a directory" "$work/taken" ckpt consolidate "$ckpt" "$work/taken"
+expect "consolidate a truncated checkpoint" "truncated" ckpt consolidate "$work/cshort" "$work/c.safetensors"
+expect "inspect a truncated manifest" "manifest.json" ckpt inspect "$work/short"
+expect "inspect a file" "is not a directory" ckpt inspect /usr/share/common-licenses/GPL-3
+[ ! -e "$work/r" ] && [ ! -e "$work/c.safetensors" ] || { failed=$((failed + 1)); echo "FAIL: a failed tool left output"; }
+tried=$((tried + 1))
 # --reset-optimizer allows a different optimizer (fresh moments)
 if ! timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/reset" --resume "$ckpt" --optimizer sgd \
      --reset-optimizer > /dev/null 2>&1; then

@@ -3,7 +3,10 @@
 # on 4 ranks under FULL_SHARD, checkpointed mid-epoch at step 10, resumed at 2 ranks
 # (SHARD_GRAD_OP), 3 ranks (FULL_SHARD) and alone (DDP), ends with the same parameter and
 # optimizer digests as the uninterrupted run; so does a run split into legs by --max-steps
-# (2 ranks, then 3). A checkpoint holding a rank file from another save is refused, naming it.
+# (2 ranks, then 3); so do resumes from the checkpoint resharded offline (`strider ckpt
+# reshard`) to 2 and 3 ranks. The consolidated checkpoint holds exactly the shards' bytes
+# under the model's names (checked by an independent reader, and loaded into PyTorch when it is
+# installed). A checkpoint holding a rank file from another save is refused, naming it.
 # Usage: resume_reshard.sh MPIRUN STRIDER WORK_DIR
 set -uo pipefail
 mpirun=$1 strider=$2 work=$3
@@ -31,6 +34,19 @@ from="$work/full/checkpoint-000000010"
 check "resumed at step 10 on 2 ranks, shard_grad_op" "$(run 2 --fsdp shard_grad_op --resume "$from" --out "$work/r2")"
 check "resumed at step 10 on 3 ranks, full_shard" "$(run 3 --fsdp full_shard --resume "$from" --out "$work/r3")"
 check "resumed at step 10 alone, ddp" "$(run 1 --fsdp ddp --resume "$from" --out "$work/r1")"
+"$strider" ckpt reshard "$from" "$work/offline2" --world-size 2 --strategy shard_grad_op || status=1
+"$strider" ckpt reshard "$from" "$work/offline3" --world-size 3 --strategy full_shard || status=1
+"$strider" ckpt verify "$work/offline2" "$work/offline3" || status=1
+check "resharded offline to 2 ranks, resumed there" "$(run 2 --fsdp shard_grad_op --resume "$work/offline2" --out "$work/o2")"
+check "resharded offline to 3 ranks, resumed there" "$(run 3 --fsdp full_shard --resume "$work/offline3" --out "$work/o3")"
+"$strider" ckpt consolidate "$work/full" "$work/model.safetensors" || status=1
+"$strider" ckpt verify "$work/model.safetensors" || status=1
+python=$(command -v /usr/bin/python3 python3 | head -n1)
+if [ -n "$python" ]; then
+  "$python" "$(dirname "$0")/check_consolidated.py" "$work/model.safetensors" "$work/full/checkpoint-000000030" || status=1
+else
+  echo "consolidated file: no python3 here for the independent reader"
+fi
 run 2 --fsdp full_shard --max-steps 10 --out "$work/legs" > /dev/null
 check "legs: 10 steps on 2 ranks, the rest on 3 (--resume of the run directory)" \
       "$(run 3 --fsdp full_shard --resume "$work/legs" --out "$work/legs")"

@@ -1,5 +1,5 @@
 // The `strider` command: `train` (the default job: a CNN on Fashion-MNIST, or a GPT on a text
-// file, alone or under mpirun), `bench model`, `ckpt verify`, and `demo`, a tour of the
+// file, alone or under mpirun), `bench model`, `ckpt` (inspect, verify, reshard, consolidate), and `demo`, a tour of the
 // memory-format API that prints what PyTorch prints for the same calls.
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include <strider/strider.h>
 
 #include "bench.h"
+#include "ckpt.h"
 #include "train.h"
 
 using namespace strider;
@@ -30,29 +31,6 @@ void show(const char* what, const Tensor& t) {
             << "  contiguous=" << t.is_contiguous()
             << " channels_last=" << t.is_contiguous(MemoryFormat::ChannelsLast)
             << " suggest=" << t.suggest_memory_format() << "\n";
-}
-
-// `strider ckpt verify PATH...`: each checkpoint (or run directory's latest) verified byte by
-// byte against its manifest; a single safetensors file is loaded with its checksum verified.
-int verify_checkpoints(const std::vector<std::string>& paths) {
-  int bad = 0;
-  for (const std::string& p : paths) {
-    try {
-      if (std::filesystem::is_regular_file(p)) {
-        io::SafetensorsFile st = io::load_safetensors(p, {.require_checksum = true});
-        std::cout << p << ": ok, a safetensors file of " << st.tensors.size() << " tensors\n";
-        continue;
-      }
-      const checkpoint::VerifyReport r = checkpoint::verify_checkpoint(p);
-      std::cout << r.dir << ": ok, step " << r.manifest.step << ", " << r.manifest.strategy << " on "
-                << r.manifest.world_size << " ranks, " << r.manifest.files.size() << " files, "
-                << r.manifest.tensors.size() << " tensors, " << r.bytes << " bytes\n";
-    } catch (const Error& e) {
-      std::cerr << "strider: " << e.what() << "\n";
-      ++bad;
-    }
-  }
-  return bad ? 1 : 0;
 }
 
 int demo() {
@@ -157,12 +135,30 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 86400.0))->capture_default_str();
   train_cmd->add_flag("--json", t.json, "print one JSON summary object at the end");
   std::vector<std::string> verify_files;
-  auto* ckpt_cmd = app.add_subcommand("ckpt", "checkpoints");
-  auto* ckpt_verify = ckpt_cmd->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
+  std::string ckpt_path, ckpt_out, ckpt_strategy;
+  int64_t ckpt_world = 1;
+  bool ckpt_json = false;
+  const char* path_help = "a checkpoint directory, or a run directory (its latest checkpoint)";
+  auto* ckpt_cmd = app.add_subcommand("ckpt", "checkpoints, offline (no MPI)");
   ckpt_cmd->require_subcommand(1);
+  auto* ckpt_inspect = ckpt_cmd->add_subcommand("inspect", "what a checkpoint holds (its manifest)");
+  ckpt_inspect->add_option("path", ckpt_path, path_help)->required();
+  ckpt_inspect->add_flag("--json", ckpt_json, "print the manifest itself");
+  auto* ckpt_verify = ckpt_cmd->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
   ckpt_verify->add_option("paths", verify_files,
                           "checkpoint directories, run directories (their latest checkpoint) or safetensors files")
       ->required();
+  auto* ckpt_reshard = ckpt_cmd->add_subcommand("reshard", "rewrite a checkpoint for another world size or strategy");
+  ckpt_reshard->add_option("path", ckpt_path, path_help)->required();
+  ckpt_reshard->add_option("out", ckpt_out, "the new checkpoint directory (must not exist)")->required();
+  ckpt_reshard->add_option("--world-size", ckpt_world, "ranks of the new layout")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))->required();
+  ckpt_reshard->add_option("--strategy", ckpt_strategy,
+                           "local | ddp | full_shard | shard_grad_op | no_shard | shard_optimizer | hybrid_shard | "
+                           "hybrid_shard_grad_op (default: the checkpoint's)");
+  auto* ckpt_consolidate = ckpt_cmd->add_subcommand("consolidate", "the model's whole tensors in one safetensors file");
+  ckpt_consolidate->add_option("path", ckpt_path, path_help)->required();
+  ckpt_consolidate->add_option("out", ckpt_out, "the safetensors file to write")->required();
   strider::tools::BenchOptions b;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
   auto* bench_model = bench_cmd->add_subcommand("model", "time training steps or inference of a model");
@@ -196,7 +192,10 @@ int main(int argc, char** argv) {
     set_kernel_verbose(env_switch("STRIDER_VERBOSE"));
     set_kernel_autotune(env_switch("STRIDER_AUTOTUNE"));
     if (demo_cmd->parsed()) return demo();
-    if (ckpt_verify->parsed()) return verify_checkpoints(verify_files);
+    if (ckpt_inspect->parsed()) return strider::tools::ckpt_inspect(ckpt_path, ckpt_json);
+    if (ckpt_verify->parsed()) return strider::tools::ckpt_verify(verify_files);
+    if (ckpt_reshard->parsed()) return strider::tools::ckpt_reshard(ckpt_path, ckpt_out, ckpt_world, ckpt_strategy);
+    if (ckpt_consolidate->parsed()) return strider::tools::ckpt_consolidate(ckpt_path, ckpt_out);
     if (bench_model->parsed()) return strider::tools::run_bench_model(b);
     strider::tools::validate(t);
     return strider::tools::run_train(t);  // the default job

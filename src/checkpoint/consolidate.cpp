@@ -1,0 +1,34 @@
+#include "strider/checkpoint/consolidate.h"
+
+#include "checkpoint/row_stream.h"
+#include "strider/checkpoint/run_directory.h"
+#include "strider/io/safetensors_writer.h"
+
+namespace strider::checkpoint {
+
+ConsolidateReport consolidate_checkpoint(const std::string& source, const std::string& out_file) {
+  ConsolidateReport report;
+  report.source = resolve_checkpoint(source);
+  const Manifest m = read_manifest(report.source);
+  const std::string prefix = model_key("");
+  std::vector<io::SafetensorsEntry> entries;
+  for (const auto& [key, rec] : m.tensors)
+    if (key.rfind(prefix, 0) == 0) entries.push_back({key.substr(prefix.size()), rec.dtype, rec.shape});
+  io::SafetensorsWriter writer(out_file, entries,
+                               {{"format", "strider.consolidated"},
+                                {"step", std::to_string(m.step)},
+                                {"saved_as", m.strategy + " on " + std::to_string(m.world_size) + " ranks"}});
+  detail::VerifiedReader reader(report.source, m);
+  for (const io::SafetensorsEntry& e : entries) {
+    const std::string key = model_key(e.name);
+    const TensorRecord& rec = m.tensors.at(key);
+    detail::stream_rows(reader, key, rec, 0, rec.rows(),
+                        [&](const void* p, size_t n) { writer.write(p, n); });
+  }
+  report.bytes = writer.finish().bytes;
+  report.step = m.step;
+  report.tensors = static_cast<int64_t>(entries.size());
+  return report;
+}
+
+}  // namespace strider::checkpoint
