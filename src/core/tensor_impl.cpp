@@ -19,4 +19,12 @@ void TensorImpl::set_sizes_and_strides(DimVector sizes, DimVector strides) {
   flags_ = layout::compute_flags(sizes_, strides_);
 }
 
+void TensorImpl::throw_no_memory() const {
+  STRIDER_CHECK(false, "tensor", "a tensor of shape ", sizes(), " and dtype ", dtype_,
+                " has no memory: it is a deferred parameter not yet materialized (nn::materialize, or wrap the model "
+                "with FullyShardedDataParallel) or a parameter FSDP freed after use (read it inside the forward, or "
+                "through a state dict)");
+  __builtin_unreachable();
+}
+
 }  // namespace strider

@@ -10,6 +10,7 @@
 #include "strider/autograd/grad_mode.h"
 #include "strider/autograd/record.h"
 #include "strider/core/layout.h"
+#include "strider/nn/deferred_init.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
 #include "strider/ops/view.h"
@@ -110,18 +111,25 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   for (size_t i = 0; i < params_.size(); ++i) {
     ParamSlot& s = params_[i];
     Tensor p = s.owner->param(s.name);
+    // A deferred stand-in (nn/deferred_init.h) is drawn straight into the rows this rank keeps.
+    const bool deferred = nn::is_deferred(p);
+    auto fill = [&](const Tensor& dst, int64_t row_begin) {
+      if (deferred) nn::materialize_rows(p, s.full_name, row_begin, dst);
+      else ops::copy_(dst, dst.dim() == 0 ? p : p.narrow(0, row_begin, dst.size(0)));
+    };
     if (flat) {
       DimVector shard_sizes = s.sizes;
       shard_sizes[0] = s.chunk_rows;
       Tensor shard = shard_flat_.as_strided(shard_sizes, layout::strides_for_format(shard_sizes, s.format, "fsdp"),
                                             s.shard_offset).detach();
       const int64_t valid = std::clamp<int64_t>(s.rows - r * s.chunk_rows, 0, s.chunk_rows);
-      if (valid > 0) ops::copy_(shard.narrow(0, 0, valid), p.narrow(0, r * s.chunk_rows, valid));
+      if (valid > 0) fill(shard.narrow(0, 0, valid), r * s.chunk_rows);
       s.shard = shard.requires_grad_(s.requires_grad);
       s.full = full_flat_.as_strided(s.sizes, s.strides, s.full_offset).detach();
-      if (plan_.full_params_persist) ops::copy_(s.full, p);  // every rank holds them already
+      if (plan_.full_params_persist) fill(s.full, 0);  // every rank holds them already
       if (s.requires_grad) s.full.requires_grad_(true);
     } else {
+      if (deferred) p = nn::materialize_tensor(p, s.full_name).requires_grad_(s.requires_grad);
       s.shard = p;
       s.full = p;
     }

@@ -8,6 +8,7 @@
 #include "fsdp/offload_tier.h"
 #include "fsdp/structure_check.h"
 #include "strider/dist/consistency.h"
+#include "strider/nn/deferred_init.h"
 #include "strider/dist/exact_sum.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
@@ -92,6 +93,7 @@ void FullyShardedDataParallel::sync_module_states() {
   // parameters unsynchronized).
   dist::CollectiveLabel label("sync_module_states");
   for (auto& [name, p] : module_->named_parameters()) {
+    if (nn::is_deferred(p)) continue;  // drawn from a counter-based generator: equal on every rank
     STRIDER_CHECK(p.is_non_overlapping_and_dense(), "sync_module_states", "parameter '", name, "' with strides ",
                   p.strides(), " is not dense; make it contiguous (or channels-last) first");
     pg_->broadcast(p, 0);

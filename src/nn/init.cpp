@@ -5,9 +5,11 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/nn/deferred_init.h"
 #include "strider/ops/factory.h"
 
 namespace strider::nn::init {
+
 
 std::pair<int64_t, int64_t> fans(const Tensor& t) {
   STRIDER_CHECK(t.dim() >= 2, "init", "fan in/out need a tensor of at least 2 dimensions, got ", t.sizes());
@@ -17,16 +19,19 @@ std::pair<int64_t, int64_t> fans(const Tensor& t) {
 }
 
 void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
+  if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Uniform, .a = lo, .b = hi})) return;
   autograd::NoGradGuard g;
   t.copy_(rand(t.sizes(), kDouble, gen) * (hi - lo) + lo);
 }
 
 void normal_(const Tensor& t, double mean, double std, Generator* gen) {
+  if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Normal, .a = mean, .b = std})) return;
   autograd::NoGradGuard g;
   t.copy_(randn(t.sizes(), kDouble, gen) * std + mean);
 }
 
 void constant_(const Tensor& t, double value) {
+  if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Constant, .a = value})) return;
   autograd::NoGradGuard g;
   t.fill_(value);
 }

@@ -17,8 +17,8 @@ BatchNorm::BatchNorm(std::string type, int64_t expected_dim, int64_t c, double e
     : Module(std::move(type)), expected_dim_(expected_dim), num_features_(c), eps_(eps), momentum_(momentum), track_(track) {
   STRIDER_CHECK(c > 0, type_name().c_str(), "num_features must be positive, got ", c);
   if (affine) {
-    register_parameter("weight", ones({c}));
-    register_parameter("bias", zeros({c}));
+    init::ones_(register_parameter("weight", empty({c})));  // an init call, so deferred init records it
+    init::zeros_(register_parameter("bias", empty({c})));
   }
   if (track) {
     register_buffer("running_mean", zeros({c}));
@@ -44,8 +44,8 @@ Tensor BatchNorm::forward(const Tensor& x) {
 
 LayerNorm::LayerNorm(DimVector shape, double eps, bool affine) : Module("LayerNorm"), shape_(shape), eps_(eps) {
   if (affine) {
-    register_parameter("weight", ones(shape));
-    register_parameter("bias", zeros(shape));
+    init::ones_(register_parameter("weight", empty(shape)));  // an init call, so deferred init records it
+    init::zeros_(register_parameter("bias", empty(shape)));
   }
 }
 Tensor LayerNorm::forward(const Tensor& x) {
@@ -58,8 +58,8 @@ GroupNorm::GroupNorm(int64_t groups, int64_t channels, double eps, bool affine)
   STRIDER_CHECK(groups > 0 && channels % groups == 0, "GroupNorm", "num_channels ", channels,
                 " must be divisible by num_groups ", groups);
   if (affine) {
-    register_parameter("weight", ones({channels}));
-    register_parameter("bias", zeros({channels}));
+    init::ones_(register_parameter("weight", empty({channels})));  // an init call, so deferred init records it
+    init::zeros_(register_parameter("bias", empty({channels})));
   }
 }
 Tensor GroupNorm::forward(const Tensor& x) {

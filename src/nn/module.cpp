@@ -5,6 +5,7 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/nn/deferred_init.h"
 #include "strider/nn/state_dict.h"
 
 namespace strider::nn {
@@ -64,6 +65,7 @@ Tensor& Module::register_parameter(const std::string& name, Tensor value, bool r
   check_name(name, type_name_);
   STRIDER_CHECK(find(params_, name) == params_.end() && find(buffers_, name) == buffers_.end(),
                 type_name_.c_str(), "parameter '", name, "' is already registered");
+  if (auto stand_in = deferred::defer_parameter(value)) value = *stand_in;  // under a DeferredInit
   if (value.defined()) {
     value = value.detach();
     if (requires_grad) value.requires_grad_(true);
@@ -195,13 +197,15 @@ void Module::apply_to_tensors(F f) {
 
 void Module::to(ScalarType dtype) {
   apply_to_tensors([&](const std::string&, const Tensor& t) {
-    return is_floating_point(t.dtype()) ? t.to(dtype) : t;
+    if (!is_floating_point(t.dtype())) return t;
+    return is_deferred(t) ? deferred::retarget(t, dtype, std::nullopt) : t.to(dtype);
   });
 }
 
 void Module::to(MemoryFormat fmt) {
   apply_to_tensors([&](const std::string& name, const Tensor& t) {
     if (t.dim() != 4 && t.dim() != 5) return t;
+    if (is_deferred(t)) return deferred::retarget(t, t.dtype(), fmt);
     try {
       return t.to(fmt);
     } catch (const Error& e) {

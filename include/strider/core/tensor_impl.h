@@ -25,7 +25,11 @@ class TensorImpl {
   const Storage& storage() const { return storage_; }
   const layout::Flags& flags() const { return flags_; }
 
+  // Throws for a tensor with elements but no memory (a deferred parameter not yet
+  // materialized, or a parameter FSDP freed after use), which no op may read or write.
   void* data() const {
+    if (storage_->data() == nullptr && numel_ > 0) [[unlikely]]
+      throw_no_memory();
     return static_cast<char*>(storage_->data()) +
            storage_offset_ * static_cast<int64_t>(element_size(dtype_));
   }
@@ -47,6 +51,7 @@ class TensorImpl {
   int64_t numel_ = 0;
   layout::Flags flags_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  [[noreturn]] void throw_no_memory() const;
 };
 
 }  // namespace strider

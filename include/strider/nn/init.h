@@ -1,6 +1,8 @@
 #pragma once
 // Parameter initialization (torch.nn.init), in place and without recording a graph. Every
-// function draws from `gen` (default: the global generator, seeded by manual_seed).
+// function draws from `gen` (default: the global generator, seeded by manual_seed). On a
+// deferred stand-in (nn/deferred_init.h) they record what to draw instead, from the
+// counter-based generator when it is materialized, and `gen` is not used.
 #include "strider/core/generator.h"
 #include "strider/core/tensor.h"
 

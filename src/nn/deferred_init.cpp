@@ -1,0 +1,194 @@
+#include "strider/nn/deferred_init.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "strider/autograd/grad_mode.h"
+#include "strider/core/allocator.h"
+#include "strider/core/counter_rng.h"
+#include "strider/core/error.h"
+#include "strider/core/layout.h"
+#include "strider/nn/module.h"
+#include "strider/ops/convert.h"
+#include "strider/ops/factory.h"
+#include "strider/ops/pointwise.h"
+#include "strider/ops/view.h"
+
+namespace strider::nn {
+namespace {
+
+constexpr const char* kOp = "deferred init";
+constexpr int64_t kChunkElements = int64_t{1} << 16;  // drawn (as float64) per piece: 512 KiB
+
+thread_local std::optional<uint64_t> t_seed;
+
+struct Entry {
+  std::weak_ptr<StorageImpl> storage;
+  uint64_t seed = 0;
+  deferred::InitRecipe recipe;
+};
+
+// Stand-ins by storage: views of a stand-in (detach, requires_grad_) share it.
+class Registry {
+ public:
+  void add(const Storage& s, uint64_t seed, deferred::InitRecipe recipe) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (entries_.size() >= 2 * swept_size_ + 64) sweep();
+    entries_[s.get()] = Entry{s, seed, std::move(recipe)};
+  }
+  std::optional<Entry> find(const Tensor& t) {
+    if (!t.defined()) return std::nullopt;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(t.storage().get());
+    if (it == entries_.end()) return std::nullopt;
+    if (it->second.storage.lock() != t.storage()) {  // an old entry whose address was reused
+      entries_.erase(it);
+      return std::nullopt;
+    }
+    return it->second;
+  }
+  void set_recipe(const Tensor& t, deferred::InitRecipe recipe) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.at(t.storage().get()).recipe = std::move(recipe);
+  }
+
+ private:
+  void sweep() {
+    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.storage.expired() ? entries_.erase(it) : ++it;
+    swept_size_ = entries_.size();
+  }
+  std::mutex mu_;
+  std::unordered_map<const StorageImpl*, Entry> entries_;
+  size_t swept_size_ = 0;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // outlives every static tensor
+  return *r;
+}
+
+Tensor make_stand_in(ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, uint64_t seed, deferred::InitRecipe recipe) {
+  auto storage = std::make_shared<StorageImpl>(0, cpu_allocator());
+  storage->release();  // no memory until materialized
+  registry().add(storage, seed, std::move(recipe));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, sizes.vec(), strides.vec(), 0));
+}
+
+Entry entry_of(const Tensor& t, const std::string& name) {
+  auto e = registry().find(t);
+  STRIDER_CHECK(e.has_value(), kOp, "parameter '", name, "' (", t.defined() ? t.sizes() : IntArrayRef{},
+                ") is not a deferred stand-in; it already has memory");
+  return *e;
+}
+
+int64_t rows_of(const Tensor& t) { return t.dim() == 0 ? 1 : t.size(0); }
+
+// Rows [r0, r0 + dst rows) drawn into dst, in pieces of about kChunkElements.
+void draw_rows(const Entry& e, const std::string& name, int64_t r0, const Tensor& dst, int64_t row_numel) {
+  const deferred::InitRecipe& rc = e.recipe;
+  const uint64_t key = counter_rng_key(e.seed, name);
+  const int64_t rows = dst.dim() == 0 ? 1 : dst.size(0);
+  const int64_t step = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(row_numel, 1));
+  for (int64_t r = 0; r < rows; r += step) {
+    const int64_t k = std::min(step, rows - r);
+    Tensor piece = dst.dim() == 0 ? dst : dst.narrow(0, r, k);
+    Tensor drawn = empty({k * row_numel}, kDouble);
+    double* out = static_cast<double*>(drawn.data());
+    const uint64_t first = static_cast<uint64_t>((r0 + r) * row_numel);
+    for (int64_t j = 0; j < k * row_numel; ++j) {
+      const uint64_t index = first + static_cast<uint64_t>(j);
+      out[j] = rc.kind == deferred::InitRecipe::Kind::Uniform ? rc.a + (rc.b - rc.a) * counter_uniform(key, index)
+                                                             : rc.a + rc.b * counter_normal(key, index);
+    }
+    ops::copy_(piece, drawn.to(rc.dtype).reshape(piece.sizes()));
+  }
+}
+
+}  // namespace
+
+DeferredInit::DeferredInit(uint64_t seed) : outer_(t_seed) { t_seed = seed; }
+DeferredInit::~DeferredInit() { t_seed = outer_; }
+
+bool is_deferred(const Tensor& t) { return registry().find(t).has_value(); }
+
+void materialize_rows(const Tensor& t, const std::string& name, int64_t row_begin, const Tensor& dst) {
+  autograd::NoGradGuard no_grad;
+  const Entry e = entry_of(t, name);
+  const int64_t rows = rows_of(t);
+  const int64_t k = dst.dim() == 0 ? 1 : dst.size(0);
+  DimVector want = t.sizes().vec();
+  if (!want.empty()) want[0] = k;
+  STRIDER_CHECK(dst.sizes() == IntArrayRef(want) && row_begin >= 0 && row_begin + k <= rows, kOp, "parameter '", name,
+                "' ", t.sizes(), ": cannot write rows [", row_begin, ", ", row_begin + k, ") into a tensor of shape ",
+                dst.sizes());
+  const int64_t row_numel = rows ? t.numel() / rows : 0;
+  using Kind = deferred::InitRecipe::Kind;
+  switch (e.recipe.kind) {
+    case Kind::Value:
+      ops::copy_(dst, t.dim() == 0 ? e.recipe.value : e.recipe.value.narrow(0, row_begin, k));
+      return;
+    case Kind::Constant:
+      ops::copy_(dst, full({}, e.recipe.a, TensorOptions().dtype(e.recipe.dtype)).expand(dst.sizes()));
+      return;
+    case Kind::Uniform:
+    case Kind::Normal:
+      draw_rows(e, name, row_begin, dst, row_numel);
+      return;
+  }
+}
+
+Tensor materialize_tensor(const Tensor& t, const std::string& name) {
+  const int64_t bytes = t.numel() * static_cast<int64_t>(element_size(t.dtype()));
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(bytes), cpu_allocator());
+  Tensor out(std::make_shared<TensorImpl>(std::move(storage), t.dtype(), t.sizes().vec(), t.strides().vec(), 0));
+  materialize_rows(t, name, 0, out);
+  return out;
+}
+
+void materialize(Module& module) {
+  // Names as module.named_parameters() gives them; a parameter shared by two modules is made once.
+  std::unordered_map<const StorageImpl*, std::string> names;
+  for (auto& [name, p] : module.named_parameters())
+    if (is_deferred(p)) names.emplace(p.storage().get(), name);
+  std::unordered_map<const StorageImpl*, Tensor> made;
+  for (auto& [prefix, m] : module.named_modules())
+    for (auto& [n, p] : m->named_parameters(/*recurse=*/false)) {
+      auto it = names.find(p.storage().get());
+      if (it == names.end()) continue;
+      auto [slot, fresh] = made.try_emplace(it->first);
+      if (fresh) {
+        slot->second = materialize_tensor(p, it->second);
+        if (p.requires_grad()) slot->second.requires_grad_(true);
+      }
+      m->set_param(n, slot->second);
+    }
+}
+
+namespace deferred {
+
+std::optional<Tensor> defer_parameter(const Tensor& value) {
+  if (!t_seed || !value.defined() || is_deferred(value)) return std::nullopt;
+  const DimVector strides = value.is_non_overlapping_and_dense()
+                                ? value.strides().vec()
+                                : layout::strides_for_format(value.sizes(), MemoryFormat::Contiguous, kOp);
+  return make_stand_in(value.dtype(), value.sizes(), strides, *t_seed,
+                       InitRecipe{.kind = InitRecipe::Kind::Value, .dtype = value.dtype(), .value = value.detach()});
+}
+
+bool record_init(const Tensor& t, InitRecipe recipe) {
+  if (!is_deferred(t)) return false;
+  recipe.dtype = t.dtype();
+  registry().set_recipe(t, std::move(recipe));
+  return true;
+}
+
+Tensor retarget(const Tensor& t, ScalarType dtype, std::optional<MemoryFormat> format) {
+  auto e = registry().find(t);
+  STRIDER_CHECK(e.has_value(), kOp, "internal: retarget of a tensor that is not a stand-in");
+  if (e->recipe.kind == InitRecipe::Kind::Value) e->recipe.value = e->recipe.value.to(dtype);
+  const DimVector strides = format ? layout::strides_for_format(t.sizes(), *format, "Module.to") : t.strides().vec();
+  return make_stand_in(dtype, t.sizes(), strides, e->seed, e->recipe);
+}
+
+}  // namespace deferred
+}  // namespace strider::nn
