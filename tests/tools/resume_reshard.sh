@@ -6,7 +6,8 @@
 # (2 ranks, then 3); so do resumes from the checkpoint resharded offline (`strider ckpt
 # reshard`) to 2 and 3 ranks. The consolidated checkpoint holds exactly the shards' bytes
 # under the model's names (checked by an independent reader, and loaded into PyTorch when it is
-# installed). A checkpoint holding a rank file from another save is refused, naming it.
+# installed). A checkpoint holding a rank file from another save is refused, naming it. Built
+# with --deferred-init (only shards ever allocated), runs at 1, 2 and 3 ranks end identically.
 # Usage: resume_reshard.sh MPIRUN STRIDER WORK_DIR
 set -uo pipefail
 mpirun=$1 strider=$2 work=$3
@@ -56,4 +57,12 @@ cp "$work/full/checkpoint-000000020/rank-00001-of-00004.safetensors" "$work/mixe
 mixed=$(run 4 --fsdp full_shard --resume "$work/mixed" --out "$work/rm" | sed 's/.*failed on //')
 echo "mixed saves: $mixed"
 grep -q "rank-00001-of-00004.safetensors: bytes .* fail their checksum" <<<"$mixed" || { echo "  not named"; status=1; }
+deferred=$(run 2 --fsdp full_shard --deferred-init --out "$work/d2")
+echo "deferred init, 2 ranks: $deferred"
+for np in 1 3; do
+  got=$(run $np --fsdp full_shard --deferred-init --out "$work/d$np")
+  echo "deferred init, $np ranks: $got"
+  [ -n "$deferred" ] && [ "$got" = "$deferred" ] || { echo "  differs from 2 ranks"; status=1; }
+done
+[ "$deferred" != "$want" ] || { echo "  deferred init drew the eager values: not deferred"; status=1; }
 exit $status

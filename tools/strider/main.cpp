@@ -123,6 +123,9 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))->capture_default_str();
   train_cmd->add_flag("--fsdp-offload", t.fsdp_offload, "keep sharded state in memory-mapped files between uses");
+  train_cmd->add_flag("--deferred-init", t.deferred_init,
+                      "build the model without allocating it; --fsdp materializes only each rank's shards, drawn by "
+                      "(--seed, parameter name, element) so the values are the same at any -np");
   train_cmd->add_flag("--deterministic", t.deterministic,
                       "bitwise the same parameters and optimizer state for any world size and strategy "
                       "(needs --fsdp; default 1 thread per rank)");

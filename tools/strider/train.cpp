@@ -104,6 +104,7 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--weight-decay " + wd.str(), "--label-smoothing " + ls.str(), "--seed " + std::to_string(o.seed),
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
+          "--deferred-init " + std::to_string(o.deferred_init),
           "--shard-group-size " + std::to_string(o.shard_group_size),
           "--deterministic " + std::to_string(o.deterministic) + " --micro-batches " + std::to_string(o.micro_batches),
           "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
@@ -195,9 +196,15 @@ int train_loop(const TrainOptions& o) {
                 o.out_dir, "': ", ec ? ec.message() : "a file of that name is in the way");
 
   std::unique_ptr<TrainTask> task = o.model == "gpt" ? make_text_task(o) : make_image_task(o);
-  auto base_model = task->make_model();
+  std::shared_ptr<nn::Module> base_model;
+  {
+    std::optional<nn::DeferredInit> deferred;
+    if (o.deferred_init) deferred.emplace(o.seed);
+    base_model = task->make_model();
+  }
   base_model->to(fmt);
-  Parallel par = make_parallel(base_model, o, dtype);
+  Parallel par = make_parallel(base_model, o, dtype);  // FSDP and DDP materialize what each rank keeps
+  if (o.deferred_init && !par.engine) nn::materialize(*base_model);
   auto& model = par.model;
   const bool lead = par.rank == 0;  // only rank 0 prints and writes shared files
   task->open_data(par.rank, par.world, o.batch_size / par.world, par.fsdp ? kFloat : dtype);

@@ -40,6 +40,9 @@ struct TrainOptions {
   int shard_group_size = 0;             // hybrid strategies; 0 = the ranks of one host
   int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
   bool fsdp_offload = false;
+  // Build the model without allocating it (nn::DeferredInit): FSDP materializes only each
+  // rank's shards, drawn by (--seed, parameter name, element), so values match at any -np.
+  bool deferred_init = false;
   // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
   // global batch is split into micro_batches micro-batches (0: one per sample).
   bool deterministic = false;
