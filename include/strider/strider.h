@@ -24,6 +24,7 @@
 #include "strider/config.h"
 #include "strider/checkpoint/checkpointer.h"
 #include "strider/checkpoint/consolidate.h"
+#include "strider/checkpoint/full_save.h"
 #include "strider/checkpoint/load.h"
 #include "strider/checkpoint/manifest.h"
 #include "strider/checkpoint/reshard.h"

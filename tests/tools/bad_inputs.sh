@@ -49,6 +49,10 @@ expect "text file too short" "bytes in all" train "${gpt[@]}" --text-file "$work
 expect "--out cannot be created" "cannot create the --out directory" train "${gpt[@]}" --out /proc/strider-out
 touch "$work/file"
 expect "--out is a file" "cannot create the --out directory" train "${gpt[@]}" --out "$work/file"
+expect "--export-model in a missing directory" "is not a writable directory" train "${gpt[@]}" --out "$work/x" \
+       --export-model "$work/none/model.safetensors"
+expect "--export-model is a directory" "is a directory; pass the safetensors file" train "${gpt[@]}" --out "$work/x" \
+       --export-model "$work"
 expect "--reset-optimizer without --resume" "--reset-optimizer only applies" train --reset-optimizer --out "$work/x"
 expect "--fsdp-offload without --fsdp" "--fsdp-offload needs" train --fsdp-offload --out "$work/x"
 expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out "$work/x"

@@ -5,7 +5,7 @@
 # optimizer digests as the uninterrupted run; so does a run split into legs by --max-steps
 # (2 ranks, then 3); so do resumes from the checkpoint resharded offline (`strider ckpt
 # reshard`) to 2 and 3 ranks. The consolidated checkpoint holds exactly the shards' bytes
-# under the model's names (checked by an independent reader, and loaded into PyTorch when it is
+# under the model's names (and is the file --export-model wrote at the end) (checked by an independent reader, and loaded into PyTorch when it is
 # installed). A checkpoint holding a rank file from another save is refused, naming it. Built
 # with --deferred-init (only shards ever allocated), runs at 1, 2 and 3 ranks end identically.
 # Usage: resume_reshard.sh MPIRUN STRIDER WORK_DIR
@@ -24,7 +24,7 @@ run() {  # NP ARGS...: the last line's digests, or the error
   grep -m1 -o 'strider: .*' <<<"$out"
 }
 status=0
-want=$(run 4 --fsdp full_shard --checkpoint-every 10 --out "$work/full")
+want=$(run 4 --fsdp full_shard --checkpoint-every 10 --out "$work/full" --export-model "$work/exported.safetensors")
 echo "uninterrupted, 4 ranks: $want"
 [ -n "$want" ] && [ "${want#strider:}" = "$want" ] || { echo "the uninterrupted run failed"; exit 1; }
 check() {  # NAME GOT
@@ -42,6 +42,9 @@ check "resharded offline to 2 ranks, resumed there" "$(run 2 --fsdp shard_grad_o
 check "resharded offline to 3 ranks, resumed there" "$(run 3 --fsdp full_shard --resume "$work/offline3" --out "$work/o3")"
 "$strider" ckpt consolidate "$work/full" "$work/model.safetensors" || status=1
 "$strider" ckpt verify "$work/model.safetensors" || status=1
+# The trainer's --export-model (a full save streamed to rank 0) is the same file, byte for byte.
+cmp "$work/exported.safetensors" "$work/model.safetensors" && echo "--export-model: the consolidated file's bytes" \
+  || { echo "--export-model differs from the consolidated final checkpoint"; status=1; }
 python=$(command -v /usr/bin/python3 python3 | head -n1)
 if [ -n "$python" ]; then
   "$python" "$(dirname "$0")/check_consolidated.py" "$work/model.safetensors" "$work/full/checkpoint-000000030" || status=1

@@ -104,7 +104,7 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--weight-decay " + wd.str(), "--label-smoothing " + ls.str(), "--seed " + std::to_string(o.seed),
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
-          "--deferred-init " + std::to_string(o.deferred_init),
+          "--deferred-init " + std::to_string(o.deferred_init), "--export-model " + o.export_model,
           "--shard-group-size " + std::to_string(o.shard_group_size),
           "--deterministic " + std::to_string(o.deterministic) + " --micro-batches " + std::to_string(o.micro_batches),
           "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
@@ -132,6 +132,13 @@ void validate(const TrainOptions& o) {
                   " (each head gets n_embd / n_head channels)");
   } else {
     STRIDER_CHECK(o.text_file.empty(), "train", "--text-file is for --model gpt, not --model ", o.model);
+  }
+  if (!o.export_model.empty()) {  // checked now rather than after the training it would end
+    const std::filesystem::path file(o.export_model), dir = file.has_parent_path() ? file.parent_path() : ".";
+    STRIDER_CHECK(!std::filesystem::is_directory(file), "train", "--export-model ", o.export_model,
+                  " is a directory; pass the safetensors file to write");
+    STRIDER_CHECK(std::filesystem::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0, "train", "--export-model ",
+                  o.export_model, ": ", dir.string(), " is not a writable directory; create it or pick another path");
   }
   STRIDER_CHECK(!o.reset_optimizer || !o.resume.empty(), "train", "--reset-optimizer only applies with --resume");
   STRIDER_CHECK(!o.fsdp_offload || (o.fsdp != "none" && o.fsdp != "ddp"), "train",
@@ -377,6 +384,7 @@ int train_loop(const TrainOptions& o) {
     if (o.checkpoint_every == 0 && global_step < stop_step) save();
   }
   if (last_saved_step != global_step) save();  // the end of training always saves
+  if (!o.export_model.empty()) checkpoint::save_full(o.export_model, *model, global_step, par.pg.get());
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);
   std::pair<std::string, std::string> digests;
@@ -396,6 +404,7 @@ int train_loop(const TrainOptions& o) {
                             {"world_size", par.world}, {"deterministic", o.deterministic},
                             {"threads", omp_get_max_threads()}, {"steps", global_step},
                             {"checkpoint", last_saved}};
+  if (!o.export_model.empty()) summary["exported_model"] = o.export_model;
   if (o.deterministic) summary["micro_batches"] = total_micro;
   if (o.json) {
     summary["params_sha256"] = digests.first;

@@ -43,6 +43,9 @@ struct TrainOptions {
   // Build the model without allocating it (nn::DeferredInit): FSDP materializes only each
   // rank's shards, drawn by (--seed, parameter name, element), so values match at any -np.
   bool deferred_init = false;
+  // After training, the whole model as one safetensors file (checkpoint::save_full), for
+  // inference or PyTorch; empty: none.
+  std::string export_model;
   // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
   // global batch is split into micro_batches micro-batches (0: one per sample).
   bool deterministic = false;
