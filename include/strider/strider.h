@@ -22,6 +22,7 @@
 #include "strider/io/safetensors.h"
 #include "strider/io/sha256.h"
 #include "strider/config.h"
+#include "strider/checkpoint/async_checkpointer.h"
 #include "strider/checkpoint/checkpointer.h"
 #include "strider/checkpoint/consolidate.h"
 #include "strider/checkpoint/full_save.h"

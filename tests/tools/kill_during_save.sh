@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kill -9 of the trainer at random moments while it saves a checkpoint after every step: the
 # latest committed checkpoint always verifies and resumes, and the next successful save leaves
-# no pending directory or temporary file behind. With MPIRUN, each trial runs under mpirun on 2
+# no pending directory or temporary file behind. Half of the trials save with --async-checkpoint. With MPIRUN, each trial runs under mpirun on 2
 # or 3 ranks (FULL_SHARD, resuming whatever the previous trial left at another world size) and
 # kills one rank or every rank.
 # Usage: kill_during_save.sh STRIDER WORK_DIR [TRIALS [MPIRUN]]
@@ -16,14 +16,15 @@ for i in $(seq 1 "$trials"); do
   resume=()
   [ -n "$(ls -d "$work/run"/checkpoint-* 2>/dev/null)" ] && resume=(--resume "$work/run")
   delay=$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.3 + rand() * 1.7 }')
+  mode=(); [ $((RANDOM % 2)) -eq 0 ] && mode=(--async-checkpoint)  # half the trials save in the background
   if [ -z "$mpirun" ]; then
-    "$strider" "${args[@]}" "${resume[@]}" --out "$work/run" > /dev/null 2>&1 &
+    "$strider" "${args[@]}" "${mode[@]}" "${resume[@]}" --out "$work/run" > /dev/null 2>&1 &
     pid=$!
     sleep "$delay"
     kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   else
     np=$((2 + i % 2))
-    timeout 120 "$mpirun" --oversubscribe --bind-to none -np $np "$strider" "${args[@]}" "${resume[@]}" \
+    timeout 120 "$mpirun" --oversubscribe --bind-to none -np $np "$strider" "${args[@]}" "${mode[@]}" "${resume[@]}" \
       --fsdp full_shard --fsdp-min-params 10000 --collective-timeout 30 --out "$work/run" > /dev/null 2>&1 &
     pid=$!
     # Past start-up and resume: wait for this run's first save, then kill within the next steps.
@@ -46,7 +47,7 @@ for i in $(seq 1 "$trials"); do
     fi
     [ -n "$victims" ] && kill -9 $victims 2>/dev/null
     wait "$pid" 2>/dev/null
-    echo "trial $i: $np ranks, first save after ${waited}s, killed $what $when"
+    echo "trial $i: $np ranks${mode:+ (async)}, first save after ${waited}s, killed $what $when"
   fi
   if [ -n "$(find "$work/run" -name '.pending-*' -o -name '*.tmp.*' 2>/dev/null)" ]; then
     mid_save=$((mid_save + 1))  # this kill cut a save short

@@ -7,7 +7,8 @@
 # reshard`) to 2 and 3 ranks. The consolidated checkpoint holds exactly the shards' bytes
 # under the model's names (and is the file --export-model wrote at the end) (checked by an independent reader, and loaded into PyTorch when it is
 # installed). A checkpoint holding a rank file from another save is refused, naming it. Built
-# with --deferred-init (only shards ever allocated), runs at 1, 2 and 3 ranks end identically.
+# with --deferred-init (only shards ever allocated), runs at 1, 2 and 3 ranks end identically;
+# checkpoints written in the background (--async-checkpoint) resume identically too.
 # Usage: resume_reshard.sh MPIRUN STRIDER WORK_DIR
 set -uo pipefail
 mpirun=$1 strider=$2 work=$3
@@ -51,6 +52,9 @@ if [ -n "$python" ]; then
 else
   echo "consolidated file: no python3 here for the independent reader"
 fi
+check "saved with --async-checkpoint, 2 ranks" "$(run 2 --fsdp full_shard --async-checkpoint --checkpoint-every 10 --out "$work/async")"
+check "resumed from its step-10 checkpoint on 3 ranks" \
+      "$(run 3 --fsdp full_shard --resume "$work/async/checkpoint-000000010" --out "$work/ra")"
 run 2 --fsdp full_shard --max-steps 10 --out "$work/legs" > /dev/null
 check "legs: 10 steps on 2 ranks, the rest on 3 (--resume of the run directory)" \
       "$(run 3 --fsdp full_shard --resume "$work/legs" --out "$work/legs")"

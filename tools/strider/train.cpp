@@ -105,6 +105,7 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
           "--deferred-init " + std::to_string(o.deferred_init), "--export-model " + o.export_model,
+          "--async-checkpoint " + std::to_string(o.async_checkpoint),
           "--shard-group-size " + std::to_string(o.shard_group_size),
           "--deterministic " + std::to_string(o.deterministic) + " --micro-batches " + std::to_string(o.micro_batches),
           "--resume " + std::string(o.resume.empty() ? "no" : "yes"), "--reset-optimizer " + std::to_string(o.reset_optimizer),
@@ -235,6 +236,8 @@ int train_loop(const TrainOptions& o) {
   // What a checkpoint holds: the data position is in global batches, the same at any world size
   // (the samplers interleave ranks), so a run resumes at another -np where it stopped.
   checkpoint::Checkpointer checkpointer(o.out_dir, par.pg, {.keep_last = o.keep_checkpoints});
+  // --async-checkpoint: written while the next steps run, committed at a later optimizer step.
+  checkpoint::AsyncCheckpointer background(o.out_dir, par.pg, {.keep_last = o.keep_checkpoints});
   checkpoint::DataPosition position{.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size};
   std::map<std::string, std::string> run_info{{"model", task->model_signature()}};
   const checkpoint::TrainingState training_state{.model = model.get(), .optimizer = opt.get(), .scheduler = &sched,
@@ -272,7 +275,8 @@ int train_loop(const TrainOptions& o) {
   std::string last_saved;
   int64_t last_saved_step = -1;
   auto save = [&] {
-    last_saved = checkpointer.save(global_step, training_state);
+    if (o.async_checkpoint) background.save(global_step, training_state);
+    else last_saved = checkpointer.save(global_step, training_state);
     last_saved_step = global_step;
   };
   const int64_t stop_step = o.max_steps > 0 ? std::min(o.max_steps, total_steps) : total_steps;
@@ -384,6 +388,7 @@ int train_loop(const TrainOptions& o) {
     if (o.checkpoint_every == 0 && global_step < stop_step) save();
   }
   if (last_saved_step != global_step) save();  // the end of training always saves
+  if (o.async_checkpoint) last_saved = background.wait();
   if (!o.export_model.empty()) checkpoint::save_full(o.export_model, *model, global_step, par.pg.get());
   if (!o.json) task->after_training(*model, cast_dtype, lead);
   const double total_s = seconds_since(t0);
@@ -405,6 +410,11 @@ int train_loop(const TrainOptions& o) {
                             {"threads", omp_get_max_threads()}, {"steps", global_step},
                             {"checkpoint", last_saved}};
   if (!o.export_model.empty()) summary["exported_model"] = o.export_model;
+  if (o.async_checkpoint) {
+    const checkpoint::AsyncSaveStats st = background.stats();
+    summary["checkpoint_stall_seconds"] = st.stall_seconds;
+    summary["checkpoint_max_stall_seconds"] = st.max_stall_seconds;
+  }
   if (o.deterministic) summary["micro_batches"] = total_micro;
   if (o.json) {
     summary["params_sha256"] = digests.first;

@@ -46,6 +46,8 @@ struct TrainOptions {
   // After training, the whole model as one safetensors file (checkpoint::save_full), for
   // inference or PyTorch; empty: none.
   std::string export_model;
+  // Checkpoints written in the background while training goes on (checkpoint::AsyncCheckpointer).
+  bool async_checkpoint = false;
   // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
   // global batch is split into micro_batches micro-batches (0: one per sample).
   bool deterministic = false;
