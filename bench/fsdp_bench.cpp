@@ -2,7 +2,7 @@
 // strategy. Run under mpirun (or alone for "local"); prints one JSON line from rank 0.
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
-//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1]
+//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1]
 // --deterministic 1 runs deterministic mode with one micro-batch per rank (the same per-rank
 // batch as the normal mode), so the two differ only in how gradients are reduced.
 #include <strider/strider.h>
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
   std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
   int shard_group_size = 0;
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
-  bool prefetch = true, deterministic = false;
+  bool prefetch = true, deterministic = false, deferred = false;
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
   std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -67,13 +68,17 @@ int main(int argc, char** argv) {
     if (k == "--ab-signature-checks") ab_signature_checks = v == "1";
     if (k == "--shard-group-size") shard_group_size = std::stoi(v);
     if (k == "--deterministic") deterministic = v == "1";
+    if (k == "--deferred-init") deferred = v == "1";  // nothing allocated whole: FSDP materializes shards
   }
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   return dist::run_or_abort(pg, [&] {
     const double base_anon = max_over_ranks(*pg, status_bytes("RssAnon"));  // libraries, MPI, runtime
     manual_seed(1);
     models::GPTConfig cfg{.vocab_size = 256, .block_size = seq, .n_layer = n_layer, .n_head = n_embd / 64, .n_embd = n_embd};
+    std::optional<nn::DeferredInit> deferred_init;
+    if (deferred) deferred_init.emplace(1);
     auto gpt = std::make_shared<models::GPT>(cfg);
+    deferred_init.reset();
     const int64_t params = gpt->num_parameters();
     std::shared_ptr<nn::Module> model = gpt;
     fsdp::FullyShardedDataParallel* sharded = nullptr;
@@ -96,6 +101,8 @@ int main(int argc, char** argv) {
       sharded = w.get();
       model = w;
     }
+    if (deferred && !sharded) nn::materialize(*model);
+    const double construction_rss = max_over_ranks(*pg, status_bytes("VmHWM"));  // peak so far: building and sharding
     optim::AdamW opt(model->named_parameters(), {.lr = 1e-4, .decoupled_weight_decay = true});
     if (sharded) sharded->register_optimizer(opt);
     int64_t sent_before = 0;
@@ -154,13 +161,14 @@ int main(int argc, char** argv) {
                   "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
                   "\"offload\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
                   "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f,\"sent_bytes_per_step\":%.0f,"
-                  "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d}\n",
+                  "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d,\"deferred_init\":%d,"
+                  "\"construction_peak_rss_bytes\":%.0f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
-                  shard_group_size, deterministic ? 1 : 0);
+                  shard_group_size, deterministic ? 1 : 0, deferred ? 1 : 0, construction_rss);
     return 0;
   });
 }
