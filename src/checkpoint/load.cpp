@@ -49,12 +49,18 @@ const TensorRecord& record_for(const Manifest& m, const std::string& dir, const 
   return it->second;
 }
 
+// The rows `h` holds, read into `dst` (contiguous, shaped like h.rows).
+void stage_into(detail::VerifiedReader& reader, const Manifest& m, const std::string& dir, const Holding& h,
+                Tensor& dst) {
+  const TensorRecord& rec = record_for(m, dir, h.key, h.rows.dtype(), h.global_shape);
+  const int64_t rows = h.global_shape.empty() ? 1 : h.rows.size(0);
+  read_rows(reader, h.key, rec, h.row_offset, h.row_offset + rows, dst);
+}
+
 // The rows `h` holds, read into a fresh contiguous tensor.
 Tensor stage(detail::VerifiedReader& reader, const Manifest& m, const std::string& dir, const Holding& h) {
-  const TensorRecord& rec = record_for(m, dir, h.key, h.rows.dtype(), h.global_shape);
   Tensor t = empty(h.rows.sizes(), h.rows.dtype());
-  const int64_t rows = h.global_shape.empty() ? 1 : h.rows.size(0);
-  read_rows(reader, h.key, rec, h.row_offset, h.row_offset + rows, t);
+  stage_into(reader, m, dir, h, t);
   return t;
 }
 
@@ -102,7 +108,10 @@ Staged stage_all(const Manifest& m, const std::string& dir, const TrainingState&
         if (IntArrayRef(it->second.shape) == IntArrayRef(p.holding.global_shape)) {
           s = zeros_like(p.padded);  // padding rows stay zero
           Holding h = detail::state_holding(p, key, s, rank, world);
-          ops::copy_(h.rows, stage(reader, m, dir, h));
+          if (h.rows.is_contiguous())
+            stage_into(reader, m, dir, h, h.rows);  // straight into place: one pass over the bytes
+          else
+            ops::copy_(h.rows, stage(reader, m, dir, h));
         } else {
           s = stage(reader, m, dir, Holding{.key = k, .rows = empty(it->second.shape, it->second.dtype),
                                             .global_shape = it->second.shape});

@@ -31,5 +31,19 @@ TEST(Crc32c, MatchesTheCheckValueAndAReferenceInAnySplit) {
   EXPECT_EQ(io::crc32c(0, d.data() + 1, 0), 0u);
 }
 
+// Long buffers take the three-lane path; every length and alignment around its stripes.
+TEST(Crc32c, LongBuffersMatchTheReferenceAtEveryOffsetAndLength) {
+  std::vector<unsigned char> d(3 * 3 * 4096 + 200);
+  uint32_t x = 12345;
+  for (auto& b : d) b = static_cast<unsigned char>((x = x * 1664525u + 1013904223u) >> 24);
+  for (size_t start : {size_t{0}, size_t{1}, size_t{5}, size_t{8}})
+    for (size_t n : std::vector<size_t>{3 * 4096 - 1, 3 * 4096, 3 * 4096 + 7, 2 * 3 * 4096 + 100, d.size() - 8}) {
+      const std::vector<unsigned char> part(d.begin() + start, d.begin() + start + n);
+      EXPECT_EQ(io::crc32c(0, part.data(), part.size()), bitwise(part)) << start << " " << n;
+      const uint32_t head = io::crc32c(0, part.data(), 13);
+      EXPECT_EQ(io::crc32c(head, part.data() + 13, n - 13), bitwise(part)) << start << " " << n;
+    }
+}
+
 }  // namespace
 }  // namespace strider

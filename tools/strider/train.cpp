@@ -211,6 +211,7 @@ int train_loop(const TrainOptions& o) {
     base_model = task->make_model();
   }
   base_model->to(fmt);
+  const int64_t model_parameters = base_model->num_parameters();  // before sharding: the whole model's
   Parallel par = make_parallel(base_model, o, dtype);  // FSDP and DDP materialize what each rank keeps
   if (o.deferred_init && !par.engine) nn::materialize(*base_model);
   auto& model = par.model;
@@ -318,7 +319,7 @@ int train_loop(const TrainOptions& o) {
   const auto t0 = Clock::now();
   double last_loss = 0;
   if (!o.json && lead)
-    std::cerr << "training " << task->model_signature() << " (" << model->num_parameters() << " parameters) on "
+    std::cerr << "training " << task->model_signature() << " (" << model_parameters << " parameters) on "
               << task->describe() << ", " << o.memory_format << ", " << o.dtype << ", " << omp_get_max_threads()
               << " threads, " << o.epochs << " epochs of " << steps_per_epoch << " steps"
               << (par.world > 1 ? ", " + o.fsdp + " on " + std::to_string(par.world) + " ranks" : std::string()) << "\n";
@@ -423,7 +424,11 @@ int train_loop(const TrainOptions& o) {
   if (o.json) {
     std::cout << json_line(summary) << "\n";
   } else {
-    std::cout << "done: " << o.epochs << " epochs in " << total_s << " s, " << score.summary << "\n  metrics "
+    const std::string extent = global_step < total_steps
+                                   ? "step " + std::to_string(global_step) + " of " + std::to_string(total_steps) +
+                                         " (stopped at --max-steps)"
+                                   : std::to_string(o.epochs) + " epochs";
+    std::cout << "done: " << extent << " in " << total_s << " s, " << score.summary << "\n  metrics "
               << o.out_dir << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << last_saved << "\n";
   }
   return 0;
