@@ -46,6 +46,7 @@
 #include "strider/models/gpt.h"
 #include "strider/models/resnet.h"
 #include "strider/nn/attention.h"
+#include "strider/nn/checkpoint.h"
 #include "strider/nn/containers.h"
 #include "strider/nn/conv.h"
 #include "strider/nn/forward_binding.h"

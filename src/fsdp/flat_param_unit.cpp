@@ -10,6 +10,7 @@
 #include "strider/autograd/grad_mode.h"
 #include "strider/autograd/record.h"
 #include "strider/core/layout.h"
+#include "strider/nn/checkpoint.h"
 #include "strider/nn/deferred_init.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
@@ -203,7 +204,7 @@ void FlatParamUnit::use_full_params() {
     state_ = State::Gathered;
     // Offload: in forward this unit's shard is idle until its backward; in backward the
     // optimizer step needs it next.
-    if (tree_->tier && !in_backward_) tree_->tier->evict(shard_flat_);
+    if (tree_->tier && !in_backward_ && !nn::in_recomputation()) tree_->tier->evict(shard_flat_);
   }
   if (prefetched_) {
     prefetched_ = false;
@@ -279,7 +280,9 @@ void FlatParamUnit::pre_forward() {
                                     tree_->forward_order.end())
     tree_->forward_order.push_back(this);
   gather_async();
-  if (tree_->options.forward_prefetch) prefetch(+1);
+  // A checkpointed unit's recomputation runs in backward, where the next unit forward has
+  // already been used: prefetching it would gather it for nothing.
+  if (tree_->options.forward_prefetch && !nn::in_recomputation()) prefetch(+1);
   use_full_params();
 }
 
@@ -291,12 +294,16 @@ nn::Value FlatParamUnit::post_forward(const nn::Value& output) {
   nn::for_each_tensor(output, [&](const Tensor& t) {
     if (flows(t)) outputs.push_back(t);
   });
-  if (outputs.empty()) {
+  // No gradient flows (evaluation): free at once. A checkpointed unit's first forward runs
+  // without grad too, but its recomputation follows in backward: keep it as training would.
+  if (outputs.empty() && !nn::in_checkpointed_forward()) {
     reshard();
     return output;
   }
-  // The root keeps its parameters for backward, which starts with it (as PyTorch does).
-  if (plan_.free_after_forward && !is_root()) reshard();
+  // The root keeps its parameters for backward, which starts with it (as PyTorch does); so does
+  // a checkpointed unit's recomputation, whose backward follows at once: one gather for both.
+  if (plan_.free_after_forward && !is_root() && !nn::in_recomputation()) reshard();
+  if (outputs.empty()) return output;
   std::vector<Tensor> hooked;
   for (const Tensor& t : outputs) hooked.push_back(t.detach());
   autograd::record("FSDPPreBackward", outputs, hooked, [this](const std::vector<Tensor>& grads, const autograd::Node&) {

@@ -34,7 +34,14 @@ Value Module::forward_args(const Args& args) {
   return forward(args[0].tensor());
 }
 
-Value Module::call(Args args) {
+Value Module::call(Args args) { return call_from(0, std::move(args)); }
+
+Value Module::call_from(size_t i, Args args) {
+  if (i < call_wrappers_.size()) {
+    // Copied: a wrapper may keep `proceed` past this call (checkpointing replays it in backward).
+    CallWrapper fn = call_wrappers_[i].fn;
+    return fn(*this, std::move(args), [this, i](Args a) { return call_from(i + 1, std::move(a)); });
+  }
   for (auto& [id, hook] : pre_hooks_)
     if (auto r = hook(*this, args)) args = std::move(*r);
   Value out;
@@ -268,9 +275,20 @@ int Module::register_forward_hook(ForwardHook hook) {
   return next_hook_++;
 }
 
+int Module::register_call_wrapper(const std::string& kind, CallWrapper wrapper) {
+  STRIDER_CHECK(wrapper != nullptr, type_name_.c_str(), "call wrapper '", kind, "' is empty");
+  call_wrappers_.push_back({next_hook_, kind, std::move(wrapper)});
+  return next_hook_++;
+}
+
+bool Module::has_call_wrapper(const std::string& kind) const {
+  return std::any_of(call_wrappers_.begin(), call_wrappers_.end(), [&](const NamedWrapper& w) { return w.kind == kind; });
+}
+
 void Module::remove_hook(int handle) {
   std::erase_if(pre_hooks_, [&](auto& p) { return p.first == handle; });
   std::erase_if(post_hooks_, [&](auto& p) { return p.first == handle; });
+  std::erase_if(call_wrappers_, [&](const NamedWrapper& w) { return w.handle == handle; });
 }
 
 }  // namespace strider::nn

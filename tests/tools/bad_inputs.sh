@@ -49,6 +49,8 @@ expect "text file too short" "bytes in all" train "${gpt[@]}" --text-file "$work
 expect "--out cannot be created" "cannot create the --out directory" train "${gpt[@]}" --out /proc/strider-out
 touch "$work/file"
 expect "--out is a file" "cannot create the --out directory" train "${gpt[@]}" --out "$work/file"
+expect "--activation-checkpointing on a model without blocks" "has no blocks to checkpoint" train --model small_cnn \
+       --activation-checkpointing --out "$work/x"
 expect "--export-model in a missing directory" "is not a writable directory" train "${gpt[@]}" --out "$work/x" \
        --export-model "$work/none/model.safetensors"
 expect "--export-model is a directory" "is a directory; pass the safetensors file" train "${gpt[@]}" --out "$work/x" \

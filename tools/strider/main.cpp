@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
   train_cmd->add_flag("--deferred-init", t.deferred_init,
                       "build the model without allocating it; --fsdp materializes only each rank's shards, drawn by "
                       "(--seed, parameter name, element) so the values are the same at any -np");
+  train_cmd->add_flag("--activation-checkpointing", t.activation_checkpointing,
+                      "keep only each block's input in forward and recompute the block in backward (GPT's Block, "
+                      "ResNet's BasicBlock and Bottleneck): less memory for one more forward");
   train_cmd->add_flag("--async-checkpoint", t.async_checkpoint,
                       "write checkpoints in the background while training goes on (committed at a later step; the "
                       "end of training waits for the last)");

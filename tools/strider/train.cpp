@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -104,7 +105,8 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--weight-decay " + wd.str(), "--label-smoothing " + ls.str(), "--seed " + std::to_string(o.seed),
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
-          "--deferred-init " + std::to_string(o.deferred_init), "--export-model " + o.export_model,
+          "--deferred-init " + std::to_string(o.deferred_init), "--activation-checkpointing " + std::to_string(o.activation_checkpointing),
+          "--export-model " + o.export_model,
           "--async-checkpoint " + std::to_string(o.async_checkpoint),
           "--shard-group-size " + std::to_string(o.shard_group_size),
           "--deterministic " + std::to_string(o.deterministic) + " --micro-batches " + std::to_string(o.micro_batches),
@@ -209,6 +211,14 @@ int train_loop(const TrainOptions& o) {
     std::optional<nn::DeferredInit> deferred;
     if (o.deferred_init) deferred.emplace(o.seed);
     base_model = task->make_model();
+  }
+  if (o.activation_checkpointing) {
+    // The models' repeated blocks: what FSDP wraps as units and what PyTorch's recipes checkpoint.
+    static const std::set<std::string> kBlocks = {"Block", "BasicBlock", "Bottleneck"};
+    const int n = nn::apply_activation_checkpointing(*base_model, [](nn::Module& m) { return kBlocks.count(m.type_name()) > 0; });
+    STRIDER_CHECK(n > 0, "train", "--activation-checkpointing: ", task->model_signature(),
+                  " has no blocks to checkpoint (GPT's Block, ResNet's BasicBlock or Bottleneck); use --model gpt, "
+                  "fmnist_resnet or resnet18, or leave the flag out");
   }
   base_model->to(fmt);
   const int64_t model_parameters = base_model->num_parameters();  // before sharding: the whole model's

@@ -43,6 +43,8 @@ struct TrainOptions {
   // Build the model without allocating it (nn::DeferredInit): FSDP materializes only each
   // rank's shards, drawn by (--seed, parameter name, element), so values match at any -np.
   bool deferred_init = false;
+  // Recompute each block's activations in backward instead of keeping them (nn::checkpoint).
+  bool activation_checkpointing = false;
   // After training, the whole model as one safetensors file (checkpoint::save_full), for
   // inference or PyTorch; empty: none.
   std::string export_model;

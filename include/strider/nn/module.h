@@ -28,6 +28,11 @@ class Module : public std::enable_shared_from_this<Module> {
   // A pre-hook may replace the arguments, a hook the output (return nullopt to keep them).
   using ForwardPreHook = std::function<std::optional<Args>(Module&, const Args& args)>;
   using ForwardHook = std::function<std::optional<Value>(Module&, const Args& args, const Value& output)>;
+  // A call wrapper runs around the whole call (pre-hooks, forward, hooks) and decides how and
+  // when `proceed` runs it (activation checkpointing: once without recording, again in backward).
+  // Wrappers nest in registration order, the first outermost.
+  using Proceed = std::function<Value(Args)>;
+  using CallWrapper = std::function<Value(Module&, Args args, const Proceed& proceed)>;
 
   explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
   virtual ~Module() = default;
@@ -108,6 +113,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // ---- hooks (FSDP builds on these)
   int register_forward_pre_hook(ForwardPreHook hook);
   int register_forward_hook(ForwardHook hook);
+  // `kind` names the wrapper ("checkpoint") so has_call_wrapper can tell whether one is set.
+  int register_call_wrapper(const std::string& kind, CallWrapper wrapper);
+  bool has_call_wrapper(const std::string& kind) const;
   void remove_hook(int handle);
 
  protected:
@@ -122,6 +130,13 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
   template <class F>
   void apply_to_tensors(F f);
+  // The call from wrapper `i` inward: wrappers i.., then pre-hooks, forward and hooks.
+  Value call_from(size_t i, Args args);
+  struct NamedWrapper {
+    int handle;
+    std::string kind;
+    CallWrapper fn;
+  };
 
   std::string type_name_;
   bool training_ = true;
@@ -130,6 +145,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
   std::vector<std::pair<int, ForwardHook>> post_hooks_;
+  std::vector<NamedWrapper> call_wrappers_;
   int next_hook_ = 0;
 };
 
