@@ -23,7 +23,10 @@
 #include <strider/ops/kernel_choice.h>
 #include <strider/ops/linear.h>
 
+#include "fma_peak.h"
+
 using namespace strider;
+using strider::bench::fma_peak_gflops;
 
 namespace {
 
@@ -44,30 +47,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// The machine's float32 FMA peak now: every OpenMP thread runs 12 independent AVX-512 FMA
-// chains for about 40 ms.
-double fma_peak_gflops() {
-#if defined(__AVX512F__)
-  const int64_t iters = 20'000'000;
-  auto t0 = std::chrono::steady_clock::now();
-  float sink = 0;
-#pragma omp parallel reduction(+ : sink)
-  {
-    __m512 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(1.0f + i * 1e-3f);
-    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
-    for (int64_t it = 0; it < iters; ++it)
-      for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
-    for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double flops = 2.0 * 16 * 12 * static_cast<double>(iters) * omp_get_max_threads();
-  return sink == 42.0f ? 0.0 : flops / s / 1e9;
-#else
-  return 0.0;
-#endif
 }
 
 struct Layer {

@@ -2,10 +2,18 @@
 // strategy. Run under mpirun (or alone for "local"); prints one JSON line from rank 0.
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
-//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1]
+//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1
+//        --activation-checkpointing 1 --dtype bfloat16]
+// Throughput: tokens per second over all ranks and the model FLOP utilization (MFU): model FLOPs
+// per step (6 x the parameters that multiply, per token, plus 12 x layers x width x sequence per
+// token for attention's two matmuls; a recomputation under activation checkpointing is not
+// counted) over the step time, against the float32 FMA peak and the bfloat16 dot-product peak
+// of all ranks' cores, each measured before and after the steps in the same process.
 // --deterministic 1 runs deterministic mode with one micro-batch per rank (the same per-rank
 // batch as the normal mode), so the two differ only in how gradients are reduced.
 #include <strider/strider.h>
+
+#include "fma_peak.h"
 
 #include <algorithm>
 #include <chrono>
@@ -52,7 +60,8 @@ int main(int argc, char** argv) {
   std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
   int shard_group_size = 0;
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
-  bool prefetch = true, deterministic = false, deferred = false;
+  bool prefetch = true, deterministic = false, deferred = false, checkpointing = false;
+  std::string dtype = "float32";  // bfloat16: MixedPrecision (bf16 compute and gathers, float32 masters)
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
   std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -69,6 +78,8 @@ int main(int argc, char** argv) {
     if (k == "--shard-group-size") shard_group_size = std::stoi(v);
     if (k == "--deterministic") deterministic = v == "1";
     if (k == "--deferred-init") deferred = v == "1";  // nothing allocated whole: FSDP materializes shards
+    if (k == "--activation-checkpointing") checkpointing = v == "1";
+    if (k == "--dtype") dtype = v;
   }
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   return dist::run_or_abort(pg, [&] {
@@ -80,6 +91,18 @@ int main(int argc, char** argv) {
     auto gpt = std::make_shared<models::GPT>(cfg);
     deferred_init.reset();
     const int64_t params = gpt->num_parameters();
+    if (checkpointing) nn::apply_activation_checkpointing(*gpt, [](nn::Module& m) { return m.type_name() == "Block"; });
+    // Embedding lookups do no multiply-adds; every other parameter does one per token forward.
+    const double matmul_params = static_cast<double>(params - (cfg.vocab_size + seq) * n_embd);
+    const double flops_per_token = 6.0 * matmul_params + 12.0 * static_cast<double>(n_layer * n_embd * seq);
+    auto peaks = [&] {  // every rank's cores at once, summed
+      pg->barrier();
+      const double f = bench::fma_peak_gflops(), b = bench::bf16_dot_peak_gflops();
+      Tensor t = tensor(std::vector<double>{f, b});
+      pg->all_reduce(t, dist::ReduceOp::Sum);
+      return std::pair<double, double>{t[0].item<double>(), t[1].item<double>()};
+    };
+    const auto peak_before = peaks();
     std::shared_ptr<nn::Module> model = gpt;
     fsdp::FullyShardedDataParallel* sharded = nullptr;
     if (strategy == "ddp") {
@@ -97,6 +120,7 @@ int main(int argc, char** argv) {
       o.cpu_offload = {.offload_params = !offload_dir.empty(), .directory = offload_dir};
       o.deterministic = deterministic;
       o.micro_batches = deterministic ? pg->size() : 0;
+      if (dtype == "bfloat16") o.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16};
       auto w = fsdp::FullyShardedDataParallel::wrap(gpt, pg, o);
       sharded = w.get();
       model = w;
@@ -138,6 +162,7 @@ int main(int argc, char** argv) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     pg->set_signature_checks(true);
+    const auto peak_after = peaks();
     std::sort(times.begin(), times.end());
     std::sort(times_unchecked.begin(), times_unchecked.end());
     if (ab_signature_checks && pg->rank() == 0 && !times_unchecked.empty())
@@ -155,6 +180,11 @@ int main(int argc, char** argv) {
     const double sent_formula = sharded ? static_cast<double>(fsdp::bytes_sent_per_step(*sharded)) : 0;
     fsdp::FSDPStats st = sharded ? sharded->stats() : fsdp::FSDPStats{};
     const double per_step = 1.0 / static_cast<double>(steps);
+    const double step_s = times[times.size() / 2];
+    const double step_tokens = static_cast<double>(batch * seq * (strategy == "local" ? 1 : pg->size()));
+    const double step_flops = step_tokens * flops_per_token;
+    const double fma_peak = 0.5 * (peak_before.first + peak_after.first) / (strategy == "local" ? pg->size() : 1);
+    const double bf16_peak = 0.5 * (peak_before.second + peak_after.second) / (strategy == "local" ? pg->size() : 1);
     if (pg->rank() == 0)
       std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
@@ -162,13 +192,17 @@ int main(int argc, char** argv) {
                   "\"offload\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
                   "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f,\"sent_bytes_per_step\":%.0f,"
                   "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d,\"deferred_init\":%d,"
-                  "\"construction_peak_rss_bytes\":%.0f}\n",
+                  "\"construction_peak_rss_bytes\":%.0f,\"dtype\":\"%s\",\"activation_checkpointing\":%d,"
+                  "\"tokens_per_s\":%.1f,\"model_gflop_per_step\":%.1f,\"achieved_gflops\":%.1f,"
+                  "\"fma_peak_gflops\":%.1f,\"bf16_peak_gflops\":%.1f,\"mfu_fp32_peak\":%.4f,\"mfu_bf16_peak\":%.4f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
-                  shard_group_size, deterministic ? 1 : 0, deferred ? 1 : 0, construction_rss);
+                  shard_group_size, deterministic ? 1 : 0, deferred ? 1 : 0, construction_rss, dtype.c_str(),
+                  checkpointing ? 1 : 0, step_tokens / step_s, step_flops / 1e9, step_flops / step_s / 1e9, fma_peak, bf16_peak,
+                  step_flops / step_s / 1e9 / fma_peak, bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0);
     return 0;
   });
 }
