@@ -173,6 +173,19 @@ TEST(ReduceConformance, SumMeanMaxVarOverDimsAndLayouts) {
   }
 }
 
+// Summing down columns (dim 0 of [N, C], and the outer dims of a channels-last tensor) walks
+// rows but keeps each output's order of additions: bit for bit the reference.
+TEST(ReduceConformance, ColumnSumsAreBitwiseTheReference) {
+  Tensor x = testing::sample({1000, 300}, kFloat) * 1000.0;
+  Tensor cl = testing::sample({4, 33, 9, 7}, kFloat).contiguous(MemoryFormat::ChannelsLast);
+  for (auto [t, dims] : {std::pair{x, std::vector<int64_t>{0}}, std::pair{cl, std::vector<int64_t>{0, 2, 3}}}) {
+    Tensor fast = sum(t, dims), mean_fast = mean(t, dims);
+    KernelPreferenceGuard guard(KernelPreference::Reference);
+    EXPECT_TRUE(equal(fast, sum(t, dims)));
+    EXPECT_TRUE(equal(mean_fast, mean(t, dims)));
+  }
+}
+
 TEST(ReduceConformance, LongReductionSplitsAcrossThreads) {
   Tensor x = testing::sample({1 << 18}, kFloat);
   expect_matches_reference([&] { return sum(x); }, kDouble, "sum long");

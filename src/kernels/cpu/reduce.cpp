@@ -3,6 +3,7 @@
 // inner loop (vectorized for sums).
 #include <omp.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/parallel.h"
@@ -74,6 +75,61 @@ void accumulate_range(const Geometry& g, const T* base, int64_t begin, int64_t e
   }
 }
 
+// The kept elements' innermost dimension is contiguous and every reduced dimension steps over
+// it: summing over dim 0 of [N, C] (bias gradients, normalization weights). Walking each output
+// down its column touches a new cache line per element.
+bool columns_inside(const Geometry& g) {
+  if (g.kept_sizes.empty() || g.red_sizes.empty() || g.kept_in.back() != 1) return false;
+  for (int64_t s : g.red_in)
+    if (s < g.kept_sizes.back()) return false;
+  return true;
+}
+
+template <class T, class TO>
+void store(ReduceOp op, TO* o, const Accumulator<T>& acc, double var_sq, int64_t length, int64_t correction);
+
+// Sums columns row by row: each output still adds its elements one by one in logical order, in
+// the same accumulator type as accumulate_range, so the result is bit for bit the one the
+// per-output loop gives; only the traversal follows memory.
+template <class T, class TO>
+void sum_columns(ReduceOp op, const Geometry& g, const T* in_base, TO* out_base) {
+  using Acc = typename Accumulator<T>::Acc;
+  constexpr int64_t kBlock = 256;  // columns per task: a block of accumulators stays in L1
+  const int64_t inner = g.kept_sizes.back(), nk = static_cast<int64_t>(g.kept_sizes.size());
+  const int64_t outer = g.outputs / inner, blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t nr = static_cast<int64_t>(g.red_sizes.size());
+  const int64_t out_inner = g.kept_out.back();
+  parallel_for(0, outer * blocks, 1, [&](int64_t b, int64_t e) {
+    Acc acc[kBlock];
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t o = task / blocks, c0 = (task % blocks) * kBlock, n = std::min(kBlock, inner - c0);
+      int64_t in_off = 0, out_off = 0, rem = o;
+      for (int64_t d = nk - 2; d >= 0; --d) {
+        const int64_t i = rem % g.kept_sizes[d];
+        rem /= g.kept_sizes[d];
+        in_off += i * g.kept_in[d];
+        out_off += i * g.kept_out[d];
+      }
+      std::fill(acc, acc + n, Acc(0));
+      for (int64_t r = 0; r < g.length; ++r) {
+        int64_t off = 0, rr = r;
+        for (int64_t d = nr - 1; d >= 0; --d) {
+          off += (rr % g.red_sizes[d]) * g.red_in[d];
+          rr /= g.red_sizes[d];
+        }
+        const T* row = in_base + in_off + off + c0;
+#pragma omp simd
+        for (int64_t c = 0; c < n; ++c) acc[c] += static_cast<Acc>(static_cast<opmath_t<T>>(row[c]));
+      }
+      for (int64_t c = 0; c < n; ++c) {
+        Accumulator<T> a(op);
+        a.sum = acc[c];
+        store<T, TO>(op, out_base + out_off + (c0 + c) * out_inner, a, 0.0, g.length, 0);
+      }
+    }
+  });
+}
+
 template <class T, class TO>
 void store(ReduceOp op, TO* o, const Accumulator<T>& acc, double var_sq, int64_t length,
            int64_t correction) {
@@ -121,7 +177,12 @@ void reduce_typed(ReduceOp op, const Tensor& out, const Tensor& in, const Reduce
     return sq;
   };
   const int nthreads = omp_get_max_threads();
-  if (g.outputs >= nthreads * 4 || g.length < kParallelReduceGrain || omp_in_parallel()) {
+  const bool per_output = g.outputs >= nthreads * 4 || g.length < kParallelReduceGrain || omp_in_parallel();
+  if (per_output && (op == ReduceOp::Sum || op == ReduceOp::Mean) && columns_inside(g)) {
+    sum_columns<T, TO>(op, g, in_base, out_base);
+    return;
+  }
+  if (per_output) {
     parallel_for(0, g.outputs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.length)),
                  [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
