@@ -1,5 +1,7 @@
 #include "strider/optim/optimizer.h"
 
+#include "strider/ops/optimizer_step.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -147,10 +149,6 @@ void Adam::update() {
   for (auto& [name, p] : params_) {
     if (!p.grad().defined()) continue;
     Tensor grad = p.grad().dtype() == p.dtype() ? p.grad() : p.grad().to(p.dtype());
-    if (o_.weight_decay != 0) {
-      if (o_.decoupled_weight_decay) mul_(p, 1.0 - lr_ * o_.weight_decay);
-      else grad = add(grad, p, o_.weight_decay);
-    }
     auto& st = state_[name];
     if (!st.count("exp_avg")) {
       st["exp_avg"] = zeros_like(p);
@@ -158,6 +156,16 @@ void Adam::update() {
     }
     Tensor& m = st["exp_avg"];
     Tensor& v = st["exp_avg_sq"];
+    // One pass over contiguous float32 tensors (FSDP's flat shards); the same bits as below.
+    if (ops::try_fused_adam_step_(p, grad, m, v,
+                                  {.lr = lr_, .beta1 = o_.beta1, .beta2 = o_.beta2, .eps = o_.eps,
+                                   .weight_decay = o_.weight_decay, .decoupled_weight_decay = o_.decoupled_weight_decay,
+                                   .bias_correction1 = bc1, .bias_correction2 = bc2}))
+      continue;
+    if (o_.weight_decay != 0) {
+      if (o_.decoupled_weight_decay) mul_(p, 1.0 - lr_ * o_.weight_decay);
+      else grad = add(grad, p, o_.weight_decay);
+    }
     mul_(m, o_.beta1);
     add_(m, grad, 1.0 - o_.beta1);
     mul_(v, o_.beta2);

@@ -49,6 +49,34 @@ TEST(Adam, MatchesTheFormulaAndAdamWDecouples) {
   }
 }
 
+// The fused single-pass step (contiguous float32) against the op sequence it replaces (taken for
+// the same values held transposed): the same bits in parameters and moments, with decoupled and
+// L2 weight decay, and every element's path through the vector body and the scalar tail.
+TEST(Adam, FusedStepIsBitwiseTheOpSequence) {
+  for (bool decoupled : {false, true}) {
+    Generator gen(17);
+    Tensor init = randn({37, 45}, kFloat, &gen);
+    Tensor fused = init.clone().requires_grad_();
+    Tensor seq = init.t().contiguous().t().requires_grad_();  // non-contiguous: the op sequence
+    ASSERT_FALSE(seq.is_contiguous());
+    optim::AdamOptions o{.lr = 3e-3, .eps = 1e-6, .weight_decay = 0.05, .decoupled_weight_decay = decoupled};
+    optim::Adam a(std::vector<std::pair<std::string, Tensor>>{{"p", fused}}, o);
+    optim::Adam b(std::vector<std::pair<std::string, Tensor>>{{"p", seq}}, o);
+    for (int t = 0; t < 5; ++t) {
+      Tensor g = randn({37, 45}, kFloat, &gen) * (t + 1.0);
+      fused.set_grad(g);
+      seq.set_grad(g.t().contiguous().t());
+      const uint64_t version = fused.storage()->version();
+      a.step();
+      b.step();
+      EXPECT_GT(fused.storage()->version(), version) << "an in-place write bumps the version";
+      ASSERT_TRUE(equal(fused, seq)) << "step " << t << " decoupled " << decoupled;
+      EXPECT_TRUE(equal(a.state().at("p").at("exp_avg"), b.state().at("p").at("exp_avg")));
+      EXPECT_TRUE(equal(a.state().at("p").at("exp_avg_sq"), b.state().at("p").at("exp_avg_sq")));
+    }
+  }
+}
+
 TEST(Optimizer, KeepsChannelsLastParametersChannelsLast) {
   Tensor w = rand({4, 3, 3, 3}).to(MemoryFormat::ChannelsLast).requires_grad_();
   optim::SGD opt({{"w", w}}, {.lr = 0.1, .momentum = 0.9});
