@@ -1,6 +1,7 @@
 """PyTorch 1.13 side of the FSDP benchmark: the same GPT (minGPT shape, byte vocabulary) trained
 with AdamW locally or under DistributedDataParallel over gloo, one JSON line from rank 0 with
-the fields strider_bench_fsdp prints (step seconds, peak resident memory).
+the fields strider_bench_fsdp prints (step seconds, tokens per second, peak resident memory).
+--dtype bfloat16 runs forward and loss under CPU autocast (float32 parameters and AdamW).
 
     OMP_NUM_THREADS=1 mpirun -np 2 /usr/bin/python3 bench/fsdp_pytorch_ddp.py --strategy ddp \
         --n-layer 24 --n-embd 1024 --batch 2 --seq 64 --steps 3
@@ -83,6 +84,7 @@ def main():
     ap.add_argument("--batch", type=int, default=2)  # per rank
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])  # bfloat16: CPU autocast
     a = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
@@ -109,7 +111,8 @@ def main():
         if world > 1 and a.strategy == "ddp":
             dist.barrier()
         t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x).reshape(-1, 256), y.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.dtype == "bfloat16"):
+            loss = F.cross_entropy(model(x).reshape(-1, 256).float(), y.reshape(-1))
         anon = max(anon, status_bytes("RssAnon")) if s > 0 else anon
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -126,8 +129,9 @@ def main():
     times.sort()
     if rank == 0:
         print(json.dumps({"framework": "pytorch-" + torch.__version__, "strategy": a.strategy, "ranks": world,
-                          "params": params, "batch": a.batch, "seq": a.seq,
+                          "params": params, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
                           "step_s": round(times[len(times) // 2], 3),
+                          "tokens_per_s": round(a.batch * a.seq * world / times[len(times) // 2], 1),
                           "peak_rss_bytes": rss[0].item(), "rss_anon_bytes": rss[1].item()}))
 
 
