@@ -215,8 +215,21 @@ void FlatParamUnit::use_full_params() {
 }
 
 void FlatParamUnit::use_shards() {
-  if (plan_.flat_shards())
+  if (plan_.flat_shards() || compute_dtype_ != dtype_)
     for (ParamSlot& s : params_) s.owner->set_param(s.name, s.shard);
+}
+
+void FlatParamUnit::use_cast_params() {
+  // Without flat buffers (NO_SHARD, DDP's buckets) the module computes with its own tensors; for
+  // mixed precision it gets copies in the compute dtype, cast through autograd so gradients
+  // arrive, in the parameter's dtype, at the parameter (whose hook reduces them).
+  if (plan_.flat_shards() || compute_dtype_ == dtype_) return;
+  AddElapsed t(tree_->stats.copy_seconds);
+  for (ParamSlot& s : params_) {
+    Tensor cast = s.full.to(compute_dtype_);
+    tree_->stats.copied_bytes += bytes_of(cast);
+    s.owner->set_param(s.name, cast);
+  }
 }
 
 void FlatParamUnit::reshard() {
@@ -284,6 +297,7 @@ void FlatParamUnit::pre_forward() {
   // already been used: prefetching it would gather it for nothing.
   if (tree_->options.forward_prefetch && !nn::in_recomputation()) prefetch(+1);
   use_full_params();
+  use_cast_params();
 }
 
 nn::Value FlatParamUnit::post_forward(const nn::Value& output) {

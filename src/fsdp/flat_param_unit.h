@@ -65,6 +65,8 @@ class FlatParamUnit {
   // Gathers (waiting on an earlier gather_async) and makes the module use full parameters.
   void use_full_params();
   void use_shards();
+  // Mixed precision without flat buffers: the registry shows compute-dtype casts of the parameters.
+  void use_cast_params();
   // Frees the gathered parameters (unless the plan keeps them).
   void reshard();
   bool is_gathered() const { return state_ == State::Gathered; }

@@ -415,8 +415,13 @@ TEST(FSDPFeatures, ClipGradNormMatchesLocal) {
   for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got_state[name], t, 1e-5, 1e-6)) << name;
 }
 
+// Every strategy computes in bfloat16, including NO_SHARD, whose units keep the module's own
+// tensors (it computes with casts of them).
 TEST(FSDPFeatures, MixedPrecisionTrainsCloseToFloat32) {
+  for (ShardingStrategy strategy : {ShardingStrategy::FullShard, ShardingStrategy::ShardGradOp, ShardingStrategy::NoShard}) {
+  SCOPED_TRACE(fsdp::to_string(strategy));
   FSDPOptions o;
+  o.sharding_strategy = strategy;
   o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
   o.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16, .reduce_dtype = kFloat};
   auto& pg = testing::world();
@@ -443,6 +448,8 @@ TEST(FSDPFeatures, MixedPrecisionTrainsCloseToFloat32) {
     Tensor global = loss.detach().reshape({1}).to(kDouble).clone();
     pg->all_reduce(global, dist::ReduceOp::Avg);
     EXPECT_NEAR(global.item<double>(), ll.item<double>(), 0.02 * ll.item<double>());
+  }
+  for (auto& [name, p] : sharded->named_parameters()) EXPECT_EQ(p.dtype(), kFloat) << "after training: " << name;
   }
 }
 
