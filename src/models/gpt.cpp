@@ -20,18 +20,12 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& c) : Module("CausalSel
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
   const int64_t B = x.sizes()[0], T = x.sizes()[1], C = x.sizes()[2], H = c_.n_head, D = C / H;
-  Tensor qkv = (*qkv_)(x);  // [B, T, 3C]
-  auto heads = [&](int64_t i) { return qkv.narrow(2, i * C, C).reshape({B, T, H, D}).transpose(1, 2); };
-  Tensor q = heads(0), k = heads(1), v = heads(2);  // [B, H, T, D]
-  Tensor att = matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(D)));
-  Tensor future;
-  {
-    NoGradGuard g;
-    future = gt(arange(T).reshape({T, 1}) * -1 + arange(T).reshape({1, T}), 0);  // j > i
-  }
-  att = softmax(masked_fill(att, future, -INFINITY), -1);
-  att = F::dropout(att, c_.dropout, is_training());
-  Tensor y = matmul(att, v).transpose(1, 2).reshape({B, T, C});
+  std::vector<Tensor> qkv = split((*qkv_)(x), C, 2);  // [B, T, C] each
+  auto heads = [&](const Tensor& t) { return t.reshape({B, T, H, D}).transpose(1, 2); };  // [B, H, T, D]
+  // Without dropout this is the fused kernel; its output is already in [B, T, H, D] order.
+  Tensor y = F::scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), Tensor(),
+                                             is_training() ? c_.dropout : 0.0, /*is_causal=*/true);
+  y = y.transpose(1, 2).reshape({B, T, C});
   return F::dropout((*proj_)(y), c_.dropout, is_training());
 }
 

@@ -85,6 +85,13 @@ void MultiheadAttention::reset_parameters(Generator* gen) {
   }
 }
 
+// [N, L, E] back to the caller's convention.
+Tensor MultiheadAttention::finish_output(const Tensor& out, bool batched, int64_t L, int64_t E) const {
+  if (!batched) return out.reshape({L, E});
+  if (!options_.batch_first) return out.transpose(0, 1).contiguous();  // [L, N, E], contiguous as PyTorch's
+  return out;
+}
+
 std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                                       const Tensor& key_padding_mask, bool need_weights,
                                                       const Tensor& attn_mask, bool average_attn_weights) {
@@ -154,17 +161,18 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const
     kpm = pad_key_column(kpm);
     am = pad_key_column(am);
   }
+  if (!need_weights && !am.defined() && !kpm.defined() && (options_.dropout == 0 || !is_training())) {
+    // Nobody sees the weights: the fused kernel never forms them.
+    Tensor fused = F::scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape({N, L, E});
+    return {finish_output((*out_proj_)(fused), batched, L, E), Tensor()};
+  }
   q = q / std::sqrt(static_cast<double>(D));
   Tensor scores = matmul(q, k.transpose(-2, -1));  // [N, H, L, S']
   scores = apply_mask(apply_mask(scores, am), kpm);
   Tensor attn = softmax(scores, -1);
   if (options_.dropout > 0) attn = F::dropout(attn, options_.dropout, is_training());
   Tensor out = matmul(attn, v).transpose(1, 2).reshape({N, L, E});
-  out = (*out_proj_)(out);
-  if (!batched)
-    out = out.reshape({L, E});
-  else if (!options_.batch_first)
-    out = out.transpose(0, 1).contiguous();  // [L, N, E], contiguous as PyTorch's
+  out = finish_output((*out_proj_)(out), batched, L, E);
   Tensor weights;
   if (need_weights) {
     weights = average_attn_weights ? sum(attn, {1}) / static_cast<double>(H) : attn;

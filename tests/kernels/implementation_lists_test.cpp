@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
+#include "kernels/attention.h"
 #include "kernels/copy.h"
 #include "kernels/matmul.h"
 #include "kernels/norm.h"
@@ -159,6 +160,31 @@ TEST(MatmulImplementationList, TransposedAndBatchedOperandsMatchTheReference) {
                                        tolerance(dtype)};
         EXPECT_EQ(walk_list(kernels::matmul_implementations(), walk), expected_accepting(dtype));
       }
+}
+
+TEST(AttentionImplementationList, EveryAcceptingEntryMatchesTheReference) {
+  manual_seed(9);
+  for (ScalarType dtype : kDtypes)
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(detail::str(dtype, causal ? " causal" : ""));
+      const ScalarType lse_dtype = dtype == kDouble ? kDouble : kFloat;
+      Tensor q = make({2, 3, 70, 20}, dtype), k = make({2, 3, 90, 20}, dtype), v = make({2, 3, 90, 20}, dtype);
+      ListWalk<kernels::AttentionForward> fwd{
+          [&] { return kernels::AttentionForward{like(q, dtype), empty({2, 3, 70}, lse_dtype), q, k, v, 0.4, causal}; },
+          [](const kernels::AttentionForward& p) { return std::vector<Tensor>{p.out, p.lse}; }, tolerance(dtype)};
+      EXPECT_EQ(walk_list(kernels::attention_forward_implementations(), fwd), dtype == kDouble ? 1 : 2);
+      kernels::AttentionForward f = fwd.fresh();
+      kernels::attention_forward_implementations().back().run(f);
+      Tensor go = make({2, 3, 70, 20}, dtype);
+      ListWalk<kernels::AttentionBackward> bwd{
+          [&] {
+            return kernels::AttentionBackward{like(q, dtype), like(k, dtype), like(v, dtype), go, q, k, v, f.out,
+                                              f.lse, 0.4, causal};
+          },
+          [](const kernels::AttentionBackward& p) { return std::vector<Tensor>{p.dq, p.dk, p.dv}; },
+          tolerance(dtype)};
+      EXPECT_EQ(walk_list(kernels::attention_backward_implementations(), bwd), dtype == kDouble ? 1 : 2);
+    }
 }
 
 TEST(ImplementationList, TwoEntryFamiliesAreWalkedByTheConformanceTests) {

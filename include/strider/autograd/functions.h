@@ -116,6 +116,10 @@ Tensor log_softmax(const Tensor& t, int64_t dim);
 // ---- cat
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// torch.split with an int: views of split_size along dim (the last may be shorter). One node
+// for all pieces, so the backward writes one gradient buffer instead of summing a zero-padded
+// tensor per piece.
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
 
 // ---- convolution (layout rule: ops/conv.h). Single-value stride/padding/dilation expand to all
 // spatial dims; an unbatched input (no N) is accepted.
@@ -164,6 +168,9 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
+// softmax(scale * q k^T) v over q [B, H, L, D], k and v [B, H, S, D], causal or not, by the
+// fused kernel (ops/attention.h); nn::functional::scaled_dot_product_attention picks it.
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal);
 // Gathers slices along `dim` (index: 1-d int64); differentiable w.r.t. self.
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
 

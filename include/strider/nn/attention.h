@@ -11,7 +11,8 @@
 // bool (true: not allowed) or floating (added). Returns the output [L, N, E] and, with
 // need_weights, the attention weights after dropout, [N, L, S] averaged over heads (or
 // [N, H, L, S] with average_attn_weights = false). A query row whose keys are all masked gives
-// NaN, as in PyTorch.
+// NaN, as in PyTorch. Without weights, masks or active dropout, the fused attention kernel runs
+// (ops/attention.h) and no [L, S] matrix is formed.
 //
 // Called as a module with PyTorch's argument names:
 //   Value r = (*mha)(q, k, v, nn::kw("key_padding_mask", pad), nn::kw("need_weights", false));
@@ -56,6 +57,8 @@ class MultiheadAttention : public Module {
  private:
   int64_t embed_dim_, num_heads_, head_dim_;
   MultiheadAttentionOptions options_;
+  Tensor finish_output(const Tensor& out, bool batched, int64_t L, int64_t E) const;
+
   bool packed_;  // one in_proj_weight (kdim == vdim == embed_dim)
   std::shared_ptr<Module> out_proj_;
 };

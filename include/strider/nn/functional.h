@@ -1,6 +1,7 @@
 #pragma once
 // torch.nn.functional: the differentiable ops (re-exported from strider) plus losses, dropout
 // and normalizations built from them.
+#include <optional>
 #include <string>
 
 #include "strider/autograd/functions.h"
@@ -47,6 +48,15 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
 // Normalizes groups of channels; the output takes the input's suggested format (SPEC §11).
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
+// PyTorch 2's F.scaled_dot_product_attention: softmax(scale * q k^T + mask) v over q
+// [..., L, E], k [..., S, E], v [..., S, Ev], scale defaulting to 1/sqrt(E). attn_mask broadcasts
+// to [..., L, S]: bool (true: the key takes part, PyTorch 2's convention) or floating (added).
+// is_causal masks keys after the query (top-left aligned; not with attn_mask). Dropout on the
+// probabilities whenever dropout_p > 0, so pass 0 outside training. 4-d inputs with equal head
+// sizes and neither mask nor dropout run the fused kernel (ops/attention.h); the rest compose ops.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt, Generator* gen = nullptr);
 // weight [num_embeddings, dim], indices int64 of any shape -> [..., dim].
 Tensor embedding(const Tensor& indices, const Tensor& weight);
 

@@ -186,6 +186,24 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return out;
 }
 
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
+  STRIDER_CHECK(t.dim() > 0, "split", "cannot split a 0-d tensor");
+  const int64_t d = layout::wrap_dim(dim, t.dim(), "split");
+  const int64_t n = t.sizes()[d];
+  STRIDER_CHECK(split_size > 0 || (split_size == 0 && n == 0), "split", "split_size must be positive, got ",
+                split_size, " for dim ", d, " of size ", n);
+  std::vector<Tensor> pieces;
+  for (int64_t start = 0; start < n || (n == 0 && pieces.empty()); start += std::max<int64_t>(split_size, 1))
+    pieces.push_back(ops::narrow(t, d, start, std::min(split_size, n - start)));
+  if (!autograd::any_requires_grad({&t})) return pieces;
+  const ScalarType dtype = t.dtype();
+  record("SplitBackward", {t}, pieces, [=](const Grads& g, const Node&) -> Grads {
+    Tensor whole = g.size() == 1 ? g[0] : ops::cat(g, d);
+    return {whole.dtype() == dtype ? whole : ops::to(whole, dtype)};
+  });
+  return pieces;
+}
+
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   Tensor out = ops::stack(tensors, dim);
   const int64_t d = layout::wrap_dim(dim, out.dim(), "stack");

@@ -1,0 +1,211 @@
+// scaled_dot_product_attention: the fused kernel against PyTorch 1.13's math definition
+// (tests/golden/generate_attention.py), against the float64 reference and the composite path
+// over many shapes and layouts, float64 finite differences, memory, and misuse.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "strider/ops/attention.h"
+#include "support/compare.h"
+#include "support/gradcheck.h"
+
+namespace strider {
+namespace {
+
+namespace F = nn::functional;
+using testing::all_close;
+
+const io::SafetensorsFile& golden() {
+  static const io::SafetensorsFile file = io::load_safetensors(STRIDER_GOLDEN_DIR "/attention.safetensors");
+  return file;
+}
+
+struct Result {
+  Tensor out, dq, dk, dv;
+};
+
+// Output and gradients of sum(out * grad_out) for leaves copied from q, k, v.
+Result run(const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& grad_out, bool causal,
+           std::optional<double> scale = std::nullopt, const Tensor& mask = Tensor()) {
+  Tensor q = q0.detach().clone().requires_grad_(), k = k0.detach().clone().requires_grad_(),
+         v = v0.detach().clone().requires_grad_();
+  Tensor out = F::scaled_dot_product_attention(q, k, v, mask, 0.0, causal, scale);
+  sum(out * grad_out).backward();
+  return {out.detach(), q.grad(), k.grad(), v.grad()};
+}
+
+::testing::AssertionResult close(const Result& got, const Result& want, double rtol, double atol) {
+  const char* names[] = {"out", "dq", "dk", "dv"};
+  const Tensor* g[] = {&got.out, &got.dq, &got.dk, &got.dv};
+  const Tensor* w[] = {&want.out, &want.dq, &want.dk, &want.dv};
+  for (int i = 0; i < 4; ++i) {
+    auto r = all_close(*g[i], *w[i], rtol, atol);
+    if (!r) return r << " in " << names[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Attention, MatchesPyTorchMath) {
+  const auto& t = golden().tensors;
+  for (const char* name : {"causal_blocks", "cross_long_keys", "causal_rectangular", "explicit_scale", "single"}) {
+    SCOPED_TRACE(name);
+    const auto desc = nlohmann::json::parse(golden().metadata.at(name));
+    const std::string p = name;
+    std::optional<double> scale;
+    if (!desc["scale"].is_null()) scale = desc["scale"].get<double>();
+    const Result want{t.at(p + ".out"), t.at(p + ".grad.q"), t.at(p + ".grad.k"), t.at(p + ".grad.v")};
+    const Tensor &q = t.at(p + ".in.q"), &k = t.at(p + ".in.k"), &v = t.at(p + ".in.v");
+    const Tensor& g = t.at(p + ".in.grad_out");
+    const bool causal = desc["is_causal"];
+    EXPECT_TRUE(close(run(q, k, v, g, causal, scale), want, 1e-4, 2e-5)) << "fused";
+    {
+      KernelPreferenceGuard reference(KernelPreference::Reference);
+      EXPECT_TRUE(close(run(q, k, v, g, causal, scale), want, 1e-4, 2e-5)) << "reference";
+    }
+    // An all-true bool mask (with the causal part spelled out) takes the composite path.
+    Tensor keep = ones({q.sizes()[2], k.sizes()[2]}, kBool);
+    if (causal) keep = logical_not(gt(arange(k.sizes()[2]).reshape({1, -1}) - arange(q.sizes()[2]).reshape({-1, 1}), 0));
+    EXPECT_TRUE(close(run(q, k, v, g, false, scale, keep), want, 1e-4, 2e-5)) << "composite";
+  }
+}
+
+// The blocked kernel against the float64 reference: partial blocks, head sizes that are not a
+// multiple of the vector width, more or fewer keys than queries, and operands that are views.
+TEST(Attention, BlockedKernelMatchesTheReference) {
+  struct Shape {
+    int64_t B, H, L, S, D;
+  };
+  for (Shape s : {Shape{1, 1, 1, 1, 1}, Shape{2, 3, 64, 64, 64}, Shape{1, 2, 65, 65, 17}, Shape{1, 1, 130, 130, 80},
+                  Shape{2, 1, 7, 200, 33}, Shape{1, 2, 150, 40, 16}, Shape{1, 1, 129, 129, 128}}) {
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << s.B << "x" << s.H << " L=" << s.L << " S=" << s.S << " D=" << s.D
+                                        << (causal ? " causal" : ""));
+      Generator gen(s.L * 31 + s.D);
+      // q, k, v as split views of one [B, T, 3 H D] projection, the way a model produces them.
+      auto heads = [&](int64_t n, uint64_t seed) {
+        Generator g(seed);
+        Tensor packed = randn({s.B, n, 3 * s.H * s.D}, kFloat, &g) * 2.0;
+        return packed.narrow(2, s.H * s.D, s.H * s.D).reshape({s.B, n, s.H, s.D}).transpose(1, 2);
+      };
+      Tensor q = heads(s.L, 1), k = heads(s.S, 2), v = heads(s.S, 3);
+      Tensor g = randn({s.B, s.H, s.L, s.D}, kFloat, &gen);
+      Result fused = run(q, k, v, g, causal);
+      Result reference;
+      {
+        KernelPreferenceGuard guard(KernelPreference::Reference);
+        reference = run(q, k, v, g, causal);
+      }
+      EXPECT_TRUE(close(fused, reference, 2e-4, 2e-5));
+      // Heads are interleaved in memory, so concatenating them back is a view.
+      EXPECT_TRUE(fused.out.transpose(1, 2).is_contiguous());
+    }
+  }
+}
+
+TEST(Attention, ReducedPrecisionComputesInFloat32) {
+  Generator gen(7);
+  Tensor q = randn({2, 2, 70, 32}, kFloat, &gen), k = randn({2, 2, 70, 32}, kFloat, &gen);
+  Tensor v = randn({2, 2, 70, 32}, kFloat, &gen), g = randn({2, 2, 70, 32}, kFloat, &gen);
+  for (ScalarType dt : {kBFloat16, kHalf}) {
+    SCOPED_TRACE(::testing::Message() << dt);
+    auto cast = [&](const Tensor& t) { return t.to(dt).to(kFloat); };  // the values the low-precision run sees
+    Result want = run(cast(q), cast(k), cast(v), cast(g), true);
+    Result got = run(q.to(dt), k.to(dt), v.to(dt), g.to(dt), true);
+    EXPECT_EQ(got.out.dtype(), dt);
+    EXPECT_EQ(got.dq.dtype(), dt);
+    EXPECT_TRUE(close(got, want, 2e-2, 2e-2));  // one rounding of each result to 8 bits of mantissa
+  }
+}
+
+TEST(Attention, RowsOfNonUnitStrideAreCopiedOnce) {
+  Generator gen(11);
+  Tensor q = randn({1, 2, 16, 40}, kFloat, &gen).transpose(2, 3);  // [1, 2, 40, 16], element stride 40
+  Tensor k = randn({1, 2, 16, 40}, kFloat, &gen).transpose(2, 3);
+  Tensor v = randn({1, 2, 40, 16}, kFloat, &gen), g = randn({1, 2, 40, 16}, kFloat, &gen);
+  EXPECT_TRUE(close(run(q, k, v, g, true), run(q.contiguous(), k.contiguous(), v, g, true), 0, 0));
+}
+
+TEST(Attention, Float64FiniteDifferences) {
+  using testing::gradcheck;
+  using testing::leaf;
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "full");
+    std::vector<Tensor> in = {leaf({1, 2, 5, 3}, 1), leaf({1, 2, 7, 3}, 2), leaf({1, 2, 7, 3}, 3)};
+    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& x) { return fused_attention(x[0], x[1], x[2], 0.7, causal); },
+                          in));
+  }
+  // The composite path: a float mask added to the scores, a value head size of its own.
+  std::vector<Tensor> in = {leaf({2, 4, 3}, 4), leaf({2, 5, 3}, 5), leaf({2, 5, 2}, 6), leaf({4, 5}, 7)};
+  EXPECT_TRUE(gradcheck(
+      [](const std::vector<Tensor>& x) { return F::scaled_dot_product_attention(x[0], x[1], x[2], x[3]); }, in));
+}
+
+// The fused path keeps no [L, S] tensor alive for the backward: the saved state is q, k, v, the
+// output and one float per query row.
+TEST(Attention, FusedPathSavesNoScoreMatrix) {
+  const int64_t B = 1, H = 4, T = 512, D = 32;
+  Generator gen(5);
+  auto run_peak = [&](bool fused) {
+    Tensor q = randn({B, H, T, D}, kFloat, &gen).requires_grad_(), k = randn({B, H, T, D}, kFloat, &gen).requires_grad_();
+    Tensor v = randn({B, H, T, D}, kFloat, &gen).requires_grad_();
+    const int64_t before = memory_stats().current_bytes;
+    // A bool mask equal to the causal one forces the composite path.
+    Tensor mask = fused ? Tensor() : logical_not(gt(arange(T).reshape({1, T}) - arange(T).reshape({T, 1}), 0));
+    Tensor out = F::scaled_dot_product_attention(q, k, v, mask, 0.0, fused);
+    return memory_stats().current_bytes - before - (fused ? 0 : mask.numel());
+  };
+  const int64_t fused = run_peak(true), composite = run_peak(false);
+  const int64_t scores = B * H * T * T * 4;
+  EXPECT_LT(fused, scores / 4) << "fused keeps " << fused << " bytes";
+  EXPECT_GE(composite, scores) << "composite keeps " << composite << " bytes";
+}
+
+TEST(Attention, SplitHasOneBackwardBuffer) {
+  Tensor x = arange(24).to(kDouble).reshape({2, 12}).requires_grad_();
+  std::vector<Tensor> parts = split(x, 5, 1);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[2].sizes(), IntArrayRef({2, 2}));
+  EXPECT_EQ(parts[1].data(), static_cast<double*>(x.data()) + 5);  // views
+  // Pieces without a gradient contribute zeros.
+  (sum(parts[0] * 2.0) + sum(parts[2] * 3.0)).backward();
+  Tensor want = cat({full({2, 5}, 2.0, kDouble), zeros({2, 5}, kDouble), full({2, 2}, 3.0, kDouble)}, 1);
+  EXPECT_TRUE(all_close(x.grad(), want, 0, 0));
+  EXPECT_THROW(split(x, 0, 1), Error);
+  EXPECT_THROW(split(x, 2, 2), Error);
+}
+
+TEST(Attention, MisuseIsAnErrorNamingTheOp) {
+  Tensor q = randn({1, 2, 4, 8}), k = randn({1, 2, 6, 8}), v = randn({1, 2, 6, 8});
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (auto [what, call] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"key must be [..., S, 8]", [&] { F::scaled_dot_product_attention(q, randn({1, 2, 6, 5}), v); }},
+           {"one floating dtype", [&] { fused_attention(q, k.to(kDouble), v, 1.0, false); }},
+           {"batch and head sizes", [&] { fused_attention(q, randn({1, 3, 6, 8}), randn({1, 3, 6, 8}), 1.0, false); }},
+           {"either attn_mask or is_causal", [&] { F::scaled_dot_product_attention(q, k, v, ones({4, 6}, kBool), 0.0, true); }},
+           {"dropout_p", [&] { F::scaled_dot_product_attention(q, k, v, Tensor(), 1.0); }},
+           {"scale must be finite", [&] { F::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, false, INFINITY); }},
+           {"attn_mask must be bool", [&] { F::scaled_dot_product_attention(q, k, v, ones({4, 6}, kLong)); }},
+           {"4-d", [&] { fused_attention(randn({2, 4, 8}), randn({2, 6, 8}), randn({2, 6, 8}), 1.0, false); }},
+       }) {
+    const std::string msg = message(call);
+    EXPECT_NE(msg.find("scaled_dot_product_attention"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << "expected '" << what << "' in: " << msg;
+  }
+}
+
+TEST(Attention, NoKeysGiveZeros) {
+  Tensor q = randn({1, 1, 3, 4}).requires_grad_(), k = randn({1, 1, 0, 4}), v = randn({1, 1, 0, 4});
+  Tensor out = fused_attention(q, k, v, 0.5, false);
+  EXPECT_TRUE(all_close(out, zeros({1, 1, 3, 4}), 0, 0));
+  sum(out).backward();
+  EXPECT_TRUE(all_close(q.grad(), zeros({1, 1, 3, 4}), 0, 0));
+}
+
+}  // namespace
+}  // namespace strider
