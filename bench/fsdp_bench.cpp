@@ -3,16 +3,20 @@
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
 //       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1
-//        --activation-checkpointing 1 --dtype bfloat16]
+//        --activation-checkpointing 1 --dtype bfloat16 --offload-read-ahead-mb 512 --offload-stream 1]
 // Throughput: tokens per second over all ranks and the model FLOP utilization (MFU): model FLOPs
 // per step (6 x the parameters that multiply, per token, plus 12 x layers x width x sequence per
 // token for attention's two matmuls; a recomputation under activation checkpointing is not
 // counted) over the step time, against the float32 FMA peak and the bfloat16 dot-product peak
 // of all ranks' cores, each measured before and after the steps in the same process.
+// With --offload DIR: the bytes the steps read from and wrote to the disk (/proc/self/io, all
+// ranks), and the disk's O_DIRECT bandwidth with every rank streaming 1 GiB, measured after the
+// steps in DIR; bench/run_offload_side_by_side.sh turns them into the bandwidth a step needs.
 // --deterministic 1 runs deterministic mode with one micro-batch per rank (the same per-rank
 // batch as the normal mode), so the two differ only in how gradients are reduced.
 #include <strider/strider.h>
 
+#include "disk_bandwidth.h"
 #include "fma_peak.h"
 
 #include <algorithm>
@@ -48,6 +52,12 @@ struct ResidentPeaks {
   }
 };
 
+double sum_over_ranks(dist::ProcessGroup& pg, double v) {
+  Tensor t = full({1}, v, kDouble);
+  pg.all_reduce(t, dist::ReduceOp::Sum);
+  return t.item<double>();
+}
+
 double max_over_ranks(dist::ProcessGroup& pg, double v) {
   Tensor t = full({1}, v, kDouble);
   pg.all_reduce(t, dist::ReduceOp::Max);
@@ -64,6 +74,8 @@ int main(int argc, char** argv) {
   std::string dtype = "float32";  // bfloat16: MixedPrecision (bf16 compute and gathers, float32 masters)
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
   std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
+  long long read_ahead_mb = fsdp::CPUOffload().read_ahead_bytes >> 20;
+  bool offload_stream = true;  // 0: no registered optimizer, so the step reads everything back in backward
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--strategy") strategy = v;
@@ -74,6 +86,8 @@ int main(int argc, char** argv) {
     if (k == "--steps") steps = std::stoll(v);
     if (k == "--prefetch") prefetch = v == "1";
     if (k == "--offload") offload_dir = v;
+    if (k == "--offload-read-ahead-mb") read_ahead_mb = std::stoll(v);
+    if (k == "--offload-stream") offload_stream = v == "1";
     if (k == "--ab-signature-checks") ab_signature_checks = v == "1";
     if (k == "--shard-group-size") shard_group_size = std::stoi(v);
     if (k == "--deterministic") deterministic = v == "1";
@@ -117,7 +131,8 @@ int main(int argc, char** argv) {
       o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
       o.backward_prefetch = prefetch ? fsdp::BackwardPrefetch::BackwardPre : fsdp::BackwardPrefetch::None;
       o.forward_prefetch = prefetch;
-      o.cpu_offload = {.offload_params = !offload_dir.empty(), .directory = offload_dir};
+      o.cpu_offload = {.offload_params = !offload_dir.empty(), .directory = offload_dir,
+                       .read_ahead_bytes = static_cast<int64_t>(read_ahead_mb) << 20};
       o.deterministic = deterministic;
       o.micro_batches = deterministic ? pg->size() : 0;
       if (dtype == "bfloat16") o.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16};
@@ -128,8 +143,9 @@ int main(int argc, char** argv) {
     if (deferred && !sharded) nn::materialize(*model);
     const double construction_rss = max_over_ranks(*pg, status_bytes("VmHWM"));  // peak so far: building and sharding
     optim::AdamW opt(model->named_parameters(), {.lr = 1e-4, .decoupled_weight_decay = true});
-    if (sharded) sharded->register_optimizer(opt);
+    if (sharded && (offload_stream || offload_dir.empty())) sharded->register_optimizer(opt);
     int64_t sent_before = 0;
+    double io_read_before = 0, io_write_before = 0;
     Generator g(7 + pg->rank());
     Tensor tokens = (rand({batch, seq + 1}, {}, &g) * 256.0).to(kLong);
     Tensor x = tokens.narrow(1, 0, seq).contiguous(), y = tokens.narrow(1, 1, seq).contiguous();
@@ -145,6 +161,8 @@ int main(int argc, char** argv) {
         reset_peak_rss();
         if (sharded) sharded->reset_stats();
         sent_before = sharded ? sharded->bytes_sent() : 0;
+        io_read_before = bench::process_io_bytes("read_bytes");
+        io_write_before = bench::process_io_bytes("write_bytes");
       }
       pg->barrier();
       const auto t0 = std::chrono::steady_clock::now();
@@ -162,6 +180,17 @@ int main(int argc, char** argv) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     pg->set_signature_checks(true);
+    // Offload: what the steps moved to and from the disk (all ranks), and what the disk does
+    // with every rank streaming at once, measured right after in the same directory.
+    const double io_read = sum_over_ranks(*pg, bench::process_io_bytes("read_bytes") - io_read_before);
+    const double io_write = sum_over_ranks(*pg, bench::process_io_bytes("write_bytes") - io_write_before);
+    bench::DiskBandwidth disk;
+    if (!offload_dir.empty()) {
+      pg->barrier();
+      const bench::DiskBandwidth mine = bench::measure_disk_bandwidth(offload_dir, 1LL << 30);
+      disk.write_gbps = sum_over_ranks(*pg, mine.write_gbps);
+      disk.read_gbps = sum_over_ranks(*pg, mine.read_gbps);
+    }
     const auto peak_after = peaks();
     std::sort(times.begin(), times.end());
     std::sort(times_unchecked.begin(), times_unchecked.end());
@@ -194,7 +223,9 @@ int main(int argc, char** argv) {
                   "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d,\"deferred_init\":%d,"
                   "\"construction_peak_rss_bytes\":%.0f,\"dtype\":\"%s\",\"activation_checkpointing\":%d,"
                   "\"tokens_per_s\":%.1f,\"model_gflop_per_step\":%.1f,\"achieved_gflops\":%.1f,"
-                  "\"fma_peak_gflops\":%.1f,\"bf16_peak_gflops\":%.1f,\"mfu_fp32_peak\":%.4f,\"mfu_bf16_peak\":%.4f}\n",
+                  "\"fma_peak_gflops\":%.1f,\"bf16_peak_gflops\":%.1f,\"mfu_fp32_peak\":%.4f,\"mfu_bf16_peak\":%.4f,"
+                  "\"disk_read_bytes_per_step\":%.0f,\"disk_write_bytes_per_step\":%.0f,\"disk_gbps_during_steps\":%.3f,"
+                  "\"disk_write_gbps_measured\":%.3f,\"disk_read_gbps_measured\":%.3f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
@@ -202,7 +233,9 @@ int main(int argc, char** argv) {
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
                   shard_group_size, deterministic ? 1 : 0, deferred ? 1 : 0, construction_rss, dtype.c_str(),
                   checkpointing ? 1 : 0, step_tokens / step_s, step_flops / 1e9, step_flops / step_s / 1e9, fma_peak, bf16_peak,
-                  step_flops / step_s / 1e9 / fma_peak, bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0);
+                  step_flops / step_s / 1e9 / fma_peak, bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0,
+                  io_read * per_step, io_write * per_step, (io_read + io_write) * per_step / step_s / 1e9,
+                  disk.write_gbps, disk.read_gbps);
     return 0;
   });
 }

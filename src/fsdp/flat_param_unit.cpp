@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "fsdp/gradient_scratch.h"
+#include "fsdp/offload_step_stream.h"
 #include "fsdp/offload_tier.h"
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_mode.h"
@@ -194,6 +195,7 @@ void FlatParamUnit::gather_async() {
 
 void FlatParamUnit::use_full_params() {
   gather_async();
+  shard_read_ahead_ = false;
   if (state_ == State::Gathering) {
     {
       AddElapsed t(tree_->stats.gather_wait_seconds);
@@ -283,11 +285,30 @@ void FlatParamUnit::prefetch(int direction) {
   }
 }
 
+void FlatParamUnit::read_ahead_shards(int direction) {
+  if (!tree_->tier || !tree_->order_recorded || nn::in_recomputation()) return;
+  auto& order = tree_->forward_order;
+  auto it = std::find(order.begin(), order.end(), this);
+  if (it == order.end()) return;
+  int64_t bytes = 0;
+  for (auto j = (it - order.begin()) + direction; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size());
+       j += direction) {
+    FlatParamUnit* next = order[static_cast<size_t>(j)];
+    if (!next->plan_.gathers_on_demand() || next->params_.empty() || next->state_ != State::Sharded) continue;
+    if (bytes >= tree_->options.cpu_offload.read_ahead_bytes) return;
+    bytes += bytes_of(next->shard_flat_);
+    if (next->shard_read_ahead_) continue;
+    tree_->tier->prefetch(next->shard_flat_, /*for_write=*/direction < 0);  // backward: the step writes it next
+    next->shard_read_ahead_ = true;
+  }
+}
+
 void FlatParamUnit::pre_forward() {
   if (is_root() && module_.is_training()) tree_->pg->set_step(tree_->pg->step() + 1);  // named in messages
   if (is_root() && tree_->tier) {  // the optimizer step is over: page the sharded state out
     for (FlatParamUnit* u : tree_->units) u->release_consumed_grads();
-    tree_->tier->evict_all();
+    // A streamed step wrote each parameter's state back as it went.
+    if (!tree_->step_stream || !tree_->step_stream->take_streamed()) tree_->tier->evict_all();
   }
   if (!tree_->order_recorded && std::find(tree_->forward_order.begin(), tree_->forward_order.end(), this) ==
                                     tree_->forward_order.end())
@@ -296,6 +317,7 @@ void FlatParamUnit::pre_forward() {
   // A checkpointed unit's recomputation runs in backward, where the next unit forward has
   // already been used: prefetching it would gather it for nothing.
   if (tree_->options.forward_prefetch && !nn::in_recomputation()) prefetch(+1);
+  read_ahead_shards(+1);
   use_full_params();
   use_cast_params();
 }
@@ -330,8 +352,12 @@ nn::Value FlatParamUnit::post_forward(const nn::Value& output) {
 
 void FlatParamUnit::pre_backward() {
   if (is_root() && !tree_->callback_queued) {
-    // Offload: read the sharded state back while backward computes; the step after it needs it.
-    if (tree_->tier) tree_->tier->prefetch_all();
+    // Offload: read the state the optimizer step starts with while backward computes (all of it
+    // when no optimizer was registered to stream the step).
+    if (tree_->tier) {
+      if (tree_->step_stream) tree_->step_stream->read_ahead_first();
+      else tree_->tier->prefetch_all();
+    }
     tree_->callback_queued = true;
     TreeState* tree = tree_;
     autograd::queue_callback([tree] {
@@ -347,6 +373,7 @@ void FlatParamUnit::pre_backward() {
   in_backward_ = true;
   gather_async();
   if (tree_->options.backward_prefetch == BackwardPrefetch::BackwardPre) prefetch(-1);
+  if (tree_->step_stream) read_ahead_shards(-1);
   use_full_params();
   use_shards();  // backward reads the saved (full) tensors; the registry shows shards
 }

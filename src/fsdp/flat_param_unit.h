@@ -99,6 +99,9 @@ class FlatParamUnit {
   // A gradient-sized buffer: the offload tier's reused one when it fits, else fresh memory.
   Tensor gradient_buffer(ScalarType dtype, int64_t numel);
   void prefetch(int direction);
+  // Offload: starts reading the shards of the units after this one in `direction` of the
+  // forward order, up to CPUOffload::read_ahead_bytes not yet used.
+  void read_ahead_shards(int direction);
   bool accumulating() const;  // some shard already holds a gradient (no zero_grad since)
   Tensor offload_grad_buffer();
   bool is_root() const { return tree_->root == this; }
@@ -123,6 +126,7 @@ class FlatParamUnit {
   uint64_t gathered_version_ = 0;  // shard_flat_'s version when the full parameters were gathered
   State state_ = State::Sharded;
   bool prefetched_ = false;
+  bool shard_read_ahead_ = false;  // its offloaded shard is being read ahead of its gather
   bool in_backward_ = false;
   bool reduce_launched_ = false;  // this backward's gradients are on their way
   bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "fsdp/flat_param_unit.h"
+#include "fsdp/offload_step_stream.h"
 #include "fsdp/offload_tier.h"
 #include "fsdp/structure_check.h"
 #include "strider/dist/consistency.h"
@@ -51,6 +52,9 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
                 "deterministic mode needs the same kernels in every run, but kernel autotune is on: it picks "
                 "oneDNN's implementations by timing, so results could differ bitwise between runs. Turn it off "
                 "(set_kernel_autotune(false), or unset STRIDER_AUTOTUNE)");
+  STRIDER_CHECK(options_.cpu_offload.read_ahead_bytes >= 0, "FullyShardedDataParallel",
+                "CPUOffload::read_ahead_bytes must be >= 0 (0 reads offloaded state when first touched), got ",
+                options_.cpu_offload.read_ahead_bytes);
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
   tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);
@@ -333,9 +337,27 @@ void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer) {
                     "rank's share before each step");
     });
   }
+  if (tree_->tier) {
+    // The step streams over the offload files: read ahead, write back as each parameter is done.
+    if (!tree_->step_stream)
+      tree_->step_stream =
+          std::make_shared<detail::OffloadStepStream>(*tree_->tier, options_.cpu_offload.read_ahead_bytes);
+    std::weak_ptr<detail::OffloadStepStream> stream = tree_->step_stream;
+    optimizer.register_step_pre_hook([stream] {
+      if (auto s = stream.lock()) s->begin_step();
+    });
+    optimizer.register_param_update_hooks(
+        {[stream, &optimizer](size_t i) {
+           if (auto s = stream.lock()) s->before(optimizer, i);
+         },
+         [stream, &optimizer](size_t i) {
+           if (auto s = stream.lock()) s->after(optimizer, i);
+         }});
+  }
   optimizer.register_step_post_hook([tree] {
     if (auto t = tree.lock()) {
       t->backwards_since_step = 0;
+      if (t->step_stream) t->step_stream->end_step();
       for (FlatParamUnit* u : t->units) u->refresh_full_params();
     }
   });

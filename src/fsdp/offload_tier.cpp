@@ -53,7 +53,10 @@ void* OffloadTier::allocate(size_t nbytes) {
 void OffloadTier::deallocate(void* ptr, size_t) {
   if (!ptr) return;
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return busy_ != ptr; });  // never unmap a range the I/O thread is advising
+  // Never unmap a range an I/O thread is advising.
+  cv_.wait(lock, [&] { return reads_.busy != ptr && writes_.busy != ptr; });
+  reads_.erase(ptr);
+  writes_.erase(ptr);
   auto it = mappings_.find(ptr);
   if (it == mappings_.end()) return;
   munmap(ptr, it->second);
@@ -61,55 +64,102 @@ void OffloadTier::deallocate(void* ptr, size_t) {
   mappings_.erase(it);
 }
 
-OffloadTier::OffloadTier(std::string directory) : directory_(std::move(directory)) {
-  io_ = std::thread([this] { io_loop(); });
-  io_.detach();
+bool OffloadTier::Queue::contains(void* p) const {
+  return std::any_of(pending.begin(), pending.end(), [p](const Request& r) { return r.mapping == p; });
 }
 
-void OffloadTier::io_loop() {
+void OffloadTier::Queue::erase(void* p) {
+  pending.erase(std::remove_if(pending.begin(), pending.end(), [p](const Request& r) { return r.mapping == p; }),
+                pending.end());
+}
+
+OffloadTier::OffloadTier(std::string directory) : directory_(std::move(directory)) {
+  reader_ = std::thread([this] { io_loop(reads_, false); });
+  writer_ = std::thread([this] { io_loop(writes_, true); });
+  reader_.detach();
+  writer_.detach();
+}
+
+void OffloadTier::io_loop(Queue& queue, bool write_back) {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return !pending_.empty(); });
-    void* p = pending_.front();
-    pending_.pop_front();
-    auto it = mappings_.find(p);
+    cv_.wait(lock, [&] { return !queue.pending.empty(); });
+    const Request r = queue.pending.front();
+    queue.pending.pop_front();
+    auto it = mappings_.find(r.mapping);
     if (it == mappings_.end()) continue;  // freed meanwhile
     const size_t len = it->second;
-    busy_ = p;
-    lock.unlock();  // writing back takes a while; evict() and allocate() must not wait for it
-    // MADV_PAGEOUT (Linux 5.4+) writes dirty file pages back and reclaims them. Older kernels:
-    // MADV_DONTNEED drops them from this process (the page cache keeps them until memory is
-    // needed). Either way the file keeps the data.
+    queue.busy = r.mapping;
+    lock.unlock();  // I/O takes a while; evict(), prefetch() and allocate() must not wait for it
+    if (write_back) {
+      // MADV_PAGEOUT (Linux 5.4+) writes dirty file pages back and reclaims them. Older kernels:
+      // MADV_DONTNEED drops them from this process (the page cache keeps them until memory is
+      // needed). Either way the file keeps the data.
 #ifdef MADV_PAGEOUT
-    if (madvise(p, len, MADV_PAGEOUT) != 0)
+      if (madvise(r.mapping, len, MADV_PAGEOUT) != 0)
 #endif
-      madvise(p, len, MADV_DONTNEED);
+        madvise(r.mapping, len, MADV_DONTNEED);
+    } else {
+      // MADV_POPULATE_* (Linux 5.14+) reads the pages and maps them here, so the compute thread
+      // takes no page fault per 4 KiB; older kernels only start the read-ahead.
+      int populated = -1;
+#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
+      populated = madvise(r.mapping, len, r.write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+#endif
+      if (populated != 0) madvise(r.mapping, len, MADV_WILLNEED);
+    }
     lock.lock();
-    busy_ = nullptr;
+    queue.busy = nullptr;
     cv_.notify_all();
   }
 }
 
 void OffloadTier::evict(const Tensor& t) {
-  if (!t.defined() || !t.storage()) return;
+  if (t.defined() && t.storage()) evict(t.storage()->data());
+}
+
+void OffloadTier::evict(const void* mapping) {
+  void* p = const_cast<void*>(mapping);
   std::lock_guard lock(mutex_);
-  void* p = t.storage()->data();
   if (!mappings_.count(p)) return;
-  if (std::find(pending_.begin(), pending_.end(), p) == pending_.end()) pending_.push_back(p);
-  cv_.notify_one();
+  reads_.erase(p);
+  if (!writes_.contains(p)) writes_.pending.push_back({p, false});
+  cv_.notify_all();
 }
 
 void OffloadTier::evict_all() {
   std::lock_guard lock(mutex_);
-  pending_.clear();  // every mapping goes in once, whatever was queued before
-  for (auto& [p, len] : mappings_) pending_.push_back(p);
-  cv_.notify_one();
+  reads_.pending.clear();
+  writes_.pending.clear();  // every mapping goes in once, whatever was queued before
+  for (auto& [p, len] : mappings_) writes_.pending.push_back({p, false});
+  cv_.notify_all();
+}
+
+void OffloadTier::prefetch(const Tensor& t, bool for_write) {
+  if (t.defined() && t.storage()) prefetch(t.storage()->data(), for_write);
+}
+
+void OffloadTier::prefetch(const void* mapping, bool for_write) {
+  void* p = const_cast<void*>(mapping);
+  std::lock_guard lock(mutex_);
+  if (!mappings_.count(p)) return;
+  writes_.erase(p);  // about to be used: paging it out now would only cost I/O
+  if (!reads_.contains(p)) reads_.pending.push_back({p, for_write});
+  cv_.notify_all();
 }
 
 void OffloadTier::prefetch_all() {
   std::lock_guard lock(mutex_);
-  pending_.clear();  // about to be used: paging them out now would only cost I/O
-  for (auto& [p, len] : mappings_) madvise(p, len, MADV_WILLNEED);
+  writes_.pending.clear();
+  reads_.pending.clear();
+  for (auto& [p, len] : mappings_) reads_.pending.push_back({p, true});
+  cv_.notify_all();
+}
+
+int64_t OffloadTier::mapping_bytes(const void* mapping) {
+  std::lock_guard lock(mutex_);
+  auto it = mappings_.find(const_cast<void*>(mapping));
+  return it == mappings_.end() ? 0 : static_cast<int64_t>(it->second);
 }
 
 }  // namespace strider::fsdp::detail

@@ -16,6 +16,7 @@ namespace strider::fsdp::detail {
 
 class FlatParamUnit;
 class OffloadTier;
+class OffloadStepStream;
 
 struct TreeState {
   std::shared_ptr<dist::ProcessGroup> pg;
@@ -35,6 +36,8 @@ struct TreeState {
   static constexpr size_t kMaxReducesInFlight = 2;
   std::deque<FlatParamUnit*> reduces_in_flight;
   OffloadTier* tier = nullptr;  // offload files; null without offload
+  // The optimizer step over the offload files, once an optimizer is registered.
+  std::shared_ptr<OffloadStepStream> step_stream;
   FSDPStats stats;
 
   Allocator& shard_allocator();

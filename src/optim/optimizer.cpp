@@ -35,7 +35,19 @@ void Optimizer::set_params(NamedParameters params) { params_ = std::move(params)
 
 void Optimizer::step() {
   for (auto& [handle, hook] : pre_hooks_) hook();
-  update();
+  {
+    autograd::NoGradGuard g;
+    begin_step();
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto& [name, p] = params_[i];
+      if (!p.grad().defined()) continue;
+      for (auto& [handle, hooks] : param_hooks_)
+        if (hooks.before) hooks.before(i);
+      update(name, p, state_[name]);
+      for (auto& [handle, hooks] : param_hooks_)
+        if (hooks.after) hooks.after(i);
+    }
+  }
   for (auto& [handle, hook] : post_hooks_) hook();
 }
 
@@ -51,9 +63,16 @@ int Optimizer::register_step_post_hook(std::function<void()> hook) {
   return next_hook_++;
 }
 
+int Optimizer::register_param_update_hooks(ParamUpdateHooks hooks) {
+  STRIDER_CHECK(hooks.before || hooks.after, "register_param_update_hooks", "got no hook");
+  param_hooks_[next_hook_] = std::move(hooks);
+  return next_hook_++;
+}
+
 void Optimizer::remove_step_hook(int handle) {
   pre_hooks_.erase(handle);
   post_hooks_.erase(handle);
+  param_hooks_.erase(handle);
 }
 
 void Optimizer::load_state(const OptimizerState& state, int64_t step_count, const std::string& what) {
@@ -106,28 +125,22 @@ SGD::SGD(NamedParameters params, SGDOptions o) : Optimizer(std::move(params), o.
                 "nesterov momentum requires a momentum and zero dampening");
 }
 
-void SGD::update() {
-  autograd::NoGradGuard g;
-  ++steps_;
-  for (auto& [name, p] : params_) {
-    if (!p.grad().defined()) continue;
-    Tensor d = p.grad();
-    if (d.dtype() != p.dtype()) d = d.to(p.dtype());
-    if (o_.weight_decay != 0) d = add(d, p, o_.weight_decay);
-    if (o_.momentum != 0) {
-      auto& st = state_[name];
-      auto it = st.find("momentum_buffer");
-      if (it == st.end()) {
-        st["momentum_buffer"] = d.clone();
-      } else {
-        mul_(it->second, o_.momentum);
-        add_(it->second, d, 1.0 - o_.dampening);
-      }
-      Tensor& buf = st["momentum_buffer"];
-      d = o_.nesterov ? add(d, buf, o_.momentum) : buf;
+void SGD::update(const std::string&, Tensor& p, std::map<std::string, Tensor>& st) {
+  Tensor d = p.grad();
+  if (d.dtype() != p.dtype()) d = d.to(p.dtype());
+  if (o_.weight_decay != 0) d = add(d, p, o_.weight_decay);
+  if (o_.momentum != 0) {
+    auto it = st.find("momentum_buffer");
+    if (it == st.end()) {
+      st["momentum_buffer"] = d.clone();
+    } else {
+      mul_(it->second, o_.momentum);
+      add_(it->second, d, 1.0 - o_.dampening);
     }
-    add_(p, d, -lr_);
+    Tensor& buf = st["momentum_buffer"];
+    d = o_.nesterov ? add(d, buf, o_.momentum) : buf;
   }
+  add_(p, d, -lr_);
 }
 
 Adam::Adam(NamedParameters params, AdamOptions o) : Optimizer(std::move(params), o.lr), o_(o) {
@@ -141,38 +154,37 @@ AdamW::AdamW(NamedParameters params, AdamOptions o) : Adam(std::move(params), [&
   return o;
 }()) {}
 
-void Adam::update() {
-  autograd::NoGradGuard g;
+void Adam::begin_step() {
   ++steps_;
-  const double bc1 = 1.0 - std::pow(o_.beta1, static_cast<double>(steps_));
-  const double bc2 = 1.0 - std::pow(o_.beta2, static_cast<double>(steps_));
-  for (auto& [name, p] : params_) {
-    if (!p.grad().defined()) continue;
-    Tensor grad = p.grad().dtype() == p.dtype() ? p.grad() : p.grad().to(p.dtype());
-    auto& st = state_[name];
-    if (!st.count("exp_avg")) {
-      st["exp_avg"] = zeros_like(p);
-      st["exp_avg_sq"] = zeros_like(p);
-    }
-    Tensor& m = st["exp_avg"];
-    Tensor& v = st["exp_avg_sq"];
-    // One pass over contiguous float32 tensors (FSDP's flat shards); the same bits as below.
-    if (ops::try_fused_adam_step_(p, grad, m, v,
-                                  {.lr = lr_, .beta1 = o_.beta1, .beta2 = o_.beta2, .eps = o_.eps,
-                                   .weight_decay = o_.weight_decay, .decoupled_weight_decay = o_.decoupled_weight_decay,
-                                   .bias_correction1 = bc1, .bias_correction2 = bc2}))
-      continue;
-    if (o_.weight_decay != 0) {
-      if (o_.decoupled_weight_decay) mul_(p, 1.0 - lr_ * o_.weight_decay);
-      else grad = add(grad, p, o_.weight_decay);
-    }
-    mul_(m, o_.beta1);
-    add_(m, grad, 1.0 - o_.beta1);
-    mul_(v, o_.beta2);
-    add_(v, mul(grad, grad), 1.0 - o_.beta2);
-    Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), o_.eps);
-    add_(p, div(m, denom), -lr_ / bc1);
+  bias_correction1_ = 1.0 - std::pow(o_.beta1, static_cast<double>(steps_));
+  bias_correction2_ = 1.0 - std::pow(o_.beta2, static_cast<double>(steps_));
+}
+
+void Adam::update(const std::string&, Tensor& p, std::map<std::string, Tensor>& st) {
+  const double bc1 = bias_correction1_, bc2 = bias_correction2_;
+  Tensor grad = p.grad().dtype() == p.dtype() ? p.grad() : p.grad().to(p.dtype());
+  if (!st.count("exp_avg")) {
+    st["exp_avg"] = zeros_like(p);
+    st["exp_avg_sq"] = zeros_like(p);
   }
+  Tensor& m = st["exp_avg"];
+  Tensor& v = st["exp_avg_sq"];
+  // One pass over contiguous float32 tensors (FSDP's flat shards); the same bits as below.
+  if (ops::try_fused_adam_step_(p, grad, m, v,
+                                {.lr = lr_, .beta1 = o_.beta1, .beta2 = o_.beta2, .eps = o_.eps,
+                                 .weight_decay = o_.weight_decay, .decoupled_weight_decay = o_.decoupled_weight_decay,
+                                 .bias_correction1 = bc1, .bias_correction2 = bc2}))
+    return;
+  if (o_.weight_decay != 0) {
+    if (o_.decoupled_weight_decay) mul_(p, 1.0 - lr_ * o_.weight_decay);
+    else grad = add(grad, p, o_.weight_decay);
+  }
+  mul_(m, o_.beta1);
+  add_(m, grad, 1.0 - o_.beta1);
+  mul_(v, o_.beta2);
+  add_(v, mul(grad, grad), 1.0 - o_.beta2);
+  Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), o_.eps);
+  add_(p, div(m, denom), -lr_ / bc1);
 }
 
 }  // namespace strider::optim

@@ -276,11 +276,22 @@ TEST(FSDPEquivalence, ManualWrapInsideEnableWrap) {
   EXPECT_EQ(fsdp::wrap_if_enabled(plain).get(), plain.get());
 }
 
+// The optimizer step streams over the offload files when the optimizer is registered (reading
+// ahead nothing, one byte's worth, or the default budget), and reads everything back in backward
+// when it is not: the parameters are the same either way.
 TEST(FSDPEquivalence, OffloadGivesTheSameParameters) {
-  FSDPOptions o;
-  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
-  o.cpu_offload.offload_params = true;
-  expect_equivalent(gpt_workload(), fsdp_wrapper(o), 1e-5);
+  for (int64_t read_ahead : {int64_t{0}, int64_t{1}, fsdp::CPUOffload().read_ahead_bytes})
+    for (bool registered : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "read_ahead_bytes " << read_ahead << (registered ? "" : ", no optimizer"));
+      FSDPOptions o;
+      o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+      o.cpu_offload.offload_params = true;
+      o.cpu_offload.read_ahead_bytes = read_ahead;
+      expect_equivalent(gpt_workload(), fsdp_wrapper(o), 1e-5, 3, registered);
+    }
+  FSDPOptions bad;
+  bad.cpu_offload = {.offload_params = true, .read_ahead_bytes = -1};
+  EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(gpt_workload().make(), testing::world(), bad), Error);
 }
 
 TEST(FSDPEquivalence, ChannelsLastStaysChannelsLast) {

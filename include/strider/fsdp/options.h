@@ -46,10 +46,15 @@ struct MixedPrecision {
 
 // Offload of sharded state: a unit's sharded parameters, gradients and optimizer state live in a
 // slower, larger tier (here memory-mapped files in `directory`) and are paged out while the
-// unit is inactive; the optimizer step runs on them there.
+// unit is inactive; the optimizer step runs on them there, writing each parameter's state back
+// as soon as it has stepped.
 struct CPUOffload {
   bool offload_params = false;
   std::string directory = "/tmp";
+  // How much offloaded state may be read ahead of its use, along the known order: the next
+  // units' shards in forward and backward, the next parameters' shards and optimizer state in
+  // the optimizer step (with FullyShardedDataParallel::register_optimizer). 0: read on touch.
+  int64_t read_ahead_bytes = int64_t{512} << 20;
 };
 
 // Decides which modules become FSDP units. Called with recurse = true to ask "look inside this

@@ -19,8 +19,8 @@ class Optimizer {
  public:
   explicit Optimizer(NamedParameters params, double lr);
   virtual ~Optimizer() = default;
-  // The step pre-hooks in order, one update of every parameter with a gradient, then the
-  // step post-hooks in order.
+  // The step pre-hooks in order, begin_step(), one update of every parameter with a gradient
+  // (between its update hooks), then the step post-hooks in order.
   void step();
   // Runs before every step (a check that the gradients are complete; throwing stops the step
   // before any parameter changes); returns a handle for remove_step_hook.
@@ -28,6 +28,13 @@ class Optimizer {
   // Runs after every step (a sharding plan all-gathers the updated shards here); returns a
   // handle for remove_step_hook.
   int register_step_post_hook(std::function<void()> hook);
+  // Run around each parameter's update, in params() order, for those with a gradient, with the
+  // parameter's index (an offload tier reads the next parameters' state ahead and writes this
+  // one's back while the next one steps); returns a handle for remove_step_hook.
+  struct ParamUpdateHooks {
+    std::function<void(size_t index)> before, after;
+  };
+  int register_param_update_hooks(ParamUpdateHooks hooks);
   void remove_step_hook(int handle);
   // "sgd", "adam", "adamw": what a checkpoint records, so a resume cannot mix optimizers.
   virtual std::string name() const = 0;
@@ -42,6 +49,7 @@ class Optimizer {
   void set_params(NamedParameters params);
   // name -> state tensors ("momentum_buffer", "exp_avg", "exp_avg_sq", ...) and the step count.
   std::map<std::string, std::map<std::string, Tensor>>& state() { return state_; }
+  const OptimizerState& state() const { return state_; }
   int64_t step_count() const { return steps_; }
   void set_step_count(int64_t s) { steps_ = s; }
   // Replaces the state and step count, all or nothing: every entry names a parameter, has
@@ -51,7 +59,10 @@ class Optimizer {
   void load_state(const OptimizerState& state, int64_t step_count, const std::string& what);
 
  protected:
-  virtual void update() = 0;
+  // Once per step, before any parameter (the step count and what follows from it).
+  virtual void begin_step() { ++steps_; }
+  // One parameter, which has a gradient; `state` is its entry of state().
+  virtual void update(const std::string& name, Tensor& param, std::map<std::string, Tensor>& state) = 0;
   NamedParameters params_;
   double lr_;
   int64_t steps_ = 0;
@@ -59,6 +70,7 @@ class Optimizer {
 
  private:
   std::map<int, std::function<void()>> pre_hooks_, post_hooks_;
+  std::map<int, ParamUpdateHooks> param_hooks_;
   int next_hook_ = 0;
 };
 
@@ -74,7 +86,7 @@ class SGD : public Optimizer {
   std::vector<std::string> state_keys() const override;
 
  protected:
-  void update() override;
+  void update(const std::string& name, Tensor& param, std::map<std::string, Tensor>& state) override;
 
  private:
   SGDOptions o_;
@@ -92,10 +104,12 @@ class Adam : public Optimizer {
   std::vector<std::string> state_keys() const override { return {"exp_avg", "exp_avg_sq"}; }
 
  protected:
-  void update() override;
+  void begin_step() override;
+  void update(const std::string& name, Tensor& param, std::map<std::string, Tensor>& state) override;
 
  private:
   AdamOptions o_;
+  double bias_correction1_ = 1, bias_correction2_ = 1;  // 1 - beta^step of this step
 };
 
 class AdamW : public Adam {
