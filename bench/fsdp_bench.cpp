@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
     if (sharded && (offload_stream || offload_dir.empty())) sharded->register_optimizer(opt);
     int64_t sent_before = 0;
     double io_read_before = 0, io_write_before = 0;
+    double phase_s[3] = {0, 0, 0};  // forward, backward, optimizer step: rank 0's sums over the measured steps
     Generator g(7 + pg->rank());
     Tensor tokens = (rand({batch, seq + 1}, {}, &g) * 256.0).to(kLong);
     Tensor x = tokens.narrow(1, 0, seq).contiguous(), y = tokens.narrow(1, 1, seq).contiguous();
@@ -168,12 +169,20 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       Tensor logits = (*model)(x);
       Tensor loss = nn::functional::cross_entropy(logits.reshape({-1, 256}), y.reshape({-1}));
+      const auto t1 = std::chrono::steady_clock::now();
       if (s > 0) resident.sample();
       opt.zero_grad();
       loss.backward();
+      const auto t2 = std::chrono::steady_clock::now();
       if (s > 0) resident.sample();
       opt.step();
+      const auto t3 = std::chrono::steady_clock::now();
       if (s > 0) resident.sample();
+      if (s > 0) {
+        phase_s[0] += std::chrono::duration<double>(t1 - t0).count();
+        phase_s[1] += std::chrono::duration<double>(t2 - t1).count();
+        phase_s[2] += std::chrono::duration<double>(t3 - t2).count();
+      }
       pg->barrier();
       if (s > 0)
         (unchecked ? times_unchecked : times).push_back(
@@ -225,7 +234,8 @@ int main(int argc, char** argv) {
                   "\"tokens_per_s\":%.1f,\"model_gflop_per_step\":%.1f,\"achieved_gflops\":%.1f,"
                   "\"fma_peak_gflops\":%.1f,\"bf16_peak_gflops\":%.1f,\"mfu_fp32_peak\":%.4f,\"mfu_bf16_peak\":%.4f,"
                   "\"disk_read_bytes_per_step\":%.0f,\"disk_write_bytes_per_step\":%.0f,\"disk_gbps_during_steps\":%.3f,"
-                  "\"disk_write_gbps_measured\":%.3f,\"disk_read_gbps_measured\":%.3f}\n",
+                  "\"disk_write_gbps_measured\":%.3f,\"disk_read_gbps_measured\":%.3f,"
+                  "\"forward_s_per_step\":%.3f,\"backward_s_per_step\":%.3f,\"optimizer_s_per_step\":%.3f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
@@ -235,7 +245,7 @@ int main(int argc, char** argv) {
                   checkpointing ? 1 : 0, step_tokens / step_s, step_flops / 1e9, step_flops / step_s / 1e9, fma_peak, bf16_peak,
                   step_flops / step_s / 1e9 / fma_peak, bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0,
                   io_read * per_step, io_write * per_step, (io_read + io_write) * per_step / step_s / 1e9,
-                  disk.write_gbps, disk.read_gbps);
+                  disk.write_gbps, disk.read_gbps, phase_s[0] * per_step, phase_s[1] * per_step, phase_s[2] * per_step);
     return 0;
   });
 }

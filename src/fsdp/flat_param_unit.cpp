@@ -290,16 +290,21 @@ void FlatParamUnit::read_ahead_shards(int direction) {
   auto& order = tree_->forward_order;
   auto it = std::find(order.begin(), order.end(), this);
   if (it == order.end()) return;
+  // Requests go to the front of the reader's queue, nearest unit last, so it is read first.
+  std::vector<FlatParamUnit*> ahead;
   int64_t bytes = 0;
   for (auto j = (it - order.begin()) + direction; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size());
        j += direction) {
     FlatParamUnit* next = order[static_cast<size_t>(j)];
     if (!next->plan_.gathers_on_demand() || next->params_.empty() || next->state_ != State::Sharded) continue;
-    if (bytes >= tree_->options.cpu_offload.read_ahead_bytes) return;
+    if (bytes >= tree_->options.cpu_offload.read_ahead_bytes) break;
     bytes += bytes_of(next->shard_flat_);
-    if (next->shard_read_ahead_) continue;
-    tree_->tier->prefetch(next->shard_flat_, /*for_write=*/direction < 0);  // backward: the step writes it next
-    next->shard_read_ahead_ = true;
+    if (!next->shard_read_ahead_) ahead.push_back(next);
+  }
+  for (auto u = ahead.rbegin(); u != ahead.rend(); ++u) {
+    // Backward: the optimizer step writes the shard next, so map it writable now.
+    tree_->tier->prefetch((*u)->shard_flat_, /*for_write=*/direction < 0, /*urgent=*/true);
+    (*u)->shard_read_ahead_ = true;
   }
 }
 

@@ -135,16 +135,21 @@ void OffloadTier::evict_all() {
   cv_.notify_all();
 }
 
-void OffloadTier::prefetch(const Tensor& t, bool for_write) {
-  if (t.defined() && t.storage()) prefetch(t.storage()->data(), for_write);
+void OffloadTier::prefetch(const Tensor& t, bool for_write, bool urgent) {
+  if (t.defined() && t.storage()) prefetch(t.storage()->data(), for_write, urgent);
 }
 
-void OffloadTier::prefetch(const void* mapping, bool for_write) {
+void OffloadTier::prefetch(const void* mapping, bool for_write, bool urgent) {
   void* p = const_cast<void*>(mapping);
   std::lock_guard lock(mutex_);
   if (!mappings_.count(p)) return;
   writes_.erase(p);  // about to be used: paging it out now would only cost I/O
-  if (!reads_.contains(p)) reads_.pending.push_back({p, for_write});
+  if (urgent) {
+    reads_.erase(p);
+    reads_.pending.push_front({p, for_write});
+  } else if (!reads_.contains(p)) {
+    reads_.pending.push_back({p, for_write});
+  }
   cv_.notify_all();
 }
 

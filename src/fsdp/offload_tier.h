@@ -36,8 +36,9 @@ class OffloadTier final : public Allocator {
   // its queued eviction (returns at once; the reader thread does it). `for_write`: the caller
   // will write it (the optimizer step), so the pages are mapped writable up front; read-only
   // use maps them read-only, so they stay clean and are not written back.
-  void prefetch(const Tensor& t, bool for_write);
-  void prefetch(const void* mapping, bool for_write);
+  // `urgent` requests (a unit about to gather) go ahead of queued ones (state for a later step).
+  void prefetch(const Tensor& t, bool for_write, bool urgent = false);
+  void prefetch(const void* mapping, bool for_write, bool urgent = false);
   void prefetch_all();
   // The mapped length of `mapping` (0 when it is not one of this tier's mappings).
   int64_t mapping_bytes(const void* mapping);
