@@ -11,11 +11,19 @@ namespace {
 std::atomic<uint64_t> g_next_generation{1};
 }  // namespace
 
-void StorageImpl::bump_generation() { generation_ = g_next_generation.fetch_add(1, std::memory_order_relaxed); }
+void StorageImpl::bump_generation() {
+  generation_.store(g_next_generation.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator)
     : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {
+  attach_paged_block();
   bump_generation();
+}
+
+void StorageImpl::attach_paged_block() {
+  paged_ = data_ ? allocator_->paged_block(data_) : nullptr;
+  if (paged_) paged_->generation = &generation_;
 }
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter)
@@ -37,10 +45,11 @@ void StorageImpl::grow(size_t nbytes) {
                 "cannot grow a storage that wraps external memory (from_blob) from ", nbytes_,
                 " to ", nbytes, " bytes; clone() the tensor first");
   void* fresh = allocator_->allocate(nbytes);
-  if (nbytes_) std::memcpy(fresh, data_, nbytes_);
+  if (nbytes_) std::memcpy(fresh, data(), nbytes_);
   allocator_->deallocate(data_, nbytes_);
   data_ = fresh;
   nbytes_ = nbytes;
+  attach_paged_block();
   bump_generation();
 }
 
@@ -49,6 +58,7 @@ void StorageImpl::release() {
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = nullptr;
   nbytes_ = 0;
+  paged_ = nullptr;
   bump_generation();
 }
 
@@ -57,6 +67,7 @@ void StorageImpl::reallocate(size_t nbytes) {
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = allocator_->allocate(nbytes);
   nbytes_ = nbytes;
+  attach_paged_block();
   bump_generation();
 }
 

@@ -204,9 +204,11 @@ void FlatParamUnit::use_full_params() {
     gather_work_.reset();
     send_ = Tensor();
     state_ = State::Gathered;
-    // Offload: in forward this unit's shard is idle until its backward; in backward the
+    // Offload: in forward this unit's shard is idle until its backward (the last units' shards,
+    // within the read-ahead budget, are kept: backward starts with them); in backward the
     // optimizer step needs it next.
-    if (tree_->tier && !in_backward_ && !nn::in_recomputation()) tree_->tier->evict(shard_flat_);
+    if (tree_->tier && !in_backward_ && !nn::in_recomputation() && !needed_early_in_backward())
+      tree_->tier->evict(shard_flat_);
   }
   if (prefetched_) {
     prefetched_ = false;
@@ -285,6 +287,16 @@ void FlatParamUnit::prefetch(int direction) {
   }
 }
 
+bool FlatParamUnit::needed_early_in_backward() const {
+  if (!tree_->order_recorded) return false;
+  const auto& order = tree_->forward_order;
+  auto it = std::find(order.begin(), order.end(), this);
+  if (it == order.end()) return false;
+  int64_t from_here_on = 0;  // shard bytes of this unit and those after it in forward
+  for (; it != order.end(); ++it) from_here_on += bytes_of((*it)->shard_flat_);
+  return from_here_on <= tree_->options.cpu_offload.read_ahead_bytes;
+}
+
 void FlatParamUnit::read_ahead_shards(int direction) {
   if (!tree_->tier || !tree_->order_recorded || nn::in_recomputation()) return;
   auto& order = tree_->forward_order;
@@ -302,8 +314,7 @@ void FlatParamUnit::read_ahead_shards(int direction) {
     if (!next->shard_read_ahead_) ahead.push_back(next);
   }
   for (auto u = ahead.rbegin(); u != ahead.rend(); ++u) {
-    // Backward: the optimizer step writes the shard next, so map it writable now.
-    tree_->tier->prefetch((*u)->shard_flat_, /*for_write=*/direction < 0, /*urgent=*/true);
+    tree_->tier->prefetch((*u)->shard_flat_, /*urgent=*/true);
     (*u)->shard_read_ahead_ = true;
   }
 }

@@ -102,6 +102,9 @@ class FlatParamUnit {
   // Offload: starts reading the shards of the units after this one in `direction` of the
   // forward order, up to CPUOffload::read_ahead_bytes not yet used.
   void read_ahead_shards(int direction);
+  // Offload: whether this unit is among the last in forward whose shards fit the read-ahead
+  // budget together, so its shard stays in memory for the backward that starts with them.
+  bool needed_early_in_backward() const;
   bool accumulating() const;  // some shard already holds a gradient (no zero_grad since)
   Tensor offload_grad_buffer();
   bool is_root() const { return tree_->root == this; }

@@ -6,14 +6,14 @@
 
 namespace strider::fsdp::detail {
 
-std::vector<const void*> OffloadStepStream::mappings_of(const optim::Optimizer& opt, size_t index) const {
+std::vector<const void*> OffloadStepStream::blocks_of(const optim::Optimizer& opt, size_t index) const {
   const auto& [name, p] = opt.params()[index];
   std::vector<const void*> out;
-  if (p.storage()) out.push_back(p.storage()->data());
+  if (p.storage()) out.push_back(p.storage()->address());
   auto st = opt.state().find(name);
   if (st != opt.state().end())
     for (auto& [key, t] : st->second)
-      if (t.defined() && t.storage()) out.push_back(t.storage()->data());
+      if (t.defined() && t.storage()) out.push_back(t.storage()->address());
   return out;
 }
 
@@ -21,12 +21,12 @@ void OffloadStepStream::read_ahead(const optim::Optimizer& opt, size_t from) {
   read_until_ = std::max(read_until_, from);
   int64_t bytes = 0;
   for (size_t j = from; j < read_until_; ++j)
-    for (const void* m : mappings_of(opt, j)) bytes += tier_.mapping_bytes(m);
+    for (const void* m : blocks_of(opt, j)) bytes += tier_.block_bytes(m);
   while (read_until_ < opt.params().size() && bytes < budget_) {
-    for (const void* m : mappings_of(opt, read_until_)) {
+    for (const void* m : blocks_of(opt, read_until_)) {
       if (m == last_read_) continue;
-      tier_.prefetch(m, true);
-      bytes += tier_.mapping_bytes(m);
+      tier_.prefetch(m);
+      bytes += tier_.block_bytes(m);
       last_read_ = m;
     }
     ++read_until_;
@@ -45,12 +45,12 @@ void OffloadStepStream::before(const optim::Optimizer& opt, size_t index) {
 
 void OffloadStepStream::after(const optim::Optimizer& opt, size_t index) {
   // Looked up again: the moments are created at a parameter's first step.
-  const std::vector<const void*> mine = mappings_of(opt, index);
+  const std::vector<const void*> mine = blocks_of(opt, index);
   const void* shard = mine.empty() ? nullptr : mine.front();
   const void* next_shard = nullptr;
   if (index + 1 < opt.params().size()) {
     const Tensor& next = opt.params()[index + 1].second;
-    if (next.storage()) next_shard = next.storage()->data();
+    if (next.storage()) next_shard = next.storage()->address();
   }
   for (size_t k = 1; k < mine.size(); ++k) tier_.evict(mine[k]);  // the moments: done for this step
   if (shard && shard != next_shard) tier_.evict(shard);        // the unit's last parameter stepped
@@ -59,7 +59,7 @@ void OffloadStepStream::after(const optim::Optimizer& opt, size_t index) {
 }
 
 void OffloadStepStream::end_step() {
-  // Keep each mapping once, in first-use order.
+  // Keep each block once, in first-use order.
   recorded_.clear();
   for (const void* m : order_)
     if (std::find(recorded_.begin(), recorded_.end(), m) == recorded_.end()) recorded_.push_back(m);
@@ -72,8 +72,8 @@ void OffloadStepStream::read_ahead_first() {
   for (const void* m : recorded_) {
     if (bytes >= budget_) break;
     if (m == last) continue;
-    tier_.prefetch(m, true);
-    bytes += tier_.mapping_bytes(m);
+    tier_.prefetch(m);
+    bytes += tier_.block_bytes(m);
     last = m;
   }
 }

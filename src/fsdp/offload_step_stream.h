@@ -2,7 +2,7 @@
 // The optimizer step over offloaded state as a stream: before each parameter steps, the state of
 // the parameters after it is read ahead (up to a byte budget), and after it steps, its moments
 // (and its unit's shard, once the unit's last parameter is done) are written back while the next
-// one computes. The order is the optimizer's, recorded as mapping names at each step, so the
+// one computes. The order is the optimizer's, recorded as block names at each step, so the
 // next step's first window can be read during backward without touching the optimizer.
 #include <cstdint>
 #include <vector>
@@ -28,15 +28,15 @@ class OffloadStepStream {
   bool take_streamed();
 
  private:
-  // Mapping names (storage data) of parameter i's shard and state; empty entries are unknown.
-  std::vector<const void*> mappings_of(const optim::Optimizer& opt, size_t index) const;
+  // Block names (StorageImpl::address) of parameter i's shard and state; empty entries are unknown.
+  std::vector<const void*> blocks_of(const optim::Optimizer& opt, size_t index) const;
   void read_ahead(const optim::Optimizer& opt, size_t from);
 
   OffloadTier& tier_;
   int64_t budget_;
   size_t read_until_ = 0;           // parameters [.., read_until_) of this step are read ahead
   const void* last_read_ = nullptr;  // a shard shared by consecutive parameters is read once
-  std::vector<const void*> order_;   // this step's mappings in use order (for the next backward)
+  std::vector<const void*> order_;   // this step's blocks in use order (for the next backward)
   std::vector<const void*> recorded_;
   bool streamed_ = false;
 };

@@ -16,11 +16,49 @@
 
 namespace strider::fsdp::detail {
 namespace {
+
 // One tier per directory for the process (a slot of its Context).
 struct OffloadTiers {
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<OffloadTier>> by_directory;
 };
+
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kIoChunk = size_t{64} << 20;  // one read or write call moves at most this
+
+// Anonymous memory of `length` bytes, 2 MiB aligned when it is at least that long (so the
+// kernel can back it with huge pages); `protection` PROT_NONE reserves the range only.
+void* map_anonymous(size_t length, int protection, const char* what) {
+  const size_t align = length >= kHugePage ? kHugePage : 1;
+  const size_t span = length + (align > 1 ? align : 0);
+  void* raw = mmap(nullptr, span, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  STRIDER_CHECK(raw != MAP_FAILED, "CPUOffload", "cannot map ", length, " bytes for ", what, ": ",
+                std::strerror(errno));
+  auto* begin = static_cast<char*>(raw);
+  auto* aligned = align > 1 ? reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(begin) + align - 1) & ~(align - 1))
+                            : begin;
+  if (aligned > begin) munmap(begin, static_cast<size_t>(aligned - begin));
+  char* end = begin + span;
+  if (aligned + length < end) munmap(aligned + length, static_cast<size_t>(end - (aligned + length)));
+  if (align > 1) madvise(aligned, length, MADV_HUGEPAGE);
+  return aligned;
+}
+
+// Moves `length` bytes between memory and the file at `offset`, in chunks, retrying short
+// transfers. Returns the errno of a failure (0 on success).
+template <class Io>
+int transfer(Io io, int fd, char* memory, size_t length, int64_t offset) {
+  size_t done = 0;
+  while (done < length) {
+    const size_t n = std::min(kIoChunk, length - done);
+    const ssize_t k = io(fd, memory + done, n, static_cast<off_t>(offset + static_cast<int64_t>(done)));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return k < 0 ? errno : EIO;
+    done += static_cast<size_t>(k);
+  }
+  return 0;
+}
+
 }  // namespace
 
 OffloadTier* OffloadTier::open(const std::string& directory) {
@@ -31,124 +69,232 @@ OffloadTier* OffloadTier::open(const std::string& directory) {
   return t.get();
 }
 
-void* OffloadTier::allocate(size_t nbytes) {
-  const size_t len = page_round(nbytes);
-  std::string path = directory_ + "/strider-offload-XXXXXX";
-  int fd = mkstemp(path.data());
-  STRIDER_CHECK(fd >= 0, "CPUOffload", "cannot create an offload file in '", directory_, "': ", std::strerror(errno),
-                "; set CPUOffload::directory to a writable local directory");
-  unlink(path.c_str());  // the mapping keeps the file; nothing is left behind on exit
-  const bool sized = ftruncate(fd, static_cast<off_t>(len)) == 0;
-  void* p = sized ? mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-  const int err = errno;
-  close(fd);
-  STRIDER_CHECK(p != MAP_FAILED, "CPUOffload", "cannot map ", nbytes, " bytes of offload file in '", directory_,
-                "': ", std::strerror(err), " (disk full?)");
-  std::lock_guard lock(mutex_);
-  mappings_[p] = len;
-  bytes_ += static_cast<int64_t>(len);
-  return p;
-}
-
-void OffloadTier::deallocate(void* ptr, size_t) {
-  if (!ptr) return;
-  std::unique_lock lock(mutex_);
-  // Never unmap a range an I/O thread is advising.
-  cv_.wait(lock, [&] { return reads_.busy != ptr && writes_.busy != ptr; });
-  reads_.erase(ptr);
-  writes_.erase(ptr);
-  auto it = mappings_.find(ptr);
-  if (it == mappings_.end()) return;
-  munmap(ptr, it->second);
-  bytes_ -= static_cast<int64_t>(it->second);
-  mappings_.erase(it);
-}
-
-bool OffloadTier::Queue::contains(void* p) const {
-  return std::any_of(pending.begin(), pending.end(), [p](const Request& r) { return r.mapping == p; });
-}
-
-void OffloadTier::Queue::erase(void* p) {
-  pending.erase(std::remove_if(pending.begin(), pending.end(), [p](const Request& r) { return r.mapping == p; }),
-                pending.end());
-}
-
 OffloadTier::OffloadTier(std::string directory) : directory_(std::move(directory)) {
+  std::string path = directory_ + "/strider-offload-XXXXXX";
+  fd_ = mkstemp(path.data());
+  STRIDER_CHECK(fd_ >= 0, "CPUOffload", "cannot create an offload file in '", directory_, "': ", std::strerror(errno),
+                "; set CPUOffload::directory to a writable local directory");
+  unlink(path.c_str());  // the descriptor keeps the file; nothing is left behind on exit
+  // Past the page cache where the filesystem allows it (tmpfs does not: then buffered).
+  const int flags = fcntl(fd_, F_GETFL);
+  if (flags >= 0) fcntl(fd_, F_SETFL, flags | O_DIRECT);
   reader_ = std::thread([this] { io_loop(reads_, false); });
   writer_ = std::thread([this] { io_loop(writes_, true); });
   reader_.detach();
   writer_.detach();
 }
 
-void OffloadTier::io_loop(Queue& queue, bool write_back) {
+void* OffloadTier::allocate(size_t nbytes) {
+  auto b = std::make_unique<Block>();
+  b->length = page_round(nbytes);
+  b->address = map_anonymous(b->length, PROT_READ | PROT_WRITE, "offloaded state");
+  std::lock_guard lock(mutex_);
+  b->offset = file_end_;
+  file_end_ += static_cast<int64_t>(b->length >= kHugePage ? (b->length + kHugePage - 1) / kHugePage * kHugePage
+                                                           : b->length);
+  bytes_ += static_cast<int64_t>(b->length);
+  void* p = b->address;
+  blocks_[p] = std::move(b);
+  return p;
+}
+
+void OffloadTier::deallocate(void* ptr, size_t) {
+  if (!ptr) return;
+  std::unique_ptr<Block> b;
+  {
+    std::unique_lock lock(mutex_);
+    auto it = blocks_.find(ptr);
+    if (it == blocks_.end()) return;
+    cv_.wait(lock, [&] { return !it->second->io; });  // never unmap what a worker is moving
+    reads_.erase(ptr);
+    writes_.erase(ptr);
+    b = std::move(it->second);
+    blocks_.erase(it);
+    bytes_ -= static_cast<int64_t>(b->length);
+  }
+  munmap(b->address, b->length);
+  fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, b->offset, static_cast<off_t>(b->length));
+}
+
+PagedBlock* OffloadTier::paged_block(void* ptr) {
+  std::lock_guard lock(mutex_);
+  auto it = blocks_.find(ptr);
+  return it == blocks_.end() ? nullptr : it->second.get();
+}
+
+void OffloadTier::page_in(Block& b) {
+  // Fresh pages, filled from the file, then moved over the reservation in one step: nobody can
+  // see a half-read block.
+  void* fresh = map_anonymous(b.length, PROT_READ | PROT_WRITE, "offloaded state being read back");
+  const int err = transfer(pread, fd_, static_cast<char*>(fresh), b.length, b.offset);
+  if (err != 0) {
+    munmap(fresh, b.length);
+    STRIDER_CHECK(false, "CPUOffload", "cannot read ", b.length, " bytes of offloaded state back from the offload "
+                  "file in '", directory_, "': ", std::strerror(err));
+  }
+  void* moved = mremap(fresh, b.length, b.length, MREMAP_MAYMOVE | MREMAP_FIXED, b.address);
+  STRIDER_CHECK(moved == b.address, "CPUOffload", "cannot move ", b.length,
+                " bytes of read-back state into place: ", std::strerror(errno));
+}
+
+void OffloadTier::make_resident(PagedBlock& block) {
+  Block& b = static_cast<Block&>(block);
+  std::unique_lock lock(b.mutex);
+  for (;;) {
+    const int s = b.state.load();
+    if (s == PagedBlock::Resident) return;
+    if (s == PagedBlock::EvictRequested || s == PagedBlock::WritingBack) {
+      // Still in memory: keep it (the writer will not start, or will not release it).
+      b.state.store(PagedBlock::Resident, std::memory_order_release);
+      return;
+    }
+    if (b.reading) {  // the reader is bringing it back
+      b.paged_in.wait(lock);
+      continue;
+    }
+    b.reading = true;
+    lock.unlock();
+    try {
+      page_in(b);
+    } catch (...) {
+      lock.lock();
+      b.reading = false;
+      b.paged_in.notify_all();
+      throw;
+    }
+    lock.lock();
+    b.reading = false;
+    b.state.store(PagedBlock::Resident, std::memory_order_release);
+    b.paged_in.notify_all();
+    return;
+  }
+}
+
+void OffloadTier::write_out(Block& b) {
+  uint64_t generation;
+  bool clean;
+  {
+    std::lock_guard lock(b.mutex);
+    // Only an eviction nobody cancelled by touching the block since it was asked for.
+    if (b.state.load() != PagedBlock::EvictRequested || b.reading) return;
+    generation = b.generation ? b.generation->load(std::memory_order_relaxed) : 0;
+    clean = b.written && b.generation && generation == b.written_generation;
+    b.state.store(PagedBlock::WritingBack, std::memory_order_release);
+  }
+  int err = 0;
+  if (!clean) err = transfer(pwrite, fd_, static_cast<char*>(b.address), b.length, b.offset);
+  std::lock_guard lock(b.mutex);
+  if (err != 0) {
+    // Keep the bytes in memory: the only copy. Offload of this block is lost, not its data.
+    b.state.store(PagedBlock::Resident, std::memory_order_release);
+    std::fprintf(stderr, "strider: CPUOffload: cannot write %zu bytes to the offload file in '%s' (%s); keeping "
+                 "them in memory\n", b.length, directory_.c_str(), std::strerror(err));
+    return;
+  }
+  if (!clean) {
+    b.written = true;
+    b.written_generation = generation;
+  }
+  if (b.state.load() != PagedBlock::WritingBack) return;  // touched meanwhile: it stays
+  // Release the pages and keep the range reserved (and inaccessible) at the same address.
+  void* r = mmap(b.address, b.length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (r == MAP_FAILED) {
+    b.state.store(PagedBlock::Resident, std::memory_order_release);
+    return;
+  }
+  b.state.store(PagedBlock::Away, std::memory_order_release);
+}
+
+void OffloadTier::io_loop(Queue& queue, bool write) {
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !queue.pending.empty(); });
-    const Request r = queue.pending.front();
+    void* p = queue.pending.front();
     queue.pending.pop_front();
-    auto it = mappings_.find(r.mapping);
-    if (it == mappings_.end()) continue;  // freed meanwhile
-    const size_t len = it->second;
-    queue.busy = r.mapping;
-    lock.unlock();  // I/O takes a while; evict(), prefetch() and allocate() must not wait for it
-    if (write_back) {
-      // MADV_PAGEOUT (Linux 5.4+) writes dirty file pages back and reclaims them. Older kernels:
-      // MADV_DONTNEED drops them from this process (the page cache keeps them until memory is
-      // needed). Either way the file keeps the data.
-#ifdef MADV_PAGEOUT
-      if (madvise(r.mapping, len, MADV_PAGEOUT) != 0)
-#endif
-        madvise(r.mapping, len, MADV_DONTNEED);
+    auto it = blocks_.find(p);
+    if (it == blocks_.end()) continue;  // freed meanwhile
+    Block& b = *it->second;
+    b.io = true;
+    lock.unlock();
+    if (write) {
+      write_out(b);
     } else {
-      // MADV_POPULATE_* (Linux 5.14+) reads the pages and maps them here, so the compute thread
-      // takes no page fault per 4 KiB; older kernels only start the read-ahead.
-      int populated = -1;
-#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
-      populated = madvise(r.mapping, len, r.write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-#endif
-      if (populated != 0) madvise(r.mapping, len, MADV_WILLNEED);
+      std::unique_lock block_lock(b.mutex);
+      if (b.state.load() == PagedBlock::Away && !b.reading) {
+        b.reading = true;
+        block_lock.unlock();
+        bool ok = true;
+        try {
+          page_in(b);
+        } catch (const std::exception& e) {
+          // A read ahead that fails is retried (and reported) by the access that needs it.
+          ok = false;
+        }
+        block_lock.lock();
+        b.reading = false;
+        if (ok) b.state.store(PagedBlock::Resident, std::memory_order_release);
+        b.paged_in.notify_all();
+      }
     }
     lock.lock();
-    queue.busy = nullptr;
+    b.io = false;
     cv_.notify_all();
   }
 }
 
+bool OffloadTier::Queue::contains(void* p) const { return std::find(pending.begin(), pending.end(), p) != pending.end(); }
+
+void OffloadTier::Queue::erase(void* p) { pending.erase(std::remove(pending.begin(), pending.end(), p), pending.end()); }
+
 void OffloadTier::evict(const Tensor& t) {
-  if (t.defined() && t.storage()) evict(t.storage()->data());
+  if (t.defined() && t.storage()) evict(t.storage()->address());
 }
 
-void OffloadTier::evict(const void* mapping) {
-  void* p = const_cast<void*>(mapping);
+// Resident -> EvictRequested: from here until the writer starts, any access cancels it.
+void OffloadTier::request_eviction(Block& b) {
+  std::lock_guard lock(b.mutex);
+  int expected = PagedBlock::Resident;
+  b.state.compare_exchange_strong(expected, PagedBlock::EvictRequested);
+}
+
+void OffloadTier::evict(const void* address) {
+  void* p = const_cast<void*>(address);
   std::lock_guard lock(mutex_);
-  if (!mappings_.count(p)) return;
+  auto it = blocks_.find(p);
+  if (it == blocks_.end()) return;
   reads_.erase(p);
-  if (!writes_.contains(p)) writes_.pending.push_back({p, false});
+  request_eviction(*it->second);
+  if (!writes_.contains(p)) writes_.pending.push_back(p);
   cv_.notify_all();
 }
 
 void OffloadTier::evict_all() {
   std::lock_guard lock(mutex_);
   reads_.pending.clear();
-  writes_.pending.clear();  // every mapping goes in once, whatever was queued before
-  for (auto& [p, len] : mappings_) writes_.pending.push_back({p, false});
+  writes_.pending.clear();  // every block goes in once, whatever was queued before
+  for (auto& [p, b] : blocks_) {
+    request_eviction(*b);
+    writes_.pending.push_back(p);
+  }
   cv_.notify_all();
 }
 
-void OffloadTier::prefetch(const Tensor& t, bool for_write, bool urgent) {
-  if (t.defined() && t.storage()) prefetch(t.storage()->data(), for_write, urgent);
+void OffloadTier::prefetch(const Tensor& t, bool urgent) {
+  if (t.defined() && t.storage()) prefetch(t.storage()->address(), urgent);
 }
 
-void OffloadTier::prefetch(const void* mapping, bool for_write, bool urgent) {
-  void* p = const_cast<void*>(mapping);
+void OffloadTier::prefetch(const void* address, bool urgent) {
+  void* p = const_cast<void*>(address);
   std::lock_guard lock(mutex_);
-  if (!mappings_.count(p)) return;
-  writes_.erase(p);  // about to be used: paging it out now would only cost I/O
+  auto it = blocks_.find(p);
+  if (it == blocks_.end()) return;
+  writes_.erase(p);  // about to be used: writing it out now would only cost I/O
+  cancel_eviction(*it->second);
   if (urgent) {
     reads_.erase(p);
-    reads_.pending.push_front({p, for_write});
+    reads_.pending.push_front(p);
   } else if (!reads_.contains(p)) {
-    reads_.pending.push_back({p, for_write});
+    reads_.pending.push_back(p);
   }
   cv_.notify_all();
 }
@@ -157,14 +303,23 @@ void OffloadTier::prefetch_all() {
   std::lock_guard lock(mutex_);
   writes_.pending.clear();
   reads_.pending.clear();
-  for (auto& [p, len] : mappings_) reads_.pending.push_back({p, true});
+  for (auto& [p, b] : blocks_) {
+    cancel_eviction(*b);
+    reads_.pending.push_back(p);
+  }
   cv_.notify_all();
 }
 
-int64_t OffloadTier::mapping_bytes(const void* mapping) {
+void OffloadTier::cancel_eviction(Block& b) {
+  std::lock_guard lock(b.mutex);
+  int expected = PagedBlock::EvictRequested;
+  b.state.compare_exchange_strong(expected, PagedBlock::Resident);
+}
+
+int64_t OffloadTier::block_bytes(const void* address) {
   std::lock_guard lock(mutex_);
-  auto it = mappings_.find(const_cast<void*>(mapping));
-  return it == mappings_.end() ? 0 : static_cast<int64_t>(it->second);
+  auto it = blocks_.find(const_cast<void*>(address));
+  return it == blocks_.end() ? 0 : static_cast<int64_t>(it->second->length);
 }
 
 }  // namespace strider::fsdp::detail

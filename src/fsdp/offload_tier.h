@@ -1,14 +1,25 @@
 #pragma once
-// The offload tier: memory-mapped files on local disk (ZeRO-Infinity's NVMe offload on a machine
-// without an accelerator). Sharded parameters, their gradients and (through *_like) the
-// optimizer state are allocated here. evict() writes pages back and drops them from this
-// process's resident memory until they are touched again; it runs on the tier's own I/O thread,
-// so writing overlaps computation. prefetch() starts reading one mapping back (the kernel's
-// read-ahead, asynchronous), so FSDP reads the next units' state while this one computes.
-// Mappings are named by their start address (a tensor's storage data), so a caller may keep
-// names of mappings it does not own: a name that was freed meanwhile is ignored.
+// The offload tier: FSDP's sharded parameters, their optimizer state (through *_like) and the
+// like live in anonymous memory (huge pages for large blocks) that is moved to one file on local
+// disk while idle (ZeRO-Infinity's NVMe offload on a machine without an accelerator). Each block
+// is a PagedBlock: evict() queues it for the writer thread, which writes it with O_DIRECT (only if
+// its storage's generation changed since its last write) and then releases its memory, leaving
+// an inaccessible reservation at the same address; prefetch() queues it for the reader thread,
+// which reads it into fresh pages and moves them into place. A storage whose block is away asks
+// for it back before handing out its data pointer (StorageImpl::data), so every access sees the
+// bytes; eviction is requested by FSDP only after a block's use.
+//
+// evict() marks a block; any access before the writer starts cancels that, and one while it
+// writes keeps the block: so eviction is asked for when a use ends, and never while a pointer
+// into the block is still in use (FSDP: after a unit's gather completes, after a parameter's
+// optimizer update).
+//
+// Whole blocks move by explicit reads and writes, not through the page cache: the kernel's work
+// per 4 KiB page of a shared file mapping (faults, dirty tracking, reclaim) cost more CPU than
+// the copy itself (docs/benchmarks.md, "Offload that keeps up").
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,42 +38,54 @@ class OffloadTier final : public Allocator {
   void* allocate(size_t nbytes) override;
   void deallocate(void* ptr, size_t nbytes) override;
   bool propagates_to_like() const override { return true; }
+  PagedBlock* paged_block(void* ptr) override;
+  void make_resident(PagedBlock& block) override;
 
-  // Queue pages for write-back and release (returns at once; the writer thread does it).
+  // Queue a block (named by its address, a storage's StorageImpl::address) to be written out
+  // and released (returns at once). Names that are not blocks of this tier are ignored.
   void evict(const Tensor& t);
-  void evict(const void* mapping);
+  void evict(const void* address);
   void evict_all();
-  // Queue a mapping (or every mapping) to be read back and mapped into this process, cancelling
-  // its queued eviction (returns at once; the reader thread does it). `for_write`: the caller
-  // will write it (the optimizer step), so the pages are mapped writable up front; read-only
-  // use maps them read-only, so they stay clean and are not written back.
-  // `urgent` requests (a unit about to gather) go ahead of queued ones (state for a later step).
-  void prefetch(const Tensor& t, bool for_write, bool urgent = false);
-  void prefetch(const void* mapping, bool for_write, bool urgent = false);
+  // Queue a block (or every block) to be read back ahead of use, cancelling a queued eviction
+  // (returns at once). `urgent` requests go ahead of queued ones.
+  void prefetch(const Tensor& t, bool urgent = false);
+  void prefetch(const void* address, bool urgent = false);
   void prefetch_all();
-  // The mapped length of `mapping` (0 when it is not one of this tier's mappings).
-  int64_t mapping_bytes(const void* mapping);
+  // The length of the block at `address` (0 when it is not one).
+  int64_t block_bytes(const void* address);
   int64_t bytes() const { return bytes_; }
 
  private:
-  struct Request {
-    void* mapping;
-    bool write;  // populate writable (reads) / unused (write-backs)
+  struct Block : PagedBlock {
+    void* address = nullptr;
+    size_t length = 0;      // page-rounded
+    int64_t offset = 0;     // in the tier's file
+    bool io = false;        // a worker thread holds it (guarded by the tier's mutex)
+    std::mutex mutex;       // state transitions
+    std::condition_variable paged_in;
+    bool reading = false;   // a page-in is under way (guarded by mutex)
+    bool written = false;   // the file holds a copy, of generation written_generation
+    uint64_t written_generation = 0;
   };
-  // One queue per direction, each with its thread, so reading ahead never waits behind a
-  // write-back (and the reverse).
   struct Queue {
-    std::deque<Request> pending;
-    void* busy = nullptr;  // the mapping its thread is working on
-    bool contains(void* p) const;
-    void erase(void* p);
+    std::deque<void*> pending;
+    void erase(void* address);
+    bool contains(void* address) const;
   };
+
   explicit OffloadTier(std::string directory);
-  void io_loop(Queue& queue, bool write_back);
+  void io_loop(Queue& queue, bool write_out);
+  void request_eviction(Block& b);  // Resident -> EvictRequested
+  void cancel_eviction(Block& b);   // EvictRequested -> Resident
+  void page_in(Block& b);     // Away -> Resident; the caller set b.reading
+  void write_out(Block& b);   // Resident -> Away, unless touched meanwhile
+
   std::string directory_;
-  std::mutex mutex_;  // guards mappings_ and the queues; held while advising so no range is unmapped mid-call
+  int fd_ = -1;               // one file for every block; O_DIRECT where the filesystem allows
+  int64_t file_end_ = 0;      // offsets are not reused: freed ranges are punched out
+  std::mutex mutex_;          // blocks_, the queues and every Block::io
   std::condition_variable cv_;
-  std::unordered_map<void*, size_t> mappings_;  // address -> mapped length
+  std::unordered_map<void*, std::unique_ptr<Block>> blocks_;
   Queue reads_, writes_;
   int64_t bytes_ = 0;
   std::thread reader_, writer_;  // never joined: tiers live until the process exits

@@ -19,7 +19,14 @@ class StorageImpl {
   StorageImpl(const StorageImpl&) = delete;
   StorageImpl& operator=(const StorageImpl&) = delete;
 
-  void* data() const { return data_; }
+  // The bytes, brought back first if a paging tier had moved them out (PagedBlock).
+  void* data() const {
+    if (paged_ && paged_->state.load(std::memory_order_acquire) != PagedBlock::Resident) [[unlikely]]
+      allocator_->make_resident(*paged_);
+    return data_;
+  }
+  // Where the bytes live, without bringing them back: for naming a storage, not for reading it.
+  void* address() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   bool resizable() const { return allocator_ != nullptr; }
   // Grows the allocation to at least `nbytes`, keeping the old bytes (resize_).
@@ -45,16 +52,18 @@ class StorageImpl {
   // reallocation), including the writes autograd must not see as modifications (FSDP
   // regathering its parameters). Caches of values derived from a tensor (oneDNN's reordered
   // weights) are valid while it is unchanged. Writes through data_ptr() must call it.
-  uint64_t generation() const { return generation_; }
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
   void bump_generation();
 
  private:
+  void attach_paged_block();
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Allocator* allocator_ = nullptr;
+  PagedBlock* paged_ = nullptr;  // set when allocator_ pages this block out
   std::function<void(void*)> deleter_;
   uint64_t version_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // read by a paging tier's writer thread
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

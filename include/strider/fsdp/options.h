@@ -44,16 +44,17 @@ struct MixedPrecision {
   std::optional<ScalarType> param_dtype, reduce_dtype, buffer_dtype;
 };
 
-// Offload of sharded state: a unit's sharded parameters, gradients and optimizer state live in a
-// slower, larger tier (here memory-mapped files in `directory`) and are paged out while the
-// unit is inactive; the optimizer step runs on them there, writing each parameter's state back
-// as soon as it has stepped.
+// Offload of sharded state: a unit's sharded parameters and optimizer state live in a slower,
+// larger tier (here one file in `directory`, written and read with O_DIRECT) and are moved out
+// while the unit is inactive; the optimizer step reads each parameter's state back ahead of
+// its update and writes it out again as soon as it has stepped.
 struct CPUOffload {
   bool offload_params = false;
   std::string directory = "/tmp";
   // How much offloaded state may be read ahead of its use, along the known order: the next
   // units' shards in forward and backward, the next parameters' shards and optimizer state in
-  // the optimizer step (with FullyShardedDataParallel::register_optimizer). 0: read on touch.
+  // the optimizer step (with FullyShardedDataParallel::register_optimizer); also how much of
+  // the last units' shards stays in memory from forward to backward. 0: read on touch.
   int64_t read_ahead_bytes = int64_t{512} << 20;
 };
 
