@@ -43,7 +43,7 @@ double status_bytes(const std::string& field) {
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // Resident memory split by kind, sampled at the phase boundaries of a step. Anonymous pages
-// must stay in RAM; file pages (the offload tier's mappings) the kernel can write back and drop.
+// (the offload tier's resident blocks included) must stay in RAM; file pages the kernel can drop.
 struct ResidentPeaks {
   double anon = 0, file = 0;
   void sample() {
