@@ -75,7 +75,7 @@ struct StateDictConfig {
   // Full: ranks other than 0 get an empty dict (every rank still joins the gathers).
   bool rank0_only = false;
   // Sharded and Local: independent copies in ordinary host memory instead of views of the live
-  // shards (which change with every step and, under CPUOffload, live in the offload files).
+  // shards (which change with every step and, under CPUOffload, move to the offload file).
   // Full tensors are always copies.
   bool offload_to_cpu = false;
 };
