@@ -7,6 +7,7 @@
 #include "fsdp/gradient_scratch.h"
 #include "fsdp/offload_step_stream.h"
 #include "fsdp/offload_tier.h"
+#include "fsdp/optimizer_in_backward.h"
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/autograd/record.h"
@@ -302,9 +303,21 @@ void FlatParamUnit::read_ahead_shards(int direction) {
   auto& order = tree_->forward_order;
   auto it = std::find(order.begin(), order.end(), this);
   if (it == order.end()) return;
-  // Requests go to the front of the reader's queue, nearest unit last, so it is read first.
-  std::vector<FlatParamUnit*> ahead;
+  // An optimizer stepping in backward updates each unit a little after its backward: its state
+  // is read after the shards the next gathers need, this unit's first.
+  const OptimizerInBackward* stepper = direction < 0 ? tree_->optimizer_in_backward.get() : nullptr;
   int64_t bytes = 0;
+  auto read_state = [&](const FlatParamUnit& u) {
+    if (!stepper || u.state_read_ahead_) return;
+    for (const void* block : stepper->state_blocks(u)) {
+      tree_->tier->prefetch(block);
+      bytes += tree_->tier->block_bytes(block);
+    }
+    const_cast<FlatParamUnit&>(u).state_read_ahead_ = true;
+  };
+  read_state(*this);
+  // Shard requests go to the front of the reader's queue, nearest unit last, so it is read first.
+  std::vector<FlatParamUnit*> ahead;
   for (auto j = (it - order.begin()) + direction; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size());
        j += direction) {
     FlatParamUnit* next = order[static_cast<size_t>(j)];
@@ -312,6 +325,7 @@ void FlatParamUnit::read_ahead_shards(int direction) {
     if (bytes >= tree_->options.cpu_offload.read_ahead_bytes) break;
     bytes += bytes_of(next->shard_flat_);
     if (!next->shard_read_ahead_) ahead.push_back(next);
+    read_state(*next);
   }
   for (auto u = ahead.rbegin(); u != ahead.rend(); ++u) {
     tree_->tier->prefetch((*u)->shard_flat_, /*urgent=*/true);
@@ -370,9 +384,10 @@ void FlatParamUnit::pre_backward() {
   if (is_root() && !tree_->callback_queued) {
     // Offload: read the state the optimizer step starts with while backward computes (all of it
     // when no optimizer was registered to stream the step).
+    // (An optimizer stepping in backward reads each unit's state along with the shards.)
     if (tree_->tier) {
       if (tree_->step_stream) tree_->step_stream->read_ahead_first();
-      else tree_->tier->prefetch_all();
+      else if (!tree_->optimizer_in_backward) tree_->tier->prefetch_all();
     }
     tree_->callback_queued = true;
     TreeState* tree = tree_;
@@ -384,12 +399,14 @@ void FlatParamUnit::pre_backward() {
       for (FlatParamUnit* u : tree->units) u->finish_backward();
       tree->callback_queued = false;
       ++tree->backwards_since_step;
+      for (FlatParamUnit* u : tree->units) u->state_read_ahead_ = false;
+      if (tree->optimizer_in_backward) tree->optimizer_in_backward->end_backward();
     });
   }
   in_backward_ = true;
   gather_async();
   if (tree_->options.backward_prefetch == BackwardPrefetch::BackwardPre) prefetch(-1);
-  if (tree_->step_stream) read_ahead_shards(-1);
+  if (tree_->step_stream || tree_->optimizer_in_backward) read_ahead_shards(-1);
   use_full_params();
   use_shards();  // backward reads the saved (full) tensors; the registry shows shards
 }
@@ -484,9 +501,17 @@ void FlatParamUnit::settle_reduce() {
   }
   reduce_work_.reset();
   grad_flat_ = Tensor();  // reduced_ holds the wire when it is what arrived
-  AddElapsed t(tree_->stats.copy_seconds);
-  reduced_ = codec_->settle(std::move(reduced_));
+  {
+    AddElapsed t(tree_->stats.copy_seconds);
+    reduced_ = codec_->settle(std::move(reduced_));
+  }
   settled_ = true;
+  // An optimizer stepping in backward takes the gradients now, unless a reduction across
+  // replicas (launched at the end of backward) is still to come.
+  if (tree_->optimizer_in_backward && plan_.flat_shards() && !plan_.replica_group) {
+    in_backward_ = false;  // its part of this backward is over: the end of backward must not reduce again
+    deliver_gradients();
+  }
 }
 
 void FlatParamUnit::finish_reduce_scatter() {
@@ -504,11 +529,16 @@ void FlatParamUnit::finish_reduce_scatter() {
 
 void FlatParamUnit::finish_backward() {
   autograd::NoGradGuard no_grad;
-  if (!reduce_launched_) {
-    reshard();
-    return;
+  if (reduce_launched_) {
+    settle_reduce();
+    deliver_gradients();
   }
-  settle_reduce();
+  reshard();
+}
+
+void FlatParamUnit::deliver_gradients() {
+  if (!reduce_launched_) return;  // delivered already (or nothing was reduced)
+  autograd::NoGradGuard no_grad;
   reduce_launched_ = false;
   settled_ = false;
   {
@@ -524,10 +554,7 @@ void FlatParamUnit::finish_backward() {
     if (g.defined() && !g.is_same(reduced_)) tree_->stats.copied_bytes += bytes_of(g);
   }
   reduced_ = Tensor();
-  if (!g.defined()) {  // deterministic mode: micro-batches of this step are still to come
-    reshard();
-    return;
-  }
+  if (!g.defined()) return;  // deterministic mode: micro-batches of this step are still to come
   for (ParamSlot& s : params_) {
     if (!s.requires_grad) continue;
     Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
@@ -538,7 +565,13 @@ void FlatParamUnit::finish_backward() {
     else
       s.shard.set_grad(view);
   }
-  reshard();
+  g = Tensor();
+  if (!tree_->optimizer_in_backward) return;
+  tree_->optimizer_in_backward->update(*this);
+  if (!tree_->tier) return;
+  // Offload: this step is done with the shard and its state; out they go while others compute.
+  release_consumed_grads();
+  if (plan_.flat_shards()) tree_->tier->evict(shard_flat_);
+  for (const void* block : tree_->optimizer_in_backward->state_blocks(*this)) tree_->tier->evict(block);
 }
-
 }  // namespace strider::fsdp::detail

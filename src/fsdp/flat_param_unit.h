@@ -96,6 +96,9 @@ class FlatParamUnit {
   void launch_reduce();
   // Waits for the launched reduction and turns what arrived into this rank's chunk (once).
   void settle_reduce();
+  // Hands the reduced gradients to the shards (once per reduction) and, when an optimizer
+  // steps in backward, has it update them.
+  void deliver_gradients();
   // A gradient-sized buffer: the offload tier's reused one when it fits, else fresh memory.
   Tensor gradient_buffer(ScalarType dtype, int64_t numel);
   void prefetch(int direction);
@@ -130,6 +133,7 @@ class FlatParamUnit {
   State state_ = State::Sharded;
   bool prefetched_ = false;
   bool shard_read_ahead_ = false;  // its offloaded shard is being read ahead of its gather
+  bool state_read_ahead_ = false;  // its optimizer state is being read ahead of its update in backward
   bool in_backward_ = false;
   bool reduce_launched_ = false;  // this backward's gradients are on their way
   bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)

@@ -6,6 +6,7 @@
 
 #include "fsdp/flat_param_unit.h"
 #include "fsdp/offload_step_stream.h"
+#include "fsdp/optimizer_in_backward.h"
 #include "fsdp/offload_tier.h"
 #include "fsdp/structure_check.h"
 #include "strider/dist/consistency.h"
@@ -59,8 +60,10 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   tree_->pg = pg_;
   tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);
   tree_->options = options_;
-  if (options_.cpu_offload.offload_params)
+  if (options_.cpu_offload.offload_params) {
     tree_->tier = detail::OffloadTier::open(options_.cpu_offload.directory);
+    tree_->tier->keep_spare_pages(options_.cpu_offload.read_ahead_bytes);
+  }
 }
 
 FullyShardedDataParallel::~FullyShardedDataParallel() = default;
@@ -252,6 +255,10 @@ FullyShardedDataParallel::NoSyncGuard::~NoSyncGuard() { m_.tree_->no_sync = fals
 
 double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
   autograd::NoGradGuard no_grad;
+  STRIDER_CHECK(!tree_->optimizer_in_backward, "FullyShardedDataParallel::clip_grad_norm_", "the optimizer was "
+                "registered with in_backward, so each unit stepped as soon as its gradients were reduced and none are "
+                "left to clip (clipping needs the norm over all of them before any update); register the optimizer "
+                "without in_backward to clip");
   if (options_.deterministic) return clip_grad_norm_exact(max_norm);
   // Each unit's shard is held by world / shards ranks (its replicas), so its squares are
   // weighted by shards / world before one sum over the world counts every element once.
@@ -323,21 +330,35 @@ int64_t FullyShardedDataParallel::largest_unit_bytes() const {
   return best;
 }
 
-void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer) {
+bool FullyShardedDataParallel::steps_in_backward() const { return tree_->optimizer_in_backward != nullptr; }
+
+void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer, OptimizerRegistration how) {
   std::weak_ptr<detail::TreeState> tree = tree_;
+  if (how.in_backward) {
+    STRIDER_CHECK(!tree_->optimizer_in_backward, "FullyShardedDataParallel::register_optimizer", "an optimizer "
+                  "already steps in backward for this model; one backward can drive only one");
+    STRIDER_CHECK(optimizer.stepped_by().empty(), "FullyShardedDataParallel::register_optimizer", "the optimizer's "
+                  "updates are already applied by ", optimizer.stepped_by());
+    std::vector<const FlatParamUnit*> units;
+    for (const auto& [name, p] : optimizer.params()) units.push_back(find_slot(p).first);
+    tree_->optimizer_in_backward = std::make_shared<detail::OptimizerInBackward>(optimizer, units);
+    optimizer.set_stepped_by("FullyShardedDataParallel's backward (register_optimizer with in_backward)");
+  }
   if (options_.deterministic) {
     const int per_rank = options_.micro_batches / pg_->size();
     optimizer.register_step_pre_hook([tree, per_rank, m = options_.micro_batches, w = pg_->size()] {
       auto t = tree.lock();
       if (!t) return;
-      STRIDER_CHECK(t->backwards_since_step % per_rank == 0, "FullyShardedDataParallel",
-                    "deterministic mode: the optimizer stepped after ", t->backwards_since_step,
+      // A step in backward begins before that backward is counted.
+      const int done = t->backwards_since_step + (t->callback_queued ? 1 : 0);
+      STRIDER_CHECK(done % per_rank == 0, "FullyShardedDataParallel",
+                    "deterministic mode: the optimizer stepped after ", done,
                     " backward passes on this rank, but ", m, " micro-batches over ", w, " ranks make ", per_rank,
                     " per rank per step, so the gradients are incomplete; run backward once per micro-batch of this "
                     "rank's share before each step");
     });
   }
-  if (tree_->tier) {
+  if (tree_->tier && !how.in_backward) {
     // The step streams over the offload files: read ahead, write back as each parameter is done.
     if (!tree_->step_stream)
       tree_->step_stream =

@@ -102,6 +102,7 @@ void* OffloadTier::allocate(size_t nbytes) {
 void OffloadTier::deallocate(void* ptr, size_t) {
   if (!ptr) return;
   std::unique_ptr<Block> b;
+  bool last = false;
   {
     std::unique_lock lock(mutex_);
     auto it = blocks_.find(ptr);
@@ -112,9 +113,18 @@ void OffloadTier::deallocate(void* ptr, size_t) {
     b = std::move(it->second);
     blocks_.erase(it);
     bytes_ -= static_cast<int64_t>(b->length);
+    last = blocks_.empty();
   }
   munmap(b->address, b->length);
   fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, b->offset, static_cast<off_t>(b->length));
+  if (last) release_spares();  // nothing left to read back into
+}
+
+void OffloadTier::release_spares() {
+  std::lock_guard lock(spare_mutex_);
+  for (auto& [length, p] : spares_) munmap(p, length);
+  spares_.clear();
+  spare_bytes_ = 0;
 }
 
 PagedBlock* OffloadTier::paged_block(void* ptr) {
@@ -123,10 +133,66 @@ PagedBlock* OffloadTier::paged_block(void* ptr) {
   return it == blocks_.end() ? nullptr : it->second.get();
 }
 
+void OffloadTier::keep_spare_pages(int64_t bytes) {
+  std::lock_guard lock(spare_mutex_);
+  spare_limit_ = std::max(spare_limit_, bytes);
+}
+
+int64_t OffloadTier::spare_bytes() {
+  std::lock_guard lock(spare_mutex_);
+  return spare_bytes_;
+}
+
+void* OffloadTier::take_spare(size_t length) {
+  std::lock_guard lock(spare_mutex_);
+  auto it = spares_.find(length);
+  if (it == spares_.end()) return nullptr;
+  void* p = it->second;
+  spares_.erase(it);
+  spare_bytes_ -= static_cast<int64_t>(length);
+  return p;
+}
+
+bool OffloadTier::keep_pages(Block& b) {
+  {
+    std::lock_guard lock(spare_mutex_);
+    if (spare_bytes_ + static_cast<int64_t>(b.length) > spare_limit_) return false;
+    spare_bytes_ += static_cast<int64_t>(b.length);  // claimed; given back below on failure
+  }
+  auto unclaim = [&] {
+    std::lock_guard lock(spare_mutex_);
+    spare_bytes_ -= static_cast<int64_t>(b.length);
+  };
+  // The pages move to an aligned spare range (page tables move, huge pages stay whole); with
+  // MREMAP_DONTUNMAP the block's range stays mapped (empty) until made inaccessible, so no other
+  // mapping can land in it meanwhile.
+  void* target = mmap(nullptr, b.length + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (target == MAP_FAILED) {
+    unclaim();
+    return false;
+  }
+  auto* raw = static_cast<char*>(target);
+  auto* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHugePage - 1) & ~(kHugePage - 1));
+  void* moved = mremap(b.address, b.length, b.length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, aligned);
+  if (moved == MAP_FAILED) {  // an older kernel: release the pages instead
+    munmap(raw, b.length + kHugePage);
+    unclaim();
+    return false;
+  }
+  if (aligned > raw) munmap(raw, static_cast<size_t>(aligned - raw));
+  char* end = raw + b.length + kHugePage;
+  if (aligned + b.length < end) munmap(aligned + b.length, static_cast<size_t>(end - (aligned + b.length)));
+  mprotect(b.address, b.length, PROT_NONE);
+  std::lock_guard lock(spare_mutex_);
+  spares_.emplace(b.length, moved);
+  return true;
+}
+
 void OffloadTier::page_in(Block& b) {
-  // Fresh pages, filled from the file, then moved over the reservation in one step: nobody can
-  // see a half-read block.
-  void* fresh = map_anonymous(b.length, PROT_READ | PROT_WRITE, "offloaded state being read back");
+  // Spare (or fresh) pages, filled from the file, then moved over the reservation in one step:
+  // nobody can see a half-read block.
+  void* fresh = take_spare(b.length);
+  if (!fresh) fresh = map_anonymous(b.length, PROT_READ | PROT_WRITE, "offloaded state being read back");
   const int err = transfer(pread, fd_, static_cast<char*>(fresh), b.length, b.offset);
   if (err != 0) {
     munmap(fresh, b.length);
@@ -197,6 +263,10 @@ void OffloadTier::write_out(Block& b) {
     b.written_generation = generation;
   }
   if (b.state.load() != PagedBlock::WritingBack) return;  // touched meanwhile: it stays
+  if (keep_pages(b)) {
+    b.state.store(PagedBlock::Away, std::memory_order_release);
+    return;
+  }
   // Release the pages and keep the range reserved (and inaccessible) at the same address.
   void* r = mmap(b.address, b.length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   if (r == MAP_FAILED) {

@@ -16,9 +16,12 @@
 //
 // Whole blocks move by explicit reads and writes, not through the page cache: the kernel's work
 // per 4 KiB page of a shared file mapping (faults, dirty tracking, reclaim) cost more CPU than
-// the copy itself (docs/benchmarks.md, "Offload that keeps up").
+// the copy itself (docs/benchmarks.md, "Offload that keeps up"). For the same reason the pages
+// of a block written out are kept as spares (up to a limit) and the next read goes into them:
+// fresh pages are zeroed by the kernel first, which took 15% of all CPU samples of a step.
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,9 +54,12 @@ class OffloadTier final : public Allocator {
   void prefetch(const Tensor& t, bool urgent = false);
   void prefetch(const void* address, bool urgent = false);
   void prefetch_all();
+  // Bytes of released pages kept for later reads (the largest limit asked for wins; 0: none).
+  void keep_spare_pages(int64_t bytes);
+  int64_t spare_bytes();
   // The length of the block at `address` (0 when it is not one).
   int64_t block_bytes(const void* address);
-  int64_t bytes() const { return bytes_; }
+  int64_t bytes() const { return bytes_; }  // of live blocks
 
  private:
   struct Block : PagedBlock {
@@ -74,6 +80,12 @@ class OffloadTier final : public Allocator {
   };
 
   explicit OffloadTier(std::string directory);
+  // Populated pages of `length` bytes from the spares (2 MiB aligned when that long), or null.
+  void* take_spare(size_t length);
+  // Moves b's pages to the spares and leaves an inaccessible reservation at b.address;
+  // false (nothing changed) when the spares are full or the kernel cannot move them.
+  bool keep_pages(Block& b);
+  void release_spares();
   void io_loop(Queue& queue, bool write_out);
   void request_eviction(Block& b);  // Resident -> EvictRequested
   void cancel_eviction(Block& b);   // EvictRequested -> Resident
@@ -88,6 +100,9 @@ class OffloadTier final : public Allocator {
   std::unordered_map<void*, std::unique_ptr<Block>> blocks_;
   Queue reads_, writes_;
   int64_t bytes_ = 0;
+  std::mutex spare_mutex_;
+  std::multimap<size_t, void*> spares_;  // by length
+  int64_t spare_bytes_ = 0, spare_limit_ = 0;
   std::thread reader_, writer_;  // never joined: tiers live until the process exits
 };
 

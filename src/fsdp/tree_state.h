@@ -17,6 +17,7 @@ namespace strider::fsdp::detail {
 class FlatParamUnit;
 class OffloadTier;
 class OffloadStepStream;
+class OptimizerInBackward;
 
 struct TreeState {
   std::shared_ptr<dist::ProcessGroup> pg;
@@ -27,7 +28,7 @@ struct TreeState {
   bool order_recorded = false;
   FlatParamUnit* root = nullptr;
   bool no_sync = false;
-  bool callback_queued = false;
+  bool callback_queued = false;     // a backward is under way (its final callback is queued)
   int backwards_since_step = 0;      // deterministic mode checks each step has all micro-batches
   int prefetched = 0;                // units gathered ahead of use
   // Units whose gradient reduction is launched and not yet settled: each holds its gradient
@@ -38,6 +39,8 @@ struct TreeState {
   OffloadTier* tier = nullptr;  // offload files; null without offload
   // The optimizer step over the offload files, once an optimizer is registered.
   std::shared_ptr<OffloadStepStream> step_stream;
+  // The optimizer that steps each unit as its gradients are reduced, if registered so.
+  std::shared_ptr<OptimizerInBackward> optimizer_in_backward;
   FSDPStats stats;
 
   Allocator& shard_allocator();

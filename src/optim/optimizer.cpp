@@ -34,20 +34,40 @@ void Optimizer::zero_grad() {
 void Optimizer::set_params(NamedParameters params) { params_ = std::move(params); }
 
 void Optimizer::step() {
-  for (auto& [handle, hook] : pre_hooks_) hook();
-  {
-    autograd::NoGradGuard g;
-    begin_step();
-    for (size_t i = 0; i < params_.size(); ++i) {
-      auto& [name, p] = params_[i];
-      if (!p.grad().defined()) continue;
-      for (auto& [handle, hooks] : param_hooks_)
-        if (hooks.before) hooks.before(i);
-      update(name, p, state_[name]);
-      for (auto& [handle, hooks] : param_hooks_)
-        if (hooks.after) hooks.after(i);
-    }
+  if (!stepped_by_.empty()) {
+    for (auto& [name, p] : params_)
+      STRIDER_CHECK(!p.grad().defined(), "optimizer", "parameter '", name, "' holds a gradient of shape ",
+                    p.grad().sizes(), ", but ", stepped_by_, " applies this optimizer's updates as gradients arrive, "
+                    "so step() applies nothing; a gradient set outside it would be ignored: drop it (zero_grad) "
+                    "or register the optimizer for ordinary steps");
+    return;
   }
+  begin_partial_step();
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].second.grad().defined()) update_parameter(i);
+  end_partial_step();
+}
+
+void Optimizer::begin_partial_step() {
+  for (auto& [handle, hook] : pre_hooks_) hook();
+  autograd::NoGradGuard g;
+  begin_step();
+}
+
+void Optimizer::update_parameter(size_t index) {
+  STRIDER_CHECK(index < params_.size(), "optimizer", "parameter index ", index, " is out of range for ",
+                params_.size(), " parameters");
+  auto& [name, p] = params_[index];
+  STRIDER_CHECK(p.grad().defined(), "optimizer", "parameter '", name, "' has no gradient to update with");
+  autograd::NoGradGuard g;
+  for (auto& [handle, hooks] : param_hooks_)
+    if (hooks.before) hooks.before(index);
+  update(name, p, state_[name]);
+  for (auto& [handle, hooks] : param_hooks_)
+    if (hooks.after) hooks.after(index);
+}
+
+void Optimizer::end_partial_step() {
   for (auto& [handle, hook] : post_hooks_) hook();
 }
 

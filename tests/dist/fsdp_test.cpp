@@ -82,7 +82,7 @@ optim::AdamOptions adam() { return {.lr = 1e-3, .eps = 1e-6, .weight_decay = 0.0
 // and of `wrapped` on this rank's slice; losses
 // and final parameters must agree.
 void expect_equivalent(const Workload& w, const std::function<std::shared_ptr<nn::Module>(std::shared_ptr<nn::Module>)>& wrap,
-                       double rtol, int steps = 3, bool register_optimizer = true) {
+                       double rtol, int steps = 3, bool register_optimizer = true, bool in_backward = false) {
   auto& pg = testing::world();
   manual_seed(7);
   auto local = w.make();
@@ -93,7 +93,8 @@ void expect_equivalent(const Workload& w, const std::function<std::shared_ptr<nn
   optim::AdamW local_opt(local->named_parameters(), adam());
   optim::AdamW sharded_opt(sharded->named_parameters(), adam());
   if (register_optimizer)
-    if (auto* f = dynamic_cast<fsdp::FullyShardedDataParallel*>(sharded.get())) f->register_optimizer(sharded_opt);
+    if (auto* f = dynamic_cast<fsdp::FullyShardedDataParallel*>(sharded.get()))
+      f->register_optimizer(sharded_opt, {.in_backward = in_backward});
   for (int step = 0; step < steps; ++step) {
     Batch b = w.batch(step);
     Tensor local_loss = w.loss((*local)(b.x), b.y);
@@ -294,6 +295,25 @@ TEST(FSDPEquivalence, OffloadGivesTheSameParameters) {
   EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(gpt_workload().make(), testing::world(), bad), Error);
 }
 
+// The optimizer stepping each unit during backward, as soon as its gradients are reduced, trains
+// exactly like ordinary steps after backward: every strategy, nested units, and offload with
+// each read-ahead budget (where each unit's state is read and written back within backward).
+TEST(FSDPEquivalence, OptimizerInBackward) {
+  for (const Config& c : all_configs()) {
+    SCOPED_TRACE(describe(c));
+    expect_equivalent(gpt_workload(), fsdp_wrapper(options_for(c, fsdp::module_type_auto_wrap_policy({"Block"}))), 1e-5,
+                      3, true, /*in_backward=*/true);
+  }
+  for (int64_t read_ahead : {int64_t{0}, int64_t{1}, fsdp::CPUOffload().read_ahead_bytes}) {
+    SCOPED_TRACE(::testing::Message() << "offload, read_ahead_bytes " << read_ahead);
+    FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    o.cpu_offload.offload_params = true;
+    o.cpu_offload.read_ahead_bytes = read_ahead;
+    expect_equivalent(gpt_workload(), fsdp_wrapper(o), 1e-5, 3, true, /*in_backward=*/true);
+  }
+}
+
 TEST(FSDPEquivalence, ChannelsLastStaysChannelsLast) {
   Workload w = cnn_workload(MemoryFormat::ChannelsLast);
   auto wrap = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
@@ -341,31 +361,50 @@ TEST(FSDPFeatures, SyncModuleStatesBroadcastsEveryFormatInPlace) {
   }
 }
 
+// Gradient accumulation under no_sync trains like one big batch, with ordinary steps and with the
+// optimizer stepping in backward (in memory and offloaded): there the backwards under no_sync
+// only accumulate and the one after them steps once, so the step count is one per reducing
+// backward, no gradient is left, and step() in the training loop applies nothing.
 TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
   auto& pg = testing::world();
   Workload w = gpt_workload();
-  manual_seed(7);
-  auto local = w.make();
-  manual_seed(7);
-  auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, {.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"})});
-  optim::SGD lo(local->named_parameters(), {.lr = 0.1, .momentum = 0.9});
-  optim::SGD so(sharded->named_parameters(), {.lr = 0.1, .momentum = 0.9});
-  for (int step = 0; step < 2; ++step) {
-    Batch a = w.batch(2 * step), b = w.batch(2 * step + 1);
-    lo.zero_grad();
-    (w.loss((*local)(a.x), a.y) * 0.5).backward();
-    (w.loss((*local)(b.x), b.y) * 0.5).backward();
-    lo.step();
-    so.zero_grad();
-    {
-      auto guard = sharded->no_sync();
-      (w.loss((*sharded)(local_slice(a.x)), local_slice(a.y)) * 0.5).backward();
+  for (auto [in_backward, offload] : {std::pair{false, false}, std::pair{true, false}, std::pair{true, true}}) {
+    SCOPED_TRACE(::testing::Message() << (in_backward ? "optimizer in backward" : "ordinary steps")
+                                      << (offload ? ", offload" : ""));
+    manual_seed(7);
+    auto local = w.make();
+    manual_seed(7);
+    FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    o.cpu_offload.offload_params = offload;
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o);
+    optim::SGD lo(local->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+    optim::SGD so(sharded->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+    if (in_backward) sharded->register_optimizer(so, {.in_backward = true});
+    EXPECT_EQ(sharded->steps_in_backward(), in_backward);
+    for (int step = 0; step < 2; ++step) {
+      Batch a = w.batch(2 * step), b = w.batch(2 * step + 1);
+      lo.zero_grad();
+      (w.loss((*local)(a.x), a.y) * 0.5).backward();
+      (w.loss((*local)(b.x), b.y) * 0.5).backward();
+      lo.step();
+      so.zero_grad();
+      {
+        auto guard = sharded->no_sync();
+        (w.loss((*sharded)(local_slice(a.x)), local_slice(a.y)) * 0.5).backward();
+      }
+      EXPECT_EQ(so.step_count(), step) << "a backward under no_sync stepped";
+      (w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)) * 0.5).backward();
+      if (in_backward) {
+        EXPECT_EQ(so.step_count(), step + 1);
+        for (auto& [name, p] : sharded->named_parameters()) EXPECT_FALSE(p.grad().defined()) << name << " kept its gradient";
+      }
+      so.step();
+      EXPECT_EQ(so.step_count(), step + 1);
     }
-    (w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)) * 0.5).backward();
-    so.step();
+    auto got = sharded->full_state_dict();
+    for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got[name], t, 1e-5, 1e-6)) << name;
   }
-  auto got = sharded->full_state_dict();
-  for (auto& [name, t] : local->state_dict()) EXPECT_TRUE(testing::all_close(got[name], t, 1e-5, 1e-6)) << name;
 }
 
 // Offload reuses one tier buffer per unit for the shards' gradients: two backward passes
@@ -534,6 +573,33 @@ TEST(FSDPErrors, BadInputIsAClearError) {
   EXPECT_THROW(sharded->load_full_state_dict({{"weight", zeros({3, 4})}, {"bias", zeros({4})}}), Error);
   fsdp::enable_wrap scope(pg, {});
   EXPECT_THROW(fsdp::enable_wrap(pg, {}), Error);
+}
+
+// Stepping in backward leaves no gradients: clipping them, driving a second optimizer the same
+// way, an optimizer over another model's parameters and a gradient set by hand are errors.
+TEST(FSDPErrors, OptimizerInBackwardMisuse) {
+  auto& pg = testing::world();
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg);
+  optim::SGD opt(sharded->named_parameters(), {.lr = 0.1});
+  sharded->register_optimizer(opt, {.in_backward = true});
+  auto expect_error = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  (*sharded)(ones({2, 4})).sum().backward();
+  expect_error([&] { sharded->clip_grad_norm_(1.0); }, "in_backward");
+  optim::SGD second(sharded->named_parameters(), {.lr = 0.1});
+  expect_error([&] { sharded->register_optimizer(second, {.in_backward = true}); }, "already steps in backward");
+  auto other = std::make_shared<nn::Linear>(4, 4);
+  optim::SGD foreign(other->named_parameters(), {.lr = 0.1});
+  auto fresh = fsdp::FullyShardedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg);
+  expect_error([&] { fresh->register_optimizer(foreign, {.in_backward = true}); }, "belongs to no unit");
+  sharded->named_parameters().front().second.set_grad(ones({sharded->named_parameters().front().second.sizes()}));
+  expect_error([&] { opt.step(); }, "holds a gradient");
 }
 
 }  // namespace

@@ -1,9 +1,15 @@
 // The offload tier moves blocks to its file and back; every access through a storage sees the
-// bytes whatever state the block is in, and a block touched during its write-back stays.
+// bytes whatever state the block is in, and a block touched during its write-back stays. Each
+// test runs on a tier that releases the pages of blocks written out and on one that keeps them
+// as spares for the next reads.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "fsdp/offload_tier.h"
@@ -22,6 +28,21 @@ Tensor in_tier(OffloadTier& tier, int64_t n, double scale) {
   return t;
 }
 
+// A tier of its own (FSDP tests in this process may have raised /tmp's spare limit).
+OffloadTier& tier_for(bool spares) {
+  auto make = [](int64_t spare_limit) {
+    std::string dir = "/tmp/strider-tier-test-XXXXXX";
+    if (!mkdtemp(dir.data())) std::abort();
+    OffloadTier* t = OffloadTier::open(dir);
+    rmdir(dir.c_str());  // the tier's file is already unlinked; its descriptor keeps it
+    t->keep_spare_pages(spare_limit);
+    return t;
+  };
+  static OffloadTier* with = make(int64_t{1} << 30);
+  static OffloadTier* without = make(0);
+  return spares ? *with : *without;
+}
+
 bool wait_for(const Tensor& t, int state) {
   const PagedBlock* b = t.storage()->allocator()->paged_block(t.storage()->address());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -33,14 +54,23 @@ bool wait_for(const Tensor& t, int state) {
 }
 
 TEST(OffloadTier, BlocksComeBackWithTheirBytes) {
-  OffloadTier& tier = *OffloadTier::open("/tmp");
+  for (bool spares : {false, true})
   // One block below the huge-page size and one above it (a tail of 4 KiB pages included).
   for (int64_t n : {int64_t{1000}, int64_t{(3 << 20) / 4 + 17}}) {
-    SCOPED_TRACE(n);
+    SCOPED_TRACE(::testing::Message() << n << (spares ? " elements, spare pages" : " elements"));
+    OffloadTier& tier = tier_for(spares);
     Tensor t = in_tier(tier, n, 0.5);
     Tensor want = arange(n).to(kFloat) * 0.5;
     tier.evict(t);
     ASSERT_TRUE(wait_for(t, PagedBlock::Away));
+    if (spares) EXPECT_GE(tier.spare_bytes(), n * 4) << "the written block's pages were not kept";
+    // Another block's use of the spare pages must not show through.
+    if (spares) {
+      Tensor other = in_tier(tier, n, -1.0);
+      tier.evict(other);
+      ASSERT_TRUE(wait_for(other, PagedBlock::Away));
+      EXPECT_TRUE(testing::all_close(other, arange(n).to(kFloat) * -1.0, 0, 0));
+    }
     EXPECT_TRUE(testing::all_close(t, want, 0, 0)) << "read back on access";
     // Written after coming back: the next eviction writes again.
     t.mul_(2.0);
@@ -57,7 +87,9 @@ TEST(OffloadTier, BlocksComeBackWithTheirBytes) {
 }
 
 TEST(OffloadTier, AccessesRacingEvictionsAlwaysSeeTheLatestBytes) {
-  OffloadTier& tier = *OffloadTier::open("/tmp");
+  for (bool spares : {false, true}) {
+  SCOPED_TRACE(spares ? "spare pages" : "pages released");
+  OffloadTier& tier = tier_for(spares);
   Tensor t = in_tier(tier, 1 << 20, 1.0);
   for (int round = 0; round < 200; ++round) {
     tier.evict(t);
@@ -68,17 +100,20 @@ TEST(OffloadTier, AccessesRacingEvictionsAlwaysSeeTheLatestBytes) {
   tier.evict(t);
   ASSERT_TRUE(wait_for(t, PagedBlock::Away));
   EXPECT_EQ(t[(1 << 20) - 1].item<double>(), (1 << 20) - 1 + 200.0);
+  }
 }
 
 TEST(OffloadTier, FreeingABlockInFlightIsSafe) {
-  OffloadTier& tier = *OffloadTier::open("/tmp");
-  const int64_t before = tier.bytes();
-  for (int i = 0; i < 50; ++i) {
-    Tensor t = in_tier(tier, 300000, 1.0);
-    tier.evict(t);
-    if (i % 2) tier.prefetch(t);
-  }  // each freed at once, whatever its worker is doing
-  EXPECT_EQ(tier.bytes(), before);
+  for (bool spares : {false, true}) {
+    OffloadTier& tier = tier_for(spares);
+    const int64_t before = tier.bytes();
+    for (int i = 0; i < 50; ++i) {
+      Tensor t = in_tier(tier, 300000, 1.0);
+      tier.evict(t);
+      if (i % 2) tier.prefetch(t);
+    }  // each freed at once, whatever its worker is doing
+    EXPECT_EQ(tier.bytes(), before);
+  }
 }
 
 }  // namespace

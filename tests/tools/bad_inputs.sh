@@ -57,6 +57,8 @@ expect "--export-model is a directory" "is a directory; pass the safetensors fil
        --export-model "$work"
 expect "--reset-optimizer without --resume" "--reset-optimizer only applies" train --reset-optimizer --out "$work/x"
 expect "--fsdp-offload without --fsdp" "--fsdp-offload needs" train --fsdp-offload --out "$work/x"
+expect "--optimizer-in-backward without --fsdp" "--optimizer-in-backward steps each unit" train \
+       --optimizer-in-backward --out "$work/x"
 expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out "$work/x"
 expect "unknown flag" "--bogus" train --bogus
 expect "bench batch 0" "--batch" bench model --batch 0

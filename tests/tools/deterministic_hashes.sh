@@ -2,7 +2,8 @@
 # Deterministic mode through `strider train`: 20 steps of the GPT give the same params_sha256 and
 # optimizer_sha256 alone (W=1), under FULL_SHARD on 2, 3 and 4 ranks, SHARD_GRAD_OP on 2,
 # SHARD_OPTIMIZER on 3, HYBRID_SHARD as 2 x 2, DDP on 4, and with activation checkpointing under
-# FULL_SHARD on 3 and DDP on 2. A normal-mode run must differ from
+# FULL_SHARD on 3 and DDP on 2, and with the optimizer stepping in backward (FULL_SHARD on 2,
+# offloaded on 3, HYBRID_SHARD as 2 x 2). A normal-mode run must differ from
 # them (the comparison can fail).
 # Usage: deterministic_hashes.sh STRIDER_BINARY OUT_DIR MPIRUN [MPIRUN ARGS...]
 set -euo pipefail
@@ -38,7 +39,9 @@ echo "W=1 full_shard: $want"
 status=0
 for run in "full_shard 2" "full_shard 3" "full_shard 4" "shard_grad_op 2" "shard_optimizer 3" \
            "hybrid_shard 4 --shard-group-size 2" "ddp 4" "full_shard 3 --activation-checkpointing" \
-           "ddp 2 --activation-checkpointing"; do
+           "ddp 2 --activation-checkpointing" "full_shard 2 --optimizer-in-backward" \
+           "full_shard 3 --optimizer-in-backward --fsdp-offload" \
+           "hybrid_shard 4 --shard-group-size 2 --optimizer-in-backward"; do
   read -r strategy np extra <<<"$run"
   # shellcheck disable=SC2086  # extra holds flags
   got=$(digest "$strategy-np$np" "$np" --deterministic --micro-batches 12 --fsdp "$strategy" $extra)

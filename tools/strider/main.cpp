@@ -122,7 +122,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   train_cmd->add_option("--fsdp-min-params", t.fsdp_min_params, "size-based auto-wrap threshold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))->capture_default_str();
-  train_cmd->add_flag("--fsdp-offload", t.fsdp_offload, "keep sharded state in memory-mapped files between uses");
+  train_cmd->add_flag("--fsdp-offload", t.fsdp_offload,
+                      "keep sharded parameters and optimizer state in an offload file in /tmp between uses");
+  train_cmd->add_flag("--optimizer-in-backward", t.optimizer_in_backward,
+                      "with --fsdp: step each unit's parameters as soon as its gradients are reduced, during backward");
   train_cmd->add_flag("--deferred-init", t.deferred_init,
                       "build the model without allocating it; --fsdp materializes only each rank's shards, drawn by "
                       "(--seed, parameter name, element) so the values are the same at any -np");

@@ -105,6 +105,7 @@ std::vector<std::string> describe_config(const TrainOptions& o) {
           "--weight-decay " + wd.str(), "--label-smoothing " + ls.str(), "--seed " + std::to_string(o.seed),
           "--data-dir " + o.data_dir, "--limit-batches " + std::to_string(o.limit_batches), "--fsdp " + o.fsdp,
           "--fsdp-min-params " + std::to_string(o.fsdp_min_params), "--fsdp-offload " + std::to_string(o.fsdp_offload),
+          "--optimizer-in-backward " + std::to_string(o.optimizer_in_backward),
           "--deferred-init " + std::to_string(o.deferred_init), "--activation-checkpointing " + std::to_string(o.activation_checkpointing),
           "--export-model " + o.export_model,
           "--async-checkpoint " + std::to_string(o.async_checkpoint),
@@ -146,6 +147,9 @@ void validate(const TrainOptions& o) {
   STRIDER_CHECK(!o.reset_optimizer || !o.resume.empty(), "train", "--reset-optimizer only applies with --resume");
   STRIDER_CHECK(!o.fsdp_offload || (o.fsdp != "none" && o.fsdp != "ddp"), "train",
                 "--fsdp-offload needs a sharding strategy (--fsdp full_shard, shard_grad_op, ...), not --fsdp ", o.fsdp);
+  STRIDER_CHECK(!o.optimizer_in_backward || o.fsdp != "none", "train",
+                "--optimizer-in-backward steps each unit as the data-parallel engine reduces its gradients; add --fsdp "
+                "(any strategy, it runs alone too), e.g. --fsdp full_shard");
   STRIDER_CHECK(o.shard_group_size == 0 || o.fsdp.rfind("hybrid_shard", 0) == 0, "train",
                 "--shard-group-size is for --fsdp hybrid_shard or hybrid_shard_grad_op, not --fsdp ", o.fsdp);
   STRIDER_CHECK(!o.out_dir.empty(), "train", "--out must name a directory");
@@ -236,8 +240,9 @@ int train_loop(const TrainOptions& o) {
     opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
   }
   // shard_optimizer gathers updated shards after each step; deterministic mode checks each step
-  // has all its micro-batches
-  if (par.engine) par.engine->register_optimizer(*opt);
+  // has all its micro-batches; with --optimizer-in-backward the engine's backward steps (and
+  // opt->step() in the loop applies nothing)
+  if (par.engine) par.engine->register_optimizer(*opt, {.in_backward = o.optimizer_in_backward});
   const int64_t steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, task->batches_per_epoch())
                                                       : task->batches_per_epoch();
   STRIDER_CHECK(steps_per_epoch > 0, "train", "the training data makes no full batch of ", o.batch_size,

@@ -40,6 +40,9 @@ struct TrainOptions {
   int shard_group_size = 0;             // hybrid strategies; 0 = the ranks of one host
   int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
   bool fsdp_offload = false;
+  // Each unit steps as soon as its gradients are reduced, during backward (less memory; under
+  // offload each shard's state is read and written once per step).
+  bool optimizer_in_backward = false;
   // Build the model without allocating it (nn::DeferredInit): FSDP materializes only each
   // rank's shards, drawn by (--seed, parameter name, element), so values match at any -np.
   bool deferred_init = false;

@@ -49,6 +49,11 @@ struct ParameterShard {
   int replicas = 1;
 };
 
+// How FullyShardedDataParallel::register_optimizer drives an optimizer.
+struct OptimizerRegistration {
+  bool in_backward = false;  // step each unit as its gradients are reduced, during backward
+};
+
 class FullyShardedDataParallel : public nn::Module {
  public:
   // Shards `module` (auto-wrapping descendants by options.auto_wrap_policy; descendants already
@@ -81,7 +86,17 @@ class FullyShardedDataParallel : public nn::Module {
   // Runs after each of `optimizer`'s steps: units whose full parameters persist (ShardOptimizer)
   // start gathering the updated shards at once, overlapping whatever precedes the next forward.
   // Without it they gather at their next forward instead (they notice the shards changed).
-  void register_optimizer(optim::Optimizer& optimizer);
+  // Under CPUOffload the step then streams over the offload file.
+  //
+  // in_backward: the optimizer steps during backward instead, each unit's parameters as soon as
+  // its gradients are reduced (PyTorch's _apply_optimizer_in_backward), while earlier units
+  // still compute; under CPUOffload each shard and its optimizer state are then read once and
+  // written once per step, overlapped with backward. Every backward that reduces gradients is
+  // one step (with no_sync, the backward after the guard); `optimizer.step()` then applies
+  // nothing, so training code stays unchanged. The gradients are consumed by the time backward
+  // returns: clip_grad_norm_ is an error (clipping needs every gradient before any update).
+  void register_optimizer(optim::Optimizer& optimizer, OptimizerRegistration how = {});
+  bool steps_in_backward() const;
 
   // Scales gradients so the norm over all ranks' shards is at most max_norm; returns the norm
   // before clipping (the same on every rank; in deterministic mode an exact sum of squares,

@@ -4,6 +4,7 @@
 // parameters in place (their layout, channels-last included, is kept).
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,8 +21,23 @@ class Optimizer {
   explicit Optimizer(NamedParameters params, double lr);
   virtual ~Optimizer() = default;
   // The step pre-hooks in order, begin_step(), one update of every parameter with a gradient
-  // (between its update hooks), then the step post-hooks in order.
+  // (between its update hooks), then the step post-hooks in order. While another component
+  // applies the updates (set_stepped_by), it applies nothing: it only checks that no parameter
+  // holds a gradient that component left behind.
   void step();
+  // The same step in parts, for a caller that updates each parameter as soon as its gradient is
+  // final (FSDP's optimizer in backward): begin_partial_step() runs the pre-hooks and
+  // begin_step(), update_parameter(i) parameter i (which has a gradient) between its update
+  // hooks, end_partial_step() the post-hooks.
+  void begin_partial_step();
+  void update_parameter(size_t index);
+  void end_partial_step();
+  // Names the component that applies this optimizer's updates from now on ("" gives them back
+  // to step()); messages name it.
+  void set_stepped_by(std::string by) { stepped_by_ = std::move(by); }
+  const std::string& stepped_by() const { return stepped_by_; }
+  // Expires when the optimizer is destroyed (a component holding a reference checks it).
+  std::weak_ptr<const void> lifetime() const { return alive_; }
   // Runs before every step (a check that the gradients are complete; throwing stops the step
   // before any parameter changes); returns a handle for remove_step_hook.
   int register_step_pre_hook(std::function<void()> hook);
@@ -72,6 +88,8 @@ class Optimizer {
   std::map<int, std::function<void()>> pre_hooks_, post_hooks_;
   std::map<int, ParamUpdateHooks> param_hooks_;
   int next_hook_ = 0;
+  std::string stepped_by_;
+  std::shared_ptr<const void> alive_ = std::make_shared<int>(0);
 };
 
 struct SGDOptions {
