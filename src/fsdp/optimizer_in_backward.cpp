@@ -10,6 +10,10 @@ OptimizerInBackward::OptimizerInBackward(optim::Optimizer& optimizer,
   for (size_t i = 0; i < units_of_params.size(); ++i) indices_[units_of_params[i]].push_back(i);
 }
 
+OptimizerInBackward::~OptimizerInBackward() {
+  if (!alive_.expired()) optimizer_.set_stepped_by("");
+}
+
 optim::Optimizer& OptimizerInBackward::live_optimizer() const {
   STRIDER_CHECK(!alive_.expired(), "FullyShardedDataParallel", "the optimizer registered to step in backward was "
                 "destroyed before the model; keep it alive as long as the model trains, or register another one");

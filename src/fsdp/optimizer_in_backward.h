@@ -18,6 +18,10 @@ class OptimizerInBackward {
  public:
   // `units_of_params[i]` is the unit holding the optimizer's parameter i.
   OptimizerInBackward(optim::Optimizer& optimizer, const std::vector<const FlatParamUnit*>& units_of_params);
+  // Gives the updates back to the optimizer's own step() (the model is gone).
+  ~OptimizerInBackward();
+  OptimizerInBackward(const OptimizerInBackward&) = delete;
+  OptimizerInBackward& operator=(const OptimizerInBackward&) = delete;
   // The unit's gradients are final: update those of its parameters that have one, then drop them.
   void update(const FlatParamUnit& unit);
   // The end of a backward: ends the step if one began.

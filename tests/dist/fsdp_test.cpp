@@ -598,8 +598,14 @@ TEST(FSDPErrors, OptimizerInBackwardMisuse) {
   optim::SGD foreign(other->named_parameters(), {.lr = 0.1});
   auto fresh = fsdp::FullyShardedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg);
   expect_error([&] { fresh->register_optimizer(foreign, {.in_backward = true}); }, "belongs to no unit");
-  sharded->named_parameters().front().second.set_grad(ones({sharded->named_parameters().front().second.sizes()}));
+  Tensor first = sharded->named_parameters().front().second;
+  first.set_grad(ones_like(first));
   expect_error([&] { opt.step(); }, "holds a gradient");
+  // Once the model is gone, step() applies the updates itself again.
+  sharded.reset();
+  const int64_t before = opt.step_count();
+  opt.step();
+  EXPECT_EQ(opt.step_count(), before + 1);
 }
 
 }  // namespace
