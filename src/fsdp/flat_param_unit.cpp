@@ -307,13 +307,13 @@ void FlatParamUnit::read_ahead_shards(int direction) {
   // is read after the shards the next gathers need, this unit's first.
   const OptimizerInBackward* stepper = direction < 0 ? tree_->optimizer_in_backward.get() : nullptr;
   int64_t bytes = 0;
-  auto read_state = [&](const FlatParamUnit& u) {
+  auto read_state = [&](FlatParamUnit& u) {
     if (!stepper || u.state_read_ahead_) return;
     for (const void* block : stepper->state_blocks(u)) {
       tree_->tier->prefetch(block);
       bytes += tree_->tier->block_bytes(block);
     }
-    const_cast<FlatParamUnit&>(u).state_read_ahead_ = true;
+    u.state_read_ahead_ = true;
   };
   read_state(*this);
   // Shard requests go to the front of the reader's queue, nearest unit last, so it is read first.
@@ -383,8 +383,8 @@ nn::Value FlatParamUnit::post_forward(const nn::Value& output) {
 void FlatParamUnit::pre_backward() {
   if (is_root() && !tree_->callback_queued) {
     // Offload: read the state the optimizer step starts with while backward computes (all of it
-    // when no optimizer was registered to stream the step).
-    // (An optimizer stepping in backward reads each unit's state along with the shards.)
+    // when no optimizer was registered to stream the step; an optimizer stepping in backward
+    // reads each unit's state along with the shards instead).
     if (tree_->tier) {
       if (tree_->step_stream) tree_->step_stream->read_ahead_first();
       else if (!tree_->optimizer_in_backward) tree_->tier->prefetch_all();
@@ -574,4 +574,5 @@ void FlatParamUnit::deliver_gradients() {
   if (plan_.flat_shards()) tree_->tier->evict(shard_flat_);
   for (const void* block : tree_->optimizer_in_backward->state_blocks(*this)) tree_->tier->evict(block);
 }
+
 }  // namespace strider::fsdp::detail
