@@ -54,7 +54,8 @@ struct CPUOffload {
   // How much offloaded state may be read ahead of its use, along the known order: the next
   // units' shards in forward and backward, the next parameters' shards and optimizer state in
   // the optimizer step (with FullyShardedDataParallel::register_optimizer); also how much of
-  // the last units' shards stays in memory from forward to backward. 0: read on touch.
+  // the last units' shards stays in memory from forward to backward, and how many bytes of pages
+  // released by writes are kept for the next reads. 0: read on touch.
   int64_t read_ahead_bytes = int64_t{512} << 20;
 };
 
