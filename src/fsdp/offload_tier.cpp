@@ -28,13 +28,13 @@ constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kIoChunk = size_t{64} << 20;  // one read or write call moves at most this
 
 // Anonymous memory of `length` bytes, 2 MiB aligned when it is at least that long (so the
-// kernel can back it with huge pages); `protection` PROT_NONE reserves the range only.
-void* map_anonymous(size_t length, int protection, const char* what) {
+// kernel can back it with huge pages); `protection` PROT_NONE reserves the range only. Null
+// when the kernel refuses.
+void* try_map_anonymous(size_t length, int protection) {
   const size_t align = length >= kHugePage ? kHugePage : 1;
   const size_t span = length + (align > 1 ? align : 0);
   void* raw = mmap(nullptr, span, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  STRIDER_CHECK(raw != MAP_FAILED, "CPUOffload", "cannot map ", length, " bytes for ", what, ": ",
-                std::strerror(errno));
+  if (raw == MAP_FAILED) return nullptr;
   auto* begin = static_cast<char*>(raw);
   auto* aligned = align > 1 ? reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(begin) + align - 1) & ~(align - 1))
                             : begin;
@@ -43,6 +43,12 @@ void* map_anonymous(size_t length, int protection, const char* what) {
   if (aligned + length < end) munmap(aligned + length, static_cast<size_t>(end - (aligned + length)));
   if (align > 1) madvise(aligned, length, MADV_HUGEPAGE);
   return aligned;
+}
+
+void* map_anonymous(size_t length, int protection, const char* what) {
+  void* p = try_map_anonymous(length, protection);
+  STRIDER_CHECK(p != nullptr, "CPUOffload", "cannot map ", length, " bytes for ", what, ": ", std::strerror(errno));
+  return p;
 }
 
 // Moves `length` bytes between memory and the file at `offset`, in chunks, retrying short
@@ -166,22 +172,14 @@ bool OffloadTier::keep_pages(Block& b) {
   // The pages move to an aligned spare range (page tables move, huge pages stay whole); with
   // MREMAP_DONTUNMAP the block's range stays mapped (empty) until made inaccessible, so no other
   // mapping can land in it meanwhile.
-  void* target = mmap(nullptr, b.length + kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (target == MAP_FAILED) {
+  void* target = try_map_anonymous(b.length, PROT_NONE);
+  void* moved = target ? mremap(b.address, b.length, b.length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, target)
+                       : MAP_FAILED;
+  if (moved == MAP_FAILED) {  // no address space, or an older kernel: release the pages instead
+    if (target) munmap(target, b.length);
     unclaim();
     return false;
   }
-  auto* raw = static_cast<char*>(target);
-  auto* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHugePage - 1) & ~(kHugePage - 1));
-  void* moved = mremap(b.address, b.length, b.length, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, aligned);
-  if (moved == MAP_FAILED) {  // an older kernel: release the pages instead
-    munmap(raw, b.length + kHugePage);
-    unclaim();
-    return false;
-  }
-  if (aligned > raw) munmap(raw, static_cast<size_t>(aligned - raw));
-  char* end = raw + b.length + kHugePage;
-  if (aligned + b.length < end) munmap(aligned + b.length, static_cast<size_t>(end - (aligned + b.length)));
   mprotect(b.address, b.length, PROT_NONE);
   std::lock_guard lock(spare_mutex_);
   spares_.emplace(b.length, moved);

@@ -361,23 +361,29 @@ TEST(FSDPFeatures, SyncModuleStatesBroadcastsEveryFormatInPlace) {
   }
 }
 
+// The workload's model twice from one seed: a local copy and one under FSDP with a unit per
+// Block (offloaded if asked).
+std::pair<std::shared_ptr<nn::Module>, std::shared_ptr<fsdp::FullyShardedDataParallel>> local_and_sharded(
+    const Workload& w, bool offload) {
+  manual_seed(7);
+  auto local = w.make();
+  manual_seed(7);
+  FSDPOptions o;
+  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+  o.cpu_offload.offload_params = offload;
+  return {local, fsdp::FullyShardedDataParallel::wrap(w.make(), testing::world(), o)};
+}
+
 // Gradient accumulation under no_sync trains like one big batch, with ordinary steps and with the
 // optimizer stepping in backward (in memory and offloaded): there the backwards under no_sync
 // only accumulate and the one after them steps once, so the step count is one per reducing
 // backward, no gradient is left, and step() in the training loop applies nothing.
 TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
-  auto& pg = testing::world();
   Workload w = gpt_workload();
   for (auto [in_backward, offload] : {std::pair{false, false}, std::pair{true, false}, std::pair{true, true}}) {
     SCOPED_TRACE(::testing::Message() << (in_backward ? "optimizer in backward" : "ordinary steps")
                                       << (offload ? ", offload" : ""));
-    manual_seed(7);
-    auto local = w.make();
-    manual_seed(7);
-    FSDPOptions o;
-    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
-    o.cpu_offload.offload_params = offload;
-    auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o);
+    auto [local, sharded] = local_and_sharded(w, offload);
     optim::SGD lo(local->named_parameters(), {.lr = 0.1, .momentum = 0.9});
     optim::SGD so(sharded->named_parameters(), {.lr = 0.1, .momentum = 0.9});
     if (in_backward) sharded->register_optimizer(so, {.in_backward = true});
@@ -410,15 +416,8 @@ TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
 // Offload reuses one tier buffer per unit for the shards' gradients: two backward passes
 // without zero_grad must still add up, and a gradient someone kept must not change later.
 TEST(FSDPFeatures, OffloadAccumulatesAndKeepsHeldGradients) {
-  auto& pg = testing::world();
   Workload w = gpt_workload();
-  manual_seed(7);
-  auto local = w.make();
-  manual_seed(7);
-  FSDPOptions o;
-  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
-  o.cpu_offload.offload_params = true;
-  auto sharded = fsdp::FullyShardedDataParallel::wrap(w.make(), pg, o);
+  auto [local, sharded] = local_and_sharded(w, /*offload=*/true);
   optim::SGD lo(local->named_parameters(), {.lr = 0.1});
   optim::SGD so(sharded->named_parameters(), {.lr = 0.1});
   Tensor held, held_copy;
