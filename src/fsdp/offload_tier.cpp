@@ -113,7 +113,10 @@ void OffloadTier::deallocate(void* ptr, size_t) {
     std::unique_lock lock(mutex_);
     auto it = blocks_.find(ptr);
     if (it == blocks_.end()) return;
-    cv_.wait(lock, [&] { return !it->second->io; });  // never unmap what a worker is moving
+    // Never unmap what a worker is moving (looked up again after waiting: an allocation on
+    // another thread may have rehashed the map).
+    cv_.wait(lock, [&] { return blocks_.at(ptr)->io == 0; });
+    it = blocks_.find(ptr);
     reads_.erase(ptr);
     writes_.erase(ptr);
     b = std::move(it->second);
@@ -283,7 +286,7 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     auto it = blocks_.find(p);
     if (it == blocks_.end()) continue;  // freed meanwhile
     Block& b = *it->second;
-    b.io = true;
+    ++b.io;
     lock.unlock();
     if (write) {
       write_out(b);
@@ -306,7 +309,7 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
       }
     }
     lock.lock();
-    b.io = false;
+    --b.io;
     cv_.notify_all();
   }
 }

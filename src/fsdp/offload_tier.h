@@ -66,7 +66,7 @@ class OffloadTier final : public Allocator {
     void* address = nullptr;
     size_t length = 0;      // page-rounded
     int64_t offset = 0;     // in the tier's file
-    bool io = false;        // a worker thread holds it (guarded by the tier's mutex)
+    int io = 0;             // worker threads holding it: reader and writer may both (guarded by the tier's mutex)
     std::mutex mutex;       // state transitions
     std::condition_variable paged_in;
     bool reading = false;   // a page-in is under way (guarded by mutex)
