@@ -16,7 +16,8 @@ Holding whole(const std::string& key, const Tensor& t, int rank, int world) {
 
 }  // namespace
 
-ModelLayout describe_model(nn::Module& model, int rank, int world) {
+ModelLayout describe_model(nn::Module& given, int rank, int world) {
+  nn::Module& model = fsdp::whole_model_of(given, "checkpoint");
   ModelLayout out;
   fsdp::FullyShardedDataParallel* engine = dynamic_cast<fsdp::FullyShardedDataParallel*>(&model);
   if (auto* ddp = dynamic_cast<fsdp::DistributedDataParallel*>(&model)) engine = &ddp->engine();
@@ -30,7 +31,7 @@ ModelLayout describe_model(nn::Module& model, int rank, int world) {
     for (auto& [name, b] : model.named_buffers()) out.buffers.push_back(whole(model_key(name), b, rank, world));
     return out;
   }
-  out.strategy = dynamic_cast<fsdp::DistributedDataParallel*>(&model)
+  out.strategy = dynamic_cast<fsdp::DistributedDataParallel*>(&model) || engine->built_as_ddp()
                      ? "ddp"
                      : fsdp::to_string(engine->options().sharding_strategy);
   std::map<std::string, size_t> unit_index;

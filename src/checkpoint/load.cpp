@@ -136,7 +136,8 @@ Staged stage_all(const Manifest& m, const std::string& dir, const TrainingState&
   return out;
 }
 
-nn::Module& load_target(nn::Module& model) {
+nn::Module& load_target(nn::Module& given) {
+  nn::Module& model = fsdp::whole_model_of(given, "checkpoint load");
   if (auto* ddp = dynamic_cast<fsdp::DistributedDataParallel*>(&model)) return ddp->engine();
   return model;
 }

@@ -62,8 +62,16 @@ void StorageImpl::release() {
   bump_generation();
 }
 
+void StorageImpl::retire(std::string reason) {
+  if (resizable()) release();
+  retired_ = std::make_unique<const std::string>(std::move(reason));
+}
+
+void StorageImpl::throw_retired() const { throw Error(*retired_); }
+
 void StorageImpl::reallocate(size_t nbytes) {
   STRIDER_CHECK(resizable(), "reallocate", "cannot allocate into a storage that wraps external memory");
+  if (retired_) throw_retired();
   if (data_) allocator_->deallocate(data_, nbytes_);
   data_ = allocator_->allocate(nbytes);
   nbytes_ = nbytes;

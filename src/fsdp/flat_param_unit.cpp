@@ -111,9 +111,11 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
     full_flat_ = flat_tensor(full_numel_, compute_dtype_, cpu_allocator());
     if (plan_.full_params_persist) ops::zero_(full_flat_);  // padding rows stay zero
   }
+  std::vector<Tensor> originals;  // the parameters as the module held them before the wrap
   for (size_t i = 0; i < params_.size(); ++i) {
     ParamSlot& s = params_[i];
     Tensor p = s.owner->param(s.name);
+    const Tensor original = p;
     // A deferred stand-in (nn/deferred_init.h) is drawn straight into the rows this rank keeps.
     const bool deferred = nn::is_deferred(p);
     auto fill = [&](const Tensor& dst, int64_t row_begin) {
@@ -138,6 +140,18 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
     }
     s.owner->set_param(s.name, s.shard);
     if (s.requires_grad) s.full.register_post_accumulate_grad_hook([this, i](const Tensor&) { on_grad_ready(i); });
+    originals.push_back(original);
+  }
+  // Where the module no longer holds its original tensor, the values now live elsewhere (the
+  // shards, or the memory a deferred parameter was materialized into): a handle kept from before
+  // the wrap (an optimizer built on the unwrapped model, say) is named when used, not silently stale.
+  for (size_t i = 0; i < originals.size(); ++i) {
+    if (originals[i].impl_ptr() == params_[i].shard.impl_ptr()) continue;
+    const std::string where = flat ? "FullyShardedDataParallel's shards" : "the tensor it was materialized into";
+    originals[i].storage()->retire("its values moved into " + where + " when the model was wrapped (parameter '" +
+                                   params_[i].full_name + "'), so a tensor taken from the module before wrap() no "
+                                   "longer holds it. Build the optimizer (and take parameters) from the wrapped "
+                                   "model's named_parameters() after wrap()");
   }
   if (flat && plan_.full_params_persist) {
     state_ = State::Gathered;
@@ -217,6 +231,15 @@ void FlatParamUnit::use_full_params() {
   }
   if (plan_.flat_shards())
     for (ParamSlot& s : params_) s.owner->set_param(s.name, s.full);
+}
+
+bool FlatParamUnit::params_in_place(const nn::Module& owner) {
+  if (!plan_.flat_shards() || params_.empty()) return true;
+  if (state_ == State::Gathering && plan_.full_params_persist) use_full_params();  // no new collective
+  if (state_ != State::Gathered) return false;
+  for (const ParamSlot& s : params_)
+    if (s.owner == &owner && owner.param(s.name).impl_ptr() == s.shard.impl_ptr()) return false;
+  return true;
 }
 
 void FlatParamUnit::use_shards() {

@@ -70,6 +70,11 @@ class FlatParamUnit {
   // Frees the gathered parameters (unless the plan keeps them).
   void reshard();
   bool is_gathered() const { return state_ == State::Gathered; }
+  // The module the unit's hooks are on (it gathers the unit when called).
+  const nn::Module& module() const { return module_; }
+  // Whether `owner`'s parameters of this unit are whole in its registry now, so a call of it
+  // outside the unit's own forward computes with them (waits for a gather already in flight).
+  bool params_in_place(const nn::Module& owner);
   // After the optimizer step: starts gathering updated shards into persistent full parameters.
   void refresh_full_params();
   // `value`, shaped like slot s's shard (optimizer state, say), gathered over the shard group

@@ -9,6 +9,7 @@
 #include "fsdp/optimizer_in_backward.h"
 #include "fsdp/offload_tier.h"
 #include "fsdp/structure_check.h"
+#include "fsdp/wrapped_module_owner.h"
 #include "strider/dist/consistency.h"
 #include "strider/nn/deferred_init.h"
 #include "strider/dist/exact_sum.h"
@@ -29,6 +30,9 @@ std::shared_ptr<FullyShardedDataParallel> FullyShardedDataParallel::wrap(std::sh
   STRIDER_CHECK(module != nullptr && pg != nullptr, "FullyShardedDataParallel", "needs a module and a process group");
   STRIDER_CHECK(dynamic_cast<FullyShardedDataParallel*>(module.get()) == nullptr, "FullyShardedDataParallel",
                 "the module is already wrapped");
+  STRIDER_CHECK(module->owner() == nullptr, "FullyShardedDataParallel", "the module (", module->type_name(),
+                ") is already inside a FullyShardedDataParallel or DistributedDataParallel wrapper, which holds its "
+                "parameters; wrap the original model once");
   auto fsdp = std::shared_ptr<FullyShardedDataParallel>(
       new FullyShardedDataParallel(std::move(module), std::move(pg), std::move(options)));
   fsdp->build_units();
@@ -120,6 +124,7 @@ void FullyShardedDataParallel::build_units() {
   STRIDER_CHECK(options_.shard_group_size >= 0, "FullyShardedDataParallel", "shard_group_size ",
                 options_.shard_group_size, " is negative; use 0 (the ranks of one host) or a divisor of the world size ",
                 pg_->size());
+  if (options_.auto_wrap_policy) options_.auto_wrap_policy.check(root);
   // Before any collective touches a parameter: every rank must wrap the same model the same way.
   detail::check_structure_across_ranks(*pg_, "FullyShardedDataParallel", root, describe_options(options_));
   if (options_.sync_module_states) sync_module_states();
@@ -195,10 +200,32 @@ void FullyShardedDataParallel::build_units() {
   tree_->units.push_back(units_.back().get());
   tree_->root = units_.back().get();
   check_units_across_ranks();
+  take_ownership("FullyShardedDataParallel (" + to_string(options_.sharding_strategy) + ", " +
+                 std::to_string(pg_->size()) + " ranks)");
+}
+
+void FullyShardedDataParallel::take_ownership(const std::string& description) {
+  owner_ = std::make_shared<detail::WrappedModuleOwner>(weak_from_this(), *module_, description);
+  std::unordered_map<const nn::Module*, std::vector<FlatParamUnit*>> units_of;
+  for (FlatParamUnit* u : tree_->units)
+    for (const auto& s : u->params()) {
+      auto& v = units_of[s.owner];
+      if (std::find(v.begin(), v.end(), u) == v.end()) v.push_back(u);
+    }
+  // Hand-wrapped descendants keep their own owner (a call of their module goes through them).
+  std::function<void(nn::Module&, const std::string&)> visit = [&](nn::Module& m, const std::string& name) {
+    if (&m != module_.get() && dynamic_cast<FullyShardedDataParallel*>(&m)) return;
+    owner_->adopt(m, name, units_of[&m]);
+    m.set_owner(owner_);
+    for (auto& [cname, c] : m.named_children())
+      visit(*c, cname.empty() ? name : name.empty() ? cname : name + "." + cname);
+  };
+  visit(*module_, "");
 }
 
 void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes, const std::vector<std::string>& option_lines) {
   autograd::NoGradGuard no_grad;
+  built_as_ddp_ = true;
   detail::check_structure_across_ranks(*pg_, "DistributedDataParallel", *module_, option_lines);
   sync_module_states();
   std::vector<FlatParamUnit::ParamRef> refs;
@@ -229,6 +256,7 @@ void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes, const std::ve
   tree_->units.push_back(units_.back().get());
   tree_->root = units_.back().get();
   check_units_across_ranks();
+  take_ownership("DistributedDataParallel (" + std::to_string(pg_->size()) + " ranks)");
 }
 
 void FullyShardedDataParallel::check_units_across_ranks() {
@@ -243,7 +271,10 @@ void FullyShardedDataParallel::check_units_across_ranks() {
   options_.hybrid_groups = tree_->groups->made_hybrid();  // enable_wrap reuses them for its next wrap
 }
 
-nn::Value FullyShardedDataParallel::forward_args(const nn::Args& args) { return module_->call(args); }
+nn::Value FullyShardedDataParallel::forward_args(const nn::Args& args) {
+  detail::WrappedModuleOwner::WrapperCall through_wrapper(*owner_);
+  return module_->call(args);
+}
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& m) : m_(m) {
   STRIDER_CHECK(!m.options_.deterministic, "FullyShardedDataParallel::no_sync",
@@ -317,8 +348,11 @@ std::pair<FlatParamUnit*, const detail::ParamSlot*> FullyShardedDataParallel::fi
   for (FlatParamUnit* u : tree_->units)
     for (const auto& s : u->params())
       if (s.shard.impl_ptr() == shard.impl_ptr()) return {u, &s};
+  if (const std::string* why = shard.storage()->retired_reason())
+    STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(), " is stale: ", *why);
   STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(),
-                " belongs to no unit of this model; was the optimizer built on another model's parameters?");
+                " belongs to no unit of this model; build the optimizer from this wrapped model's named_parameters() "
+                "(not another model's)");
   return {nullptr, nullptr};
 }
 
@@ -333,6 +367,16 @@ int64_t FullyShardedDataParallel::largest_unit_bytes() const {
 bool FullyShardedDataParallel::steps_in_backward() const { return tree_->optimizer_in_backward != nullptr; }
 
 void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer, OptimizerRegistration how) {
+  // Every parameter must be one this model trains: an optimizer built before wrap() or on
+  // another model would step tensors no gradient ever reaches.
+  for (const auto& [name, p] : optimizer.params()) {
+    try {
+      find_slot(p);
+    } catch (const Error& e) {
+      throw Error(std::string("[FullyShardedDataParallel::register_optimizer] the optimizer's parameter '") + name +
+                  "' is not one of this model's: " + e.what());
+    }
+  }
   std::weak_ptr<detail::TreeState> tree = tree_;
   if (how.in_backward) {
     STRIDER_CHECK(!tree_->optimizer_in_backward, "FullyShardedDataParallel::register_optimizer", "an optimizer "

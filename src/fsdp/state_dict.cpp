@@ -93,15 +93,17 @@ std::vector<ParameterShard> FullyShardedDataParallel::parameter_shards() const {
   return out;
 }
 
-void FullyShardedDataParallel::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
-  load_state(state, state_dict_config_.type, strict);
+nn::IncompatibleKeys FullyShardedDataParallel::load_state_dict(const std::map<std::string, Tensor>& state,
+                                                               bool strict) {
+  return load_state(state, state_dict_config_.type, strict);
 }
 
 void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, Tensor>& state) {
   load_state(state, StateDictType::Full, /*strict=*/true);
 }
 
-void FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& state, StateDictType type, bool strict) {
+nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& state,
+                                                          StateDictType type, bool strict) {
   autograd::NoGradGuard no_grad;
   const nn::StateDictOrigin origin = nn::state_dict_origin(state);
   STRIDER_CHECK(origin.kind == type, kOp, "got ", nn::describe(origin), " but the model's state-dict type is ",
@@ -120,10 +122,11 @@ void FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& s
   };
   std::vector<Copy> copies;
   std::set<std::string> used;
+  std::vector<std::string> missing, unexpected;
   auto entry = [&](const std::string& name) -> const Tensor* {
     auto it = state.find(name);
     if (it == state.end()) {
-      STRIDER_CHECK(!strict, kOp, "missing key '", name, "' in ", nn::describe(origin), " (pass strict=false to allow)");
+      missing.push_back(name);
       return nullptr;
     }
     used.insert(name);
@@ -175,15 +178,17 @@ void FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& s
                   " in the state dict but ", b.sizes(), " in the model");
     copies.push_back({b, *src});
   }
-  if (strict)
-    for (auto& [name, t] : state)
-      STRIDER_CHECK(used.count(name) || name == nn::kStateDictMarker, kOp, "unexpected key '", name, "' in ",
-                    nn::describe(origin), " (pass strict=false to ignore)");
+  for (auto& [name, t] : state)
+    if (!used.count(name) && name != nn::kStateDictMarker) unexpected.push_back(name);
+  nn::IncompatibleKeys keys = nn::report_incompatible_keys(
+      kOp, "FullyShardedDataParallel(" + module_->type_name() + ") from " + nn::describe(origin), std::move(missing),
+      std::move(unexpected), strict);
   for (auto& c : copies) {
     ops::copy_(c.dst, c.src);
     // Persistent full parameters notice the shards changed and gather them before next use.
     c.dst.storage()->bump_version();
   }
+  return keys;
 }
 
 }  // namespace strider::fsdp

@@ -21,9 +21,23 @@ AutoWrapPolicy size_based_auto_wrap_policy(int64_t min_num_params) {
 }
 
 AutoWrapPolicy module_type_auto_wrap_policy(std::set<std::string> type_names) {
-  return [types = std::move(type_names)](const nn::Module& m, bool recurse, int64_t) {
+  STRIDER_CHECK(!type_names.empty(), "module_type_auto_wrap_policy", "got no type names; name the module types to "
+                "wrap as units, e.g. {\"Block\"}");
+  auto decide = [types = type_names](const nn::Module& m, bool recurse, int64_t) {
     return recurse ? true : types.count(m.type_name()) > 0;
   };
+  auto check = [types = std::move(type_names)](const nn::Module& root) {
+    std::set<std::string> present;
+    const_cast<nn::Module&>(root).apply([&](nn::Module& m) { present.insert(m.type_name()); });
+    std::string absent, all;
+    for (const std::string& t : types)
+      if (!present.count(t)) absent += (absent.empty() ? "'" : ", '") + t + "'";
+    for (const std::string& t : present) all += (all.empty() ? "" : ", ") + t;
+    STRIDER_CHECK(absent.empty(), "module_type_auto_wrap_policy", "no module of type ", absent, " is in the model, "
+                  "so it would make no unit of it (a misspelled name leaves the model one unit); the model's module "
+                  "types are: ", all);
+  };
+  return AutoWrapPolicy(std::move(decide), std::move(check));
 }
 
 enable_wrap::enable_wrap(std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions options) {

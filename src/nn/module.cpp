@@ -34,7 +34,10 @@ Value Module::forward_args(const Args& args) {
   return forward(args[0].tensor());
 }
 
-Value Module::call(Args args) { return call_from(0, std::move(args)); }
+Value Module::call(Args args) {
+  if (owner_) return owner_->call(*this, std::move(args), [this](Args a) { return call_from(0, std::move(a)); });
+  return call_from(0, std::move(args));
+}
 
 Value Module::call_from(size_t i, Args args) {
   if (i < call_wrappers_.size()) {
@@ -203,6 +206,9 @@ void Module::apply_to_tensors(F f) {
 }
 
 void Module::to(ScalarType dtype) {
+  apply([](Module& m) {
+    if (m.owner_) m.owner_->check_conversion(m, "to(dtype)");
+  });
   apply_to_tensors([&](const std::string&, const Tensor& t) {
     if (!is_floating_point(t.dtype())) return t;
     return is_deferred(t) ? deferred::retarget(t, dtype, std::nullopt) : t.to(dtype);
@@ -210,6 +216,9 @@ void Module::to(ScalarType dtype) {
 }
 
 void Module::to(MemoryFormat fmt) {
+  apply([](Module& m) {
+    if (m.owner_) m.owner_->check_conversion(m, "to(memory_format)");
+  });
   apply_to_tensors([&](const std::string& name, const Tensor& t) {
     if (t.dim() != 4 && t.dim() != 5) return t;
     if (is_deferred(t)) return deferred::retarget(t, t.dtype(), fmt);
@@ -228,13 +237,15 @@ void Module::zero_grad() {
 }
 
 std::map<std::string, Tensor> Module::state_dict() const {
+  if (owner_) return owner_->state_dict(*this);
   std::map<std::string, Tensor> out;
   for (auto& [n, t] : named_parameters()) out[n] = t.detach();
   for (auto& [n, t] : named_buffers()) out[n] = t.detach();
   return out;
 }
 
-void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+  if (owner_) return owner_->load_state_dict(*this, state, strict);
   autograd::NoGradGuard no_grad;
   const StateDictOrigin origin = state_dict_origin(state);
   STRIDER_CHECK(origin.kind == StateDictKind::Full, "load_state_dict", type_name_, " takes a full state dict, but this is ",
@@ -242,12 +253,12 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
                 "state-dict type, or save a full one there (its default state_dict())");
   // Everything is checked before anything is copied: a failed load leaves the module as it was.
   std::set<std::string> seen;
+  std::vector<std::string> missing, unexpected;
   std::vector<std::pair<Tensor, Tensor>> copies;  // (destination, source)
   auto plan = [&](const std::string& name, const Tensor& dst) {
     auto it = state.find(name);
     if (it == state.end()) {
-      STRIDER_CHECK(!strict, "load_state_dict", "missing key '", name, "' in state dict for ", type_name_,
-                    " (pass strict=false to allow)");
+      missing.push_back(name);
       return;
     }
     seen.insert(name);
@@ -258,11 +269,12 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
   };
   for (auto& [n, t] : named_parameters()) plan(n, t);
   for (auto& [n, t] : named_buffers()) plan(n, t);
-  if (strict)
-    for (auto& [n, t] : state)
-      STRIDER_CHECK(seen.count(n), "load_state_dict", "unexpected key '", n, "' in state dict for ", type_name_,
-                    " (pass strict=false to ignore)");
+  for (auto& [n, t] : state)
+    if (!seen.count(n)) unexpected.push_back(n);
+  IncompatibleKeys keys = report_incompatible_keys("load_state_dict", type_name_, std::move(missing),
+                                                   std::move(unexpected), strict);
   for (auto& [dst, src] : copies) dst.copy_(src);
+  return keys;
 }
 
 int Module::register_forward_pre_hook(ForwardPreHook hook) {

@@ -11,6 +11,8 @@ namespace {
 
 void convert(Module& module, MemoryFormat fmt, std::initializer_list<const char*> types) {
   autograd::NoGradGuard g;
+  for (auto& [name, m] : module.named_modules())
+    if (m->owner()) m->owner()->check_conversion(*m, "convert_conv_weight_memory_format");
   for (auto& [name, m] : module.named_modules()) {
     bool match = false;
     for (const char* t : types) match |= m->type_name() == t;

@@ -33,7 +33,16 @@ void Optimizer::zero_grad() {
 
 void Optimizer::set_params(NamedParameters params) { params_ = std::move(params); }
 
+void Optimizer::check_params_alive() const {
+  // A parameter whose values moved elsewhere (FSDP's wrap moves them into shards) never gets a
+  // gradient again; stepping it would silently train nothing.
+  for (const auto& [name, p] : params_)
+    if (const std::string* why = p.storage()->retired_reason())
+      STRIDER_CHECK(false, "optimizer", "parameter '", name, "' can no longer be stepped: ", *why);
+}
+
 void Optimizer::step() {
+  check_params_alive();
   if (!stepped_by_.empty()) {
     for (auto& [name, p] : params_)
       STRIDER_CHECK(!p.grad().defined(), "optimizer", "parameter '", name, "' holds a gradient of shape ",
@@ -49,6 +58,7 @@ void Optimizer::step() {
 }
 
 void Optimizer::begin_partial_step() {
+  check_params_alive();
   for (auto& [handle, hook] : pre_hooks_) hook();
   autograd::NoGradGuard g;
   begin_step();

@@ -173,11 +173,19 @@ TEST(FSDPStateDict, LoadingIsAllOrNothingAndStrict) {
   for (auto& [name, t] : m->full_state_dict()) EXPECT_TRUE(testing::all_close(t, before.at(name), 0, 0)) << name;
   auto missing = before;
   missing.erase("wpe.weight");
-  EXPECT_NE(error_of([&] { m->load_state_dict(missing); }).find("missing key 'wpe.weight'"), std::string::npos);
-  m->load_state_dict(missing, /*strict=*/false);
+  EXPECT_NE(error_of([&] { m->load_state_dict(missing); }).find("1 missing key(s): 'wpe.weight'"), std::string::npos);
+  const nn::IncompatibleKeys keys = m->load_state_dict(missing, /*strict=*/false);
+  EXPECT_EQ(keys.missing_keys, std::vector<std::string>{"wpe.weight"});
+  EXPECT_TRUE(keys.unexpected_keys.empty());
   auto extra = before;
   extra["typo.weight"] = zeros({1});
-  EXPECT_NE(error_of([&] { m->load_state_dict(extra); }).find("unexpected key 'typo.weight'"), std::string::npos);
+  EXPECT_NE(error_of([&] { m->load_state_dict(extra); }).find("1 unexpected key(s): 'typo.weight'"), std::string::npos);
+  // A wrapper's prefix on every key: every key listed, and the rename suggested, not strict=false.
+  const std::string renamed = error_of([&] { m->load_state_dict(nn::add_key_prefix(before, "module.")); });
+  EXPECT_NE(renamed.find(std::to_string(before.size()) + " missing key(s)"), std::string::npos) << renamed;
+  EXPECT_NE(renamed.find("nn::strip_key_prefix(state, \"module.\")"), std::string::npos) << renamed;
+  EXPECT_EQ(renamed.find("strict = false"), std::string::npos) << renamed;
+  EXPECT_TRUE(m->load_state_dict(nn::strip_key_prefix(nn::add_key_prefix(before, "module."), "module.")).empty());
 }
 
 }  // namespace

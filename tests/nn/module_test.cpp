@@ -82,6 +82,55 @@ TEST(Module, StateDictRoundTripAndErrors) {
   }
 }
 
+std::string load_error(nn::Module& m, const std::map<std::string, Tensor>& sd) {
+  try {
+    m.load_state_dict(sd);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Module, NonStrictLoadsReturnTheMissingAndUnexpectedKeys) {
+  manual_seed(1);
+  auto a = conv_bn();
+  auto b = conv_bn();
+  auto sd = a->state_dict();
+  sd.erase("0.bias");
+  sd.erase("1.weight");
+  sd["extra"] = zeros({1});
+  const nn::IncompatibleKeys keys = b->load_state_dict(sd, /*strict=*/false);
+  EXPECT_EQ(keys.missing_keys, (std::vector<std::string>{"0.bias", "1.weight"}));
+  EXPECT_EQ(keys.unexpected_keys, std::vector<std::string>{"extra"});
+  EXPECT_TRUE(b->load_state_dict(a->state_dict(), false).empty());
+  // Strict: every bad key is listed, not only the first.
+  const std::string e = load_error(*b, sd);
+  EXPECT_NE(e.find("2 missing key(s): '0.bias', '1.weight'"), std::string::npos) << e;
+  EXPECT_NE(e.find("1 unexpected key(s): 'extra'"), std::string::npos) << e;
+  EXPECT_NE(e.find("load with strict = false and check the IncompatibleKeys"), std::string::npos) << e;
+}
+
+TEST(Module, StrictLoadErrorsSuggestTheRenameThatMatchesTheKeys) {
+  manual_seed(1);
+  auto a = conv_bn();
+  auto b = conv_bn();
+  // Saved from a wrapper that prefixed every name (DDP's "module." in PyTorch).
+  const std::string stripped = load_error(*b, nn::add_key_prefix(a->state_dict(), "module."));
+  EXPECT_NE(stripped.find("nn::strip_key_prefix(state, \"module.\")"), std::string::npos) << stripped;
+  EXPECT_EQ(stripped.find("strict = false"), std::string::npos) << "no advice that would leave weights unloaded";
+  b->load_state_dict(nn::strip_key_prefix(nn::add_key_prefix(a->state_dict(), "module."), "module."));
+  // Saved from the model alone, loaded into a model that holds it as a child.
+  auto outer = std::make_shared<nn::Sequential>();
+  outer->push_back(conv_bn());
+  const std::string added = load_error(*outer, a->state_dict());
+  EXPECT_NE(added.find("nn::add_key_prefix(state, \"0.\")"), std::string::npos) << added;
+  outer->load_state_dict(nn::add_key_prefix(a->state_dict(), "0."));
+  EXPECT_TRUE(all_close(outer->named_parameters()[0].second, a->named_parameters()[0].second, 0, 0));
+  // Stripping a prefix that would merge two keys is an error, not a silent overwrite.
+  std::map<std::string, Tensor> clash = {{"w", zeros({1})}, {"p.w", zeros({1})}};
+  EXPECT_THROW(nn::strip_key_prefix(clash, "p."), Error);
+}
+
 TEST(Module, TrainEvalAndHooks) {
   auto m = conv_bn();
   m->eval();

@@ -38,8 +38,8 @@ class Allocator {
   virtual bool propagates_to_like() const { return false; }
   // Paging tiers: the block behind `ptr` (null for memory that never leaves), asked once when a
   // storage takes it, and the call that makes it resident again (blocking).
-  virtual PagedBlock* paged_block(void* ptr) { return nullptr; }
-  virtual void make_resident(PagedBlock& block) {}
+  virtual PagedBlock* paged_block(void* /*ptr*/) { return nullptr; }
+  virtual void make_resident(PagedBlock& /*block*/) {}
 };
 
 // The process's CPU allocator, Context::process().allocator() (counters are process-wide, as in

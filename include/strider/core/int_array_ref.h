@@ -19,11 +19,16 @@ class IntArrayRef {
   constexpr IntArrayRef() = default;
   // Like c10::ArrayRef: the braced list lives until the end of the full expression, which is
   // as long as a parameter of this type is used.
+  // (GCC warns about every such constructor; clang has no such warning, and warns about the name.)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr IntArrayRef(std::initializer_list<int64_t> list)
       : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
   IntArrayRef(const DimVector& v) : data_(v.data()), size_(v.size()) {}
   constexpr IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "strider/core/allocator.h"
 
@@ -20,9 +21,11 @@ class StorageImpl {
   StorageImpl& operator=(const StorageImpl&) = delete;
 
   // The bytes, brought back first if a paging tier had moved them out (PagedBlock).
+  // A retired storage throws an Error with the reason it was retired.
   void* data() const {
     if (paged_ && paged_->state.load(std::memory_order_acquire) != PagedBlock::Resident) [[unlikely]]
       allocator_->make_resident(*paged_);
+    if (retired_) [[unlikely]] throw_retired();
     return data_;
   }
   // Where the bytes live, without bringing them back: for naming a storage, not for reading it.
@@ -37,6 +40,13 @@ class StorageImpl {
   void release();
   // Allocates `nbytes` fresh (uninitialized) bytes for a released storage.
   void reallocate(size_t nbytes);
+  // Frees the bytes for good: every later data() (and so every op on a tensor viewing it) is
+  // an Error carrying `reason`. For values that moved elsewhere, so a handle kept from before
+  // is named instead of silently stale (FSDP retires a parameter whose rows moved into shards:
+  // an optimizer built before the wrap would otherwise step tensors nothing reads).
+  void retire(std::string reason);
+  // The reason given to retire(), or null while the storage is in use.
+  const std::string* retired_reason() const { return retired_.get(); }
   Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor
@@ -57,11 +67,13 @@ class StorageImpl {
 
  private:
   void attach_paged_block();
+  [[noreturn]] void throw_retired() const;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Allocator* allocator_ = nullptr;
   PagedBlock* paged_ = nullptr;  // set when allocator_ pages this block out
   std::function<void(void*)> deleter_;
+  std::unique_ptr<const std::string> retired_;
   uint64_t version_ = 0;
   std::atomic<uint64_t> generation_{0};  // read by a paging tier's writer thread
 };

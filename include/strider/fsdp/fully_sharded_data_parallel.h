@@ -35,6 +35,7 @@ struct TreeState;
 class FlatParamUnit;
 struct ParamSlot;
 struct ShardingPlan;
+class WrappedModuleOwner;
 }  // namespace detail
 
 // How one rank holds one parameter between steps (what a sharded checkpoint writes and reads).
@@ -132,7 +133,7 @@ class FullyShardedDataParallel : public nn::Module {
   std::map<std::string, Tensor> state_dict() const override;
   // All or nothing: every entry is checked (names, shapes, row ranges, the dict's kind) before
   // the first shard changes. strict: missing or unexpected keys raise.
-  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true) override;
+  nn::IncompatibleKeys load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true) override;
 
   // The full (unsharded) parameters and buffers under their original names, in the
   // parameters' original dtype; every rank gets a copy (collective: call on all ranks). The
@@ -158,6 +159,8 @@ class FullyShardedDataParallel : public nn::Module {
   void wait_for_pending_gathers();
   // Every unit of this tree as its plan lays it out on this rank (cost_model.h's input).
   std::vector<UnitLayout> unit_layouts() const;
+  // Whether DistributedDataParallel built this engine (its units are gradient buckets).
+  bool built_as_ddp() const { return built_as_ddp_; }
   // Traffic, copies and waits of this tree since construction or the last reset (this rank).
   const FSDPStats& stats() const;
   void reset_stats();
@@ -172,6 +175,9 @@ class FullyShardedDataParallel : public nn::Module {
   // option_lines describe DDP's options for the check across ranks.
   void build_buckets(int64_t bucket_bytes, const std::vector<std::string>& option_lines);
   void check_units_across_ranks();
+  // Every module of the wrapped tree answers through owner_ when reached directly
+  // (src/fsdp/wrapped_module_owner.h).
+  void take_ownership(const std::string& description);
   void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
   detail::ShardingPlan plan_for(const nn::Module& m);
   double clip_grad_norm_exact(double max_norm);
@@ -180,7 +186,7 @@ class FullyShardedDataParallel : public nn::Module {
 
   std::map<std::string, Tensor> gather_state_dict(bool rank0_only);
   std::map<std::string, Tensor> shard_state_dict(StateDictType type, bool copy) const;
-  void load_state(const std::map<std::string, Tensor>& state, StateDictType type, bool strict);
+  nn::IncompatibleKeys load_state(const std::map<std::string, Tensor>& state, StateDictType type, bool strict);
 
   std::shared_ptr<nn::Module> module_;
   std::shared_ptr<dist::ProcessGroup> pg_;
@@ -189,6 +195,15 @@ class FullyShardedDataParallel : public nn::Module {
   std::shared_ptr<detail::TreeState> tree_;
   std::vector<std::unique_ptr<detail::FlatParamUnit>> units_;  // units this wrapper created
   std::vector<std::shared_ptr<detail::TreeState>> adopted_;    // trees of hand-wrapped descendants
+  std::shared_ptr<detail::WrappedModuleOwner> owner_;
+  bool built_as_ddp_ = false;
 };
+
+// The model a whole-model operation (`what`: a checkpoint save or load, an export) acts on when
+// handed `m`: `m` itself, or, when `m` is a module that FullyShardedDataParallel or
+// DistributedDataParallel wrapped (reached through a pointer kept from before the wrap), the
+// wrapper's engine, so the operation sees whole tensors and not this rank's shards. A module
+// inside a wrapped tree, or one whose wrapper was destroyed, is an Error naming it and the fix.
+nn::Module& whole_model_of(nn::Module& m, const std::string& what);
 
 }  // namespace strider::fsdp

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "strider/core/scalar_type.h"
 #include "strider/dist/mesh.h"
@@ -61,8 +62,33 @@ struct CPUOffload {
 
 // Decides which modules become FSDP units. Called with recurse = true to ask "look inside this
 // module?", and with recurse = false to ask "wrap this module?", where nonwrapped_numel counts
-// its parameters not already inside a wrapped descendant (PyTorch's signature).
-using AutoWrapPolicy = std::function<bool(const nn::Module&, bool recurse, int64_t nonwrapped_numel)>;
+// its parameters not already inside a wrapped descendant (PyTorch's signature). Any callable
+// of that signature converts to one. A policy may also carry a check of the whole model that
+// the wrap runs first (module_type_auto_wrap_policy: every type it names occurs), so a
+// misspelled policy is an Error instead of a model silently left as one unit.
+class AutoWrapPolicy {
+ public:
+  using Decide = std::function<bool(const nn::Module&, bool recurse, int64_t nonwrapped_numel)>;
+  using Check = std::function<void(const nn::Module& root)>;
+  AutoWrapPolicy() = default;
+  AutoWrapPolicy(std::nullptr_t) {}  // no policy, as an empty std::function
+  template <class F>
+    requires(std::is_invocable_r_v<bool, F, const nn::Module&, bool, int64_t> &&
+             !std::is_same_v<std::decay_t<F>, AutoWrapPolicy>)
+  AutoWrapPolicy(F decide) : decide_(std::move(decide)) {}
+  AutoWrapPolicy(Decide decide, Check check) : decide_(std::move(decide)), check_(std::move(check)) {}
+  bool operator()(const nn::Module& m, bool recurse, int64_t nonwrapped_numel) const {
+    return decide_(m, recurse, nonwrapped_numel);
+  }
+  explicit operator bool() const { return static_cast<bool>(decide_); }
+  void check(const nn::Module& root) const {
+    if (check_) check_(root);
+  }
+
+ private:
+  Decide decide_;
+  Check check_;
+};
 
 // The strategy of the unit made for `module` (nullopt: FSDPOptions::sharding_strategy), e.g.
 // embeddings NoShard and blocks FullShard. Every rank must answer the same.

@@ -19,9 +19,29 @@
 #include <vector>
 
 #include "strider/core/tensor.h"
+#include "strider/nn/state_dict.h"
 #include "strider/nn/value.h"
 
 namespace strider::nn {
+
+class Module;
+
+// A wrapper that took a module's parameters over (FSDP keeps one rank's shards of them between
+// steps) answers for that module, and for every module inside it, when user code reaches them
+// directly instead of through the wrapper, through a pointer it kept from before the wrap: each
+// whole-module operation gives the right answer or an Error naming the wrapper and the fix,
+// never one rank's rows as if they were the whole tensor.
+class ModuleOwner {
+ public:
+  virtual ~ModuleOwner() = default;
+  // A call of `m`: runs `proceed` when the owner has m's parameters in place (its own forward
+  // is running), otherwise runs the call correctly some other way or throws.
+  virtual Value call(Module& m, Args args, const std::function<Value(Args)>& proceed) = 0;
+  virtual std::map<std::string, Tensor> state_dict(const Module& m) = 0;
+  virtual IncompatibleKeys load_state_dict(Module& m, const std::map<std::string, Tensor>& state, bool strict) = 0;
+  // Throws: `what` (to(dtype), to(format)) would change tensors the owner laid out.
+  virtual void check_conversion(const Module& m, const std::string& what) = 0;
+};
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -105,10 +125,17 @@ class Module : public std::enable_shared_from_this<Module> {
   // Every parameter and buffer, whole, keyed by name (so ordered by name, not by
   // registration). Wrappers that shard (FSDP) override both with their state-dict types.
   virtual std::map<std::string, Tensor> state_dict() const;
-  // Copies values in (keeping each parameter's layout), all or nothing. strict: missing or
-  // unexpected keys raise; shapes must always match. Takes full dicts only: a sharded or local
-  // one (nn/state_dict.h) is an Error saying where it came from.
-  virtual void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  // Copies values in (keeping each parameter's layout), all or nothing, and returns the keys
+  // the module has that the dict lacks and those it has that the module lacks (PyTorch's
+  // missing_keys and unexpected_keys). strict: any such key raises, listing all of them and the
+  // rename that would match them when there is one (a wrapper's "module." prefix, say); shapes
+  // must always match. Takes full dicts only: a sharded or local one (nn/state_dict.h) is an
+  // Error saying where it came from.
+  virtual IncompatibleKeys load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+
+  // ---- ownership by a wrapper (see ModuleOwner): set by wrappers on every module they take over
+  void set_owner(std::shared_ptr<ModuleOwner> owner) { owner_ = std::move(owner); }
+  ModuleOwner* owner() const { return owner_.get(); }
 
   // ---- hooks (FSDP builds on these)
   int register_forward_pre_hook(ForwardPreHook hook);
@@ -146,6 +173,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
   std::vector<std::pair<int, ForwardHook>> post_hooks_;
   std::vector<NamedWrapper> call_wrappers_;
+  std::shared_ptr<ModuleOwner> owner_;
   int next_hook_ = 0;
 };
 

@@ -73,6 +73,9 @@ class Optimizer {
   // step_count > 0 every parameter that requires grad has an entry. Otherwise throws naming
   // the tensor, and the optimizer is unchanged. `what` names the source in messages.
   void load_state(const OptimizerState& state, int64_t step_count, const std::string& what);
+  // Throws naming the first parameter whose tensor was retired (core/storage.h: its values
+  // moved, as into FSDP's shards) and why; step() and begin_partial_step() call it first.
+  void check_params_alive() const;
 
  protected:
   // Once per step, before any parameter (the step count and what follows from it).
