@@ -1,6 +1,8 @@
 // Autograd state of tensors, leaf accumulation, and the Tensor methods about gradients.
 #include "strider/autograd/autograd_meta.h"
 
+#include <atomic>
+
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
@@ -64,7 +66,9 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   return acc;
 }
 
-int g_next_hook_id = 0;
+// Hook handles are unique in the process; threads register hooks concurrently (a data loader's
+// worker, FSDP's unit construction), so the counter is atomic.
+std::atomic<int> g_next_hook_id{0};
 
 }  // namespace
 
@@ -164,7 +168,7 @@ int Tensor::register_hook(std::function<Tensor(const Tensor&)> fn) const {
   auto* m = meta_of(*this);
   STRIDER_CHECK(m && m->requires_grad, "register_hook",
                 "cannot register a hook on a tensor that doesn't require gradient");
-  const int id = autograd::g_next_hook_id++;
+  const int id = autograd::g_next_hook_id.fetch_add(1, std::memory_order_relaxed);
   if (m->grad_fn) {
     auto& hooks = m->grad_fn->pre_hooks();
     if (hooks.size() <= m->output_nr) hooks.resize(m->output_nr + 1);

@@ -109,6 +109,8 @@ int64_t bytes_of(const Tensor& t) { return t.numel() * static_cast<int64_t>(elem
 }  // namespace
 
 std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) {
+  // MPI initializes once per process, so the world group is process state. It is not a Context
+  // slot: its destructor, at exit, finalizes MPI, and the Context is never destroyed.
   static std::shared_ptr<MpiProcessGroup> world;
   if (world) return world;
   int initialized = 0;

@@ -161,7 +161,8 @@ void ring_all_gather_segments(const RingContext& c, const void* in, int64_t segm
   char* send = c.scratch.data();
   char* recv = c.scratch.data() + segment_bytes;
   // Step s forwards the segment of rank (rank-s) (step 0: our own, straight from `in`) and
-  // receives rank (rank-s-1)'s, which is scattered while the next step is posted.
+  // receives rank (rank-s-1)'s, then scatters it once that blocking exchange is done (the next
+  // step starts after the scatter; nothing overlaps within a ring).
   for (int s = 0; s < c.size - 1; ++s) {
     exchange(c, s == 0 ? static_cast<const char*>(in) : send, segment_bytes, recv, segment_bytes);
     scatter(recv, mod(c.rank - s - 1, c.size));

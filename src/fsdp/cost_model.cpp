@@ -8,13 +8,9 @@
 namespace strider::fsdp {
 namespace {
 
-bool flat(const UnitLayout& u) { return u.strategy != ShardingStrategy::NoShard; }
-bool persists(const UnitLayout& u) {
-  return u.strategy == ShardingStrategy::NoShard || u.strategy == ShardingStrategy::ShardOptimizer;
-}
-bool freed_after_forward(const UnitLayout& u) {
-  return !u.is_root && (u.strategy == ShardingStrategy::FullShard || u.strategy == ShardingStrategy::HybridShard);
-}
+bool flat(const UnitLayout& u) { return u.flat_shards; }
+bool persists(const UnitLayout& u) { return u.full_params_persist; }
+bool freed_after_forward(const UnitLayout& u) { return !u.is_root && u.free_after_forward; }
 // Gathered before forward (and, if freed after it, again before backward).
 bool gathers(const UnitLayout& u) { return flat(u) && !persists(u); }
 // gradient_codec.h's buffers. The wire: what a unit's gradients are packed into, every rank's

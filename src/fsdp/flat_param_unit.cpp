@@ -41,6 +41,7 @@ class AddElapsed {
   std::chrono::steady_clock::time_point start_;
 };
 
+
 int64_t bytes_of(const Tensor& t) { return t.numel() * static_cast<int64_t>(element_size(t.dtype())); }
 
 MemoryFormat dense_format(const Tensor& p, const std::string& name) {
@@ -107,6 +108,8 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
 
   if (flat) {
     shard_flat_ = flat_tensor(segment_numel_, dtype_, tree.shard_allocator());
+    shard_flat_.storage()->mark_shard_of("FullyShardedDataParallel unit '" + name_ + "' (" +
+                                         to_string(plan_.strategy) + ")");
     ops::zero_(shard_flat_);
     full_flat_ = flat_tensor(full_numel_, compute_dtype_, cpu_allocator());
     if (plan_.full_params_persist) ops::zero_(full_flat_);  // padding rows stay zero

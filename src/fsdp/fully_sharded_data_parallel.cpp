@@ -470,6 +470,9 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
     UnitLayout l;
     l.name = u->name();
     l.strategy = u->plan().strategy;
+    l.flat_shards = u->plan().flat_shards();
+    l.full_params_persist = u->plan().full_params_persist;
+    l.free_after_forward = u->plan().free_after_forward;
     l.shards = u->plan().shards();
     l.replicas = u->plan().flat_shards() ? u->plan().replicas() : pg_->size();
     l.shard_numel = u->shard_numel();

@@ -15,14 +15,14 @@ struct PlanRow {
   bool full_params_persist, free_after_forward;
 };
 
-constexpr std::array<PlanRow, 6> kRows = {{
+constexpr auto kRows = std::to_array<PlanRow>({
     {ShardingStrategy::NoShard, "no_shard", Span::None, Span::World, true, false},
     {ShardingStrategy::ShardOptimizer, "shard_optimizer", Span::World, Span::None, true, false},
     {ShardingStrategy::ShardGradOp, "shard_grad_op", Span::World, Span::None, false, false},
     {ShardingStrategy::FullShard, "full_shard", Span::World, Span::None, false, true},
     {ShardingStrategy::HybridShard, "hybrid_shard", Span::HybridShard, Span::HybridReplica, false, true},
     {ShardingStrategy::HybridShardGradOp, "hybrid_shard_grad_op", Span::HybridShard, Span::HybridReplica, false, false},
-}};
+});
 
 const PlanRow& row_of(ShardingStrategy s) {
   for (const PlanRow& r : kRows)

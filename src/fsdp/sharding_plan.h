@@ -1,7 +1,7 @@
 #pragma once
 // ShardingPlan: what a sharding strategy means for one unit, decided once when the unit is made.
 // The unit asks its plan where parameters live and how gradients travel instead of branching
-// on the strategy; adding a strategy means adding a row to plan_rows() in sharding_plan.cpp.
+// on the strategy; adding a strategy means adding a row to kRows in sharding_plan.cpp.
 //
 //   strategy           between steps       forward / backward          gradients             after the step
 //   NoShard (DDP)      the module's own    nothing to gather           all-reduce (world)    -

@@ -1,8 +1,10 @@
 #pragma once
 // Convolution kernels (1-3 spatial dims, groups, stride, padding, dilation; transposed too).
 // The ops layer decides every layout; these compute. Each of the three computations has an
-// ordered implementation list: oneDNN (float32 and bfloat16), then the reference, a direct loop
-// nest for any floating dtype (the oracle, and float64).
+// ordered implementation list (kernels/conv_list.cpp): oneDNN on channels-last copies for
+// plain-layout bfloat16 ("onednn_nhwc", kernels/channels_last_detour.h), oneDNN in place
+// (float32 and bfloat16), then the reference, a direct loop nest for any floating dtype (the
+// oracle, and float64).
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 

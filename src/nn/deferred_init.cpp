@@ -5,6 +5,7 @@
 
 #include "strider/autograd/grad_mode.h"
 #include "strider/core/allocator.h"
+#include "strider/core/context.h"
 #include "strider/core/counter_rng.h"
 #include "strider/core/error.h"
 #include "strider/core/layout.h"
@@ -62,10 +63,8 @@ class Registry {
   size_t swept_size_ = 0;
 };
 
-Registry& registry() {
-  static Registry* r = new Registry;  // outlives every static tensor
-  return *r;
-}
+// A Context slot: like the context, never destroyed, so it outlives every static tensor.
+Registry& registry() { return Context::process().slot<Registry>(); }
 
 Tensor make_stand_in(ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, uint64_t seed, deferred::InitRecipe recipe) {
   auto storage = std::make_shared<StorageImpl>(0, cpu_allocator());

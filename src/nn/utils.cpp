@@ -37,6 +37,11 @@ void convert_conv3d_weight_memory_format(Module& module, MemoryFormat fmt) {
 }
 
 double grad_norm(const std::vector<Tensor>& parameters, double norm_type) {
+  for (const Tensor& p : parameters)
+    if (const std::string* owner = p.defined() ? p.storage()->shard_of() : nullptr)
+      STRIDER_CHECK(false, "clip_grad_norm_", "a parameter of shape ", p.sizes(), " is this rank's shard of ", *owner,
+                    ", so a norm over these tensors would be this rank's part only and differ between ranks; clip "
+                    "through the wrapper (model->clip_grad_norm_(max_norm)), which sums over every rank");
   autograd::NoGradGuard g;
   double total = 0;
   const bool inf = std::isinf(norm_type);

@@ -91,7 +91,7 @@ void check_args(const Tensor& in, const Tensor& w, const Tensor& bias, const ker
   STRIDER_CHECK(in.sizes()[1] == expected_c, op, "Given groups=", p.groups, ", weight of size ", w.sizes(),
                 ", expected input", in.sizes(), " to have ", expected_c, " channels, but got ",
                 in.sizes()[1], " channels instead");
-  STRIDER_CHECK((p.transposed ? w.sizes()[0] : w.sizes()[0]) % p.groups == 0, op, "weight of size ",
+  STRIDER_CHECK(w.sizes()[0] % p.groups == 0, op, "weight of size ",
                 w.sizes(), " is not divisible by groups=", p.groups);
   for (int64_t i = 2; i < in.dim(); ++i)
     STRIDER_CHECK(in.sizes()[i] > 0 || in.sizes()[0] == 0 || in.sizes()[1] == 0, op,

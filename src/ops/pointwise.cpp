@@ -2,7 +2,6 @@
 #include "strider/ops/pointwise.h"
 
 #include "kernels/pointwise.h"
-#include "kernels/pointwise.h"
 #include "ops/kernel_list.h"
 #include "ops/make_tensor.h"
 #include "ops/pointwise_layout.h"

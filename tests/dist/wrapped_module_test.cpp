@@ -191,6 +191,26 @@ TEST(WrappedModule, AnOptimizerBuiltBeforeTheWrapTrainsUnderDDPAndIsANamedErrorU
   }
 }
 
+TEST(WrappedModule, ClippingShardsLocallyIsANamedErrorAndTheWrapperClipsOverEveryRank) {
+  for (const Variant& v : variants()) {
+    SCOPED_TRACE(describe(v));
+    auto net = fresh_model(v.deferred);
+    auto ref = reference(v.deferred);
+    Wrapped w = wrap(net, v);
+    sum((*w.wrapper)(input())).backward();
+    sum((*ref)(input())).backward();
+    const double want = nn::utils::grad_norm(ref->parameters());
+    if (keeps_whole_parameters(v)) {
+      EXPECT_NEAR(nn::utils::clip_grad_norm_(net->parameters(), 1e9), want, 1e-5 * want);
+    } else {
+      const std::string e = error_of([&] { nn::utils::clip_grad_norm_(net->parameters(), 1.0); });
+      EXPECT_NE(e.find("is this rank's shard of FullyShardedDataParallel unit"), std::string::npos) << e;
+      EXPECT_NE(e.find("model->clip_grad_norm_(max_norm)"), std::string::npos) << e;
+    }
+    EXPECT_NEAR(w.engine->clip_grad_norm_(1e9), want, 1e-5 * want);
+  }
+}
+
 TEST(WrappedModule, AnOptimizerOfAnotherModelCannotBeRegistered) {
   auto other = fresh_model(false);
   optim::SGD foreign(other->named_parameters(), {.lr = 0.1});

@@ -6,7 +6,10 @@
 //   compute allocator and its counters (memory_stats()), the default generator (manual_seed();
 //   draw from it on one thread at a time, or give each thread its own Generator), the
 //   memory-format check, verbose and autotune flags, and the layers' slots: oneDNN's engine, primitive
-//   caches and reordered weights (kernels), FSDP's gradient scratch and offload tiers (fsdp).
+//   caches and reordered weights (kernels), FSDP's gradient scratch and offload tiers (fsdp), the
+//   deferred-initialization registry of stand-ins and their recipes (nn). One process-wide
+//   object lives with its code instead: MPI's world group (MpiProcessGroup::init), because MPI
+//   initializes once per process and its destructor must run at exit to finalize MPI.
 //   Upper layers keep such state in a typed slot (slot<T>()), created on first use; a slot with
 //   a release() method gives its memory back in release_caches() (empty_cache()).
 //
@@ -14,8 +17,11 @@
 //   mode (NoGradGuard). A new thread starts with the defaults; guards restore on scope exit.
 //   Three more live with their code because they only exist while a call runs or belong to one
 //   object: oneDNN's stream (one per thread, oneDNN streams are not thread-safe), the small-block
-//   free lists of the allocator, and call-scoped stacks (autograd's queued callbacks, auto-wrap
-//   scopes, collective labels).
+//   free lists of the allocator, and call-scoped stacks and modes (autograd's queued callbacks,
+//   auto-wrap scopes, collective labels, the deferred-init scope's seed, activation
+//   checkpointing's forward and recomputation depths, oneDNN's last scratchpad size). Counters
+//   that only hand out unique numbers are atomics beside their code (storage generations, node
+//   sequence numbers, hook handles).
 //
 // The context is never destroyed: tensors in static objects may outlive static destruction.
 #include <atomic>

@@ -47,6 +47,11 @@ class StorageImpl {
   void retire(std::string reason);
   // The reason given to retire(), or null while the storage is in use.
   const std::string* retired_reason() const { return retired_.get(); }
+  // Marks these bytes as one process's part of tensors that are whole only across processes
+  // (FSDP's shards), naming their owner: a value over the whole tensors (a gradient norm) needs
+  // the owner's collective, and code that would compute it locally refuses, naming the owner.
+  void mark_shard_of(std::string owner) { shard_of_ = std::make_unique<const std::string>(std::move(owner)); }
+  const std::string* shard_of() const { return shard_of_.get(); }
   Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor
@@ -74,6 +79,7 @@ class StorageImpl {
   PagedBlock* paged_ = nullptr;  // set when allocator_ pages this block out
   std::function<void(void*)> deleter_;
   std::unique_ptr<const std::string> retired_;
+  std::unique_ptr<const std::string> shard_of_;
   uint64_t version_ = 0;
   std::atomic<uint64_t> generation_{0};  // read by a paging tier's writer thread
 };

@@ -15,7 +15,11 @@ class FullyShardedDataParallel;
 // One unit as its plan lays it out on this rank.
 struct UnitLayout {
   std::string name;
-  ShardingStrategy strategy;
+  ShardingStrategy strategy;  // for naming only: the formula reads the plan's properties below
+  // From the unit's sharding plan (src/fsdp/sharding_plan.h), so a new strategy is one plan row.
+  bool flat_shards = true;           // parameters split into one flat shard buffer per rank
+  bool full_params_persist = false;  // whole parameters kept between steps
+  bool free_after_forward = false;   // whole parameters freed after forward (non-root units)
   int shards = 1, replicas = 1;       // ranks splitting it, ranks holding each shard
   int64_t shard_numel = 0;            // this rank's elements (padded)
   int64_t full_numel = 0;             // gathered elements (padded: shard_numel * shards)
