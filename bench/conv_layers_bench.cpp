@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       {"layer4 3x3 512", 512, 7, 512, 3, 1, 1},    {"layer4 1x1 512->2048", 512, 7, 2048, 1, 1, 0},
   };
   if (fma_peak_gflops() <= 0) {
-    std::fprintf(stderr, "strider_bench_conv_layers: needs an AVX-512 build to measure the FMA peak\n");
+    std::fprintf(stderr, "strider_bench_conv_layers: this CPU has no AVX2 FMA or AVX-512 to measure the peak with\n");
     return 2;
   }
   const char* tune = std::getenv("STRIDER_AUTOTUNE");

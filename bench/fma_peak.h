@@ -1,19 +1,62 @@
 #pragma once
-// The machine's arithmetic peak now, measured by a loop of independent AVX-512 chains on every
-// OpenMP thread of the calling process for about 40 ms: float32 FMAs (2 flops per lane), or
+// The machine's arithmetic peak now, measured by a loop of independent chains of the widest
+// vectors the CPU has (AVX-512, else AVX2; chosen at run time, whatever the build's -march) on
+// every OpenMP thread of the calling process for about 40 ms: float32 FMAs (2 flops per lane), or
 // bfloat16 dot products (vdpbf16ps: two bfloat16 products summed into each float32 lane, 4 flops
 // per lane). Benchmarks take it in the same run as what they time, because a shared host's speed
-// drifts 2-3x between runs. 0 when the build or CPU lacks the instructions.
+// drifts 2-3x between runs. 0 when the CPU lacks the instructions (no bfloat16 dot product below
+// AVX512_BF16): print it with json_number(), which turns that into null.
 #include <immintrin.h>
 #include <omp.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace strider::bench {
 
-inline double fma_peak_gflops() {
-#if defined(__AVX512F__)
+// v as a JSON number, or null when it is not a positive finite figure (a peak the CPU cannot
+// reach, a ratio over such a peak): inf and nan are not JSON.
+inline std::string json_number(double v, int decimals = 4) {
+  if (!std::isfinite(v) || v <= 0) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// The instruction set the peak loops use: "avx512_bf16", "avx512", "avx2" or "baseline".
+inline const char* peak_isa() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) return "avx512_bf16";
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+  return "baseline";
+}
+
+__attribute__((target("avx2,fma"))) inline double fma_peak_gflops_avx2() {
+  const int64_t iters = 40'000'000;
+  auto t0 = std::chrono::steady_clock::now();
+  float sink = 0;
+#pragma omp parallel reduction(+ : sink)
+  {
+    __m256 acc[12];
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(1.0f + i * 1e-3f);
+    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
+    for (int64_t it = 0; it < iters; ++it)
+      for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, a);
+    alignas(32) float lanes[8];
+    for (int i = 0; i < 12; ++i) {
+      _mm256_store_ps(lanes, acc[i]);
+      for (float x : lanes) sink += x;
+    }
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double flops = 2.0 * 8 * 12 * static_cast<double>(iters) * omp_get_max_threads();
+  return sink == 42.0f ? 0.0 : flops / s / 1e9;
+}
+
+__attribute__((target("avx512f"))) inline double fma_peak_gflops_avx512() {
   const int64_t iters = 20'000'000;
   auto t0 = std::chrono::steady_clock::now();
   float sink = 0;
@@ -29,13 +72,15 @@ inline double fma_peak_gflops() {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double flops = 2.0 * 16 * 12 * static_cast<double>(iters) * omp_get_max_threads();
   return sink == 42.0f ? 0.0 : flops / s / 1e9;
-#else
-  return 0.0;
-#endif
 }
 
-inline double bf16_dot_peak_gflops() {
-#if defined(__AVX512BF16__)
+inline double fma_peak_gflops() {
+  if (__builtin_cpu_supports("avx512f")) return fma_peak_gflops_avx512();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fma_peak_gflops_avx2();
+  return 0.0;
+}
+
+__attribute__((target("avx512f,avx512bf16"))) inline double bf16_dot_peak_gflops_avx512() {
   const int64_t iters = 20'000'000;
   auto t0 = std::chrono::steady_clock::now();
   float sink = 0;
@@ -52,9 +97,11 @@ inline double bf16_dot_peak_gflops() {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double flops = 4.0 * 16 * 12 * static_cast<double>(iters) * omp_get_max_threads();
   return sink == 42.0f ? 0.0 : flops / s / 1e9;
-#else
+}
+
+inline double bf16_dot_peak_gflops() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) return bf16_dot_peak_gflops_avx512();
   return 0.0;
-#endif
 }
 
 }  // namespace strider::bench

@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
                   "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d,\"deferred_init\":%d,"
                   "\"construction_peak_rss_bytes\":%.0f,\"dtype\":\"%s\",\"activation_checkpointing\":%d,"
                   "\"tokens_per_s\":%.1f,\"model_gflop_per_step\":%.1f,\"achieved_gflops\":%.1f,"
-                  "\"fma_peak_gflops\":%.1f,\"bf16_peak_gflops\":%.1f,\"mfu_fp32_peak\":%.4f,\"mfu_bf16_peak\":%.4f,"
+                  "\"isa\":\"%s\",\"peak_isa\":\"%s\",\"fma_peak_gflops\":%s,\"bf16_peak_gflops\":%s,\"mfu_fp32_peak\":%s,\"mfu_bf16_peak\":%s,"
                   "\"disk_read_bytes_per_step\":%.0f,\"disk_write_bytes_per_step\":%.0f,\"disk_gbps_during_steps\":%.3f,"
                   "\"disk_write_gbps_measured\":%.3f,\"disk_read_gbps_measured\":%.3f,"
                   "\"forward_s_per_step\":%.3f,\"backward_s_per_step\":%.3f,\"optimizer_s_per_step\":%.3f}\n",
@@ -246,8 +246,10 @@ int main(int argc, char** argv) {
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
                   shard_group_size, deterministic ? 1 : 0, deferred ? 1 : 0, construction_rss, dtype.c_str(),
-                  checkpointing ? 1 : 0, step_tokens / step_s, step_flops / 1e9, step_flops / step_s / 1e9, fma_peak, bf16_peak,
-                  step_flops / step_s / 1e9 / fma_peak, bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0,
+                  checkpointing ? 1 : 0, step_tokens / step_s, step_flops / 1e9, step_flops / step_s / 1e9, cpu_isa_name().c_str(), bench::peak_isa(),
+                  bench::json_number(fma_peak, 1).c_str(), bench::json_number(bf16_peak, 1).c_str(),
+                  bench::json_number(fma_peak > 0 ? step_flops / step_s / 1e9 / fma_peak : 0.0).c_str(),
+                  bench::json_number(bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0).c_str(),
                   io_read * per_step, io_write * per_step, (io_read + io_write) * per_step / step_s / 1e9,
                   disk.write_gbps, disk.read_gbps, phase_s[0] * per_step, phase_s[1] * per_step, phase_s[2] * per_step);
     return 0;

@@ -1,6 +1,7 @@
 #include "kernels/channels_last_detour.h"
 
 #include "kernels/copy.h"
+#include "kernels/dnnl/context.h"
 #include "kernels/scratch.h"
 #include "strider/core/layout.h"
 
@@ -14,6 +15,7 @@ MemoryFormat channels_last_for(const Tensor& t) {
 std::string detour_rejects(std::initializer_list<const Tensor*> data) {
   const Tensor& first = **data.begin();
   if (first.dtype() != kBFloat16) return "only bfloat16 lacks fast plain-layout kernels";
+  if (std::string why = dnnl_ops::rejects_dtype(kBFloat16); !why.empty()) return why;
   if (first.dim() != 4 && first.dim() != 5) return "the data has no channels-last format";
   for (const Tensor* t : data)
     if (!t->is_contiguous() || t->is_contiguous(channels_last_for(*t)))

@@ -3,7 +3,8 @@
 // The ops layer decides every layout; these compute. Each of the three computations has an
 // ordered implementation list (kernels/conv_list.cpp): oneDNN on channels-last copies for
 // plain-layout bfloat16 ("onednn_nhwc", kernels/channels_last_detour.h), oneDNN in place
-// (float32 and bfloat16), then the reference, a direct loop nest for any floating dtype (the
+// (float32, and bfloat16 from AVX-512 up), bfloat16 in float32 below it ("onednn_f32",
+// kernels/float32_detour.h), then the reference, a direct loop nest for any floating dtype (the
 // oracle, and float64).
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"

@@ -1,9 +1,11 @@
 // The convolution implementation lists: oneDNN computing a plain-layout (NCHW) bfloat16 problem
-// in channels-last, then oneDNN in the problem's own layout, then the reference.
+// in channels-last, then oneDNN in the problem's own layout, then bfloat16 in float32 where
+// oneDNN has no bfloat16 kernels for the CPU, then the reference.
 #include "kernels/channels_last_detour.h"
 #include "kernels/conv.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
+#include "kernels/float32_detour.h"
 
 namespace strider::kernels {
 namespace {
@@ -25,6 +27,25 @@ void backward_weight_in_nhwc(const ConvBackwardWeight& c) {
                                  channels_last_copy(c.grad_out), c.p);
 }
 
+void forward_in_float32(const ConvForward& c) {
+  Tensor out = float32_empty(c.out);
+  dnnl_ops::conv_forward(out, float32_copy(c.in), float32_copy(c.weight), float32_copy(c.bias), c.p);
+  round_into(c.out, out);
+}
+
+void backward_input_in_float32(const ConvBackwardInput& c) {
+  Tensor gi = float32_empty(c.grad_in);
+  dnnl_ops::conv_backward_input(gi, float32_copy(c.grad_out), float32_copy(c.weight), c.p);
+  round_into(c.grad_in, gi);
+}
+
+void backward_weight_in_float32(const ConvBackwardWeight& c) {
+  Tensor gw = float32_empty(c.grad_weight), gb = float32_empty(c.grad_bias);
+  dnnl_ops::conv_backward_weight(gw, gb, float32_copy(c.in), float32_copy(c.grad_out), c.p);
+  round_into(c.grad_weight, gw);
+  round_into(c.grad_bias, gb);
+}
+
 }  // namespace
 
 const ImplementationList<ConvForward>& conv_forward_implementations() {
@@ -32,6 +53,7 @@ const ImplementationList<ConvForward>& conv_forward_implementations() {
       {"onednn_nhwc", [](const ConvForward& c) { return detour_rejects({&c.in, &c.out}); }, forward_in_nhwc},
       {"onednn", [](const ConvForward& c) { return dnnl_ops::rejects_dtype(c.in.dtype()); },
        [](const ConvForward& c) { dnnl_ops::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
+      {"onednn_f32", [](const ConvForward& c) { return float32_detour_rejects({&c.in, &c.out}); }, forward_in_float32},
       {"ref", [](const ConvForward&) { return std::string(); },
        [](const ConvForward& c) { ref::conv_forward(c.out, c.in, c.weight, c.bias, c.p); }},
   };
@@ -44,6 +66,8 @@ const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations
        backward_input_in_nhwc},
       {"onednn", [](const ConvBackwardInput& c) { return dnnl_ops::rejects_dtype(c.grad_out.dtype()); },
        [](const ConvBackwardInput& c) { dnnl_ops::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
+      {"onednn_f32", [](const ConvBackwardInput& c) { return float32_detour_rejects({&c.grad_in, &c.grad_out}); },
+       backward_input_in_float32},
       {"ref", [](const ConvBackwardInput&) { return std::string(); },
        [](const ConvBackwardInput& c) { ref::conv_backward_input(c.grad_in, c.grad_out, c.weight, c.p); }},
   };
@@ -58,6 +82,8 @@ const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementatio
        [](const ConvBackwardWeight& c) {
          dnnl_ops::conv_backward_weight(c.grad_weight, c.grad_bias, c.in, c.grad_out, c.p);
        }},
+      {"onednn_f32", [](const ConvBackwardWeight& c) { return float32_detour_rejects({&c.in, &c.grad_out}); },
+       backward_weight_in_float32},
       {"ref", [](const ConvBackwardWeight&) { return std::string(); },
        [](const ConvBackwardWeight& c) { ref::conv_backward_weight(c.grad_weight, c.grad_bias, c.in, c.grad_out, c.p); }},
   };

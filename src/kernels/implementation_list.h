@@ -4,6 +4,7 @@
 // reference comes last and accepts everything. Ops build the problem and call the family's
 // entry point; they know no backend.
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@ struct Dispatch {
   const char* op = nullptr;     // the user-facing name for the log ("conv2d"); the family's if null
   bool reference_only = false;  // run the reference (tests' oracle)
   bool verbose = false;         // log the choice and every rejection to stderr
+};
+
+// Thrown by an implementation's run() before it has written any output, when it finds it cannot
+// run the problem after all (oneDNN could not create a primitive for it on this CPU): the list
+// moves on to the next implementation, and the reason joins the rejections.
+struct ImplementationDeclined : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 template <class Problem>
@@ -42,8 +50,13 @@ void run_first(const char* op, const ImplementationList<Problem>& list, const Pr
       rejected += std::string("; ") + impl.name + " rejected: " + why;
       continue;
     }
+    try {
+      impl.run(p);
+    } catch (const ImplementationDeclined& e) {
+      rejected += std::string("; ") + impl.name + " declined: " + e.what();
+      continue;
+    }
     if (d.verbose) std::fprintf(stderr, "strider: %s -> %s%s\n", d.op ? d.op : op, impl.name, rejected.c_str());
-    impl.run(p);
     return;
   }
   STRIDER_CHECK(false, d.op ? d.op : op, "no implementation can run this call", rejected);

@@ -1,8 +1,11 @@
 // The normalization implementation lists: for plain-layout bfloat16 batch norm, oneDNN via
-// channels-last (kernels/channels_last_detour.h); oneDNN where it computes the problem; the reference.
+// channels-last (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16
+// in float32 where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the
+// reference.
 #include "kernels/channels_last_detour.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
+#include "kernels/float32_detour.h"
 #include "kernels/norm.h"
 
 namespace strider::kernels {
@@ -10,16 +13,65 @@ namespace {
 
 std::string accept_all(const auto&) { return ""; }
 
-std::string onednn_rejects_batch_norm(const Tensor& in, std::initializer_list<const Tensor*> same_layout) {
-  if (std::string why = dnnl_ops::rejects_dtype(in.dtype()); !why.empty()) return why;
+using DataTensors = std::initializer_list<const Tensor*>;
+
+// What oneDNN's primitives take apart from the dtype.
+std::string batch_norm_shape_rejects(const Tensor& in, DataTensors same_layout) {
   if (in.dim() < 3 || in.dim() > 5)
     return strider::detail::str("oneDNN normalizes 3-d to 5-d batches, not ", in.dim(), "-d ", in.sizes());
   return dnnl_ops::rejects_layouts("the data tensors", same_layout);
 }
 
-std::string onednn_rejects_layer_norm(const Tensor& in, std::initializer_list<const Tensor*> same_layout) {
-  if (std::string why = dnnl_ops::rejects_dtype(in.dtype()); !why.empty()) return why;
+std::string layer_norm_shape_rejects(const Tensor&, DataTensors same_layout) {
   return dnnl_ops::rejects_layouts("the data tensors", same_layout);
+}
+
+std::string onednn_rejects(std::string (*shape_rejects)(const Tensor&, DataTensors), const Tensor& in,
+                           DataTensors data) {
+  if (std::string why = dnnl_ops::rejects_dtype(in.dtype()); !why.empty()) return why;
+  return shape_rejects(in, data);
+}
+
+// The float32 detour takes what native oneDNN would, but in bfloat16 (statistics and affine
+// parameters are float32 already).
+std::string float32_rejects(std::string (*shape_rejects)(const Tensor&, DataTensors), const Tensor& in,
+                           DataTensors data) {
+  if (std::string why = float32_detour_rejects(data); !why.empty()) return why;
+  return shape_rejects(in, data);
+}
+
+void batch_norm_forward_in_float32(const BatchNormForward& p) {
+  BatchNormForward q = p;
+  q.in = float32_copy(p.in);
+  q.out = float32_empty(p.out);
+  dnnl_ops::batch_norm_forward(q);
+  round_into(p.out, q.out);
+}
+
+void batch_norm_backward_in_float32(const BatchNormBackward& p) {
+  BatchNormBackward q = p;
+  q.in = float32_copy(p.in);
+  q.grad_out = float32_copy(p.grad_out);
+  q.grad_in = float32_empty(p.grad_in);
+  dnnl_ops::batch_norm_backward(q);
+  round_into(p.grad_in, q.grad_in);
+}
+
+void layer_norm_forward_in_float32(const LayerNormForward& p) {
+  LayerNormForward q = p;
+  q.in = float32_copy(p.in);
+  q.out = float32_empty(p.out);
+  dnnl_ops::layer_norm_forward(q);
+  round_into(p.out, q.out);
+}
+
+void layer_norm_backward_in_float32(const LayerNormBackward& p) {
+  LayerNormBackward q = p;
+  q.in = float32_copy(p.in);
+  q.grad_out = float32_copy(p.grad_out);
+  q.grad_in = float32_empty(p.grad_in);
+  dnnl_ops::layer_norm_backward(q);
+  round_into(p.grad_in, q.grad_in);
 }
 
 void batch_norm_forward_in_nhwc(const BatchNormForward& p) {
@@ -46,8 +98,11 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
       {"cpu_inference", cpu::batch_norm_inference_rejects, cpu::batch_norm_inference},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
        batch_norm_forward_in_nhwc},
-      {"onednn", [](const BatchNormForward& p) { return onednn_rejects_batch_norm(p.in, {&p.in, &p.out}); },
+      {"onednn", [](const BatchNormForward& p) { return onednn_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
        dnnl_ops::batch_norm_forward},
+      {"onednn_f32",
+       [](const BatchNormForward& p) { return float32_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
+       batch_norm_forward_in_float32},
       {"ref", accept_all, ref::batch_norm_forward},
   };
   return list;
@@ -59,8 +114,13 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
        [](const BatchNormBackward& p) { return detour_rejects({&p.in, &p.grad_out, &p.grad_in}); },
        batch_norm_backward_in_nhwc},
       {"onednn",
-       [](const BatchNormBackward& p) { return onednn_rejects_batch_norm(p.in, {&p.in, &p.grad_out, &p.grad_in}); },
+       [](const BatchNormBackward& p) { return onednn_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.grad_out, &p.grad_in}); },
        dnnl_ops::batch_norm_backward},
+      {"onednn_f32",
+       [](const BatchNormBackward& p) {
+         return float32_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.grad_out, &p.grad_in});
+       },
+       batch_norm_backward_in_float32},
       {"ref", accept_all, ref::batch_norm_backward},
   };
   return list;
@@ -68,8 +128,11 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
 
 const ImplementationList<LayerNormForward>& layer_norm_forward_implementations() {
   static const ImplementationList<LayerNormForward> list = {
-      {"onednn", [](const LayerNormForward& p) { return onednn_rejects_layer_norm(p.in, {&p.in, &p.out}); },
+      {"onednn", [](const LayerNormForward& p) { return onednn_rejects(layer_norm_shape_rejects, p.in, {&p.in, &p.out}); },
        dnnl_ops::layer_norm_forward},
+      {"onednn_f32",
+       [](const LayerNormForward& p) { return float32_rejects(layer_norm_shape_rejects, p.in, {&p.in, &p.out}); },
+       layer_norm_forward_in_float32},
       {"ref", accept_all, ref::layer_norm_forward},
   };
   return list;
@@ -78,8 +141,13 @@ const ImplementationList<LayerNormForward>& layer_norm_forward_implementations()
 const ImplementationList<LayerNormBackward>& layer_norm_backward_implementations() {
   static const ImplementationList<LayerNormBackward> list = {
       {"onednn",
-       [](const LayerNormBackward& p) { return onednn_rejects_layer_norm(p.in, {&p.in, &p.grad_out, &p.grad_in}); },
+       [](const LayerNormBackward& p) { return onednn_rejects(layer_norm_shape_rejects, p.in, {&p.in, &p.grad_out, &p.grad_in}); },
        dnnl_ops::layer_norm_backward},
+      {"onednn_f32",
+       [](const LayerNormBackward& p) {
+         return float32_rejects(layer_norm_shape_rejects, p.in, {&p.in, &p.grad_out, &p.grad_in});
+       },
+       layer_norm_backward_in_float32},
       {"ref", accept_all, ref::layer_norm_backward},
   };
   return list;

@@ -1,7 +1,9 @@
-// The pooling implementation lists: oneDNN for the windows it computes as PyTorch does, then the
+// The pooling implementation lists: oneDNN for the windows it computes as PyTorch does, bfloat16
+// in float32 where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h), then the
 // reference.
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
+#include "kernels/float32_detour.h"
 #include "kernels/pool.h"
 #include "kernels/scratch.h"
 
@@ -9,8 +11,7 @@ namespace strider::kernels {
 namespace {
 
 // Why oneDNN's pooling would not compute what PyTorch defines for these windows.
-std::string onednn_rejects_window(const Tensor& data, const PoolParams& p) {
-  if (std::string why = dnnl_ops::rejects_dtype(data.dtype()); !why.empty()) return why;
+std::string window_rejects(const PoolParams& p) {
   if (p.divisor_override) return "oneDNN has no divisor_override";
   if (!p.is_max && p.ceil_mode && p.count_include_pad)
     return "PyTorch does not count a ceil-mode window's overhang as padding; oneDNN would";
@@ -20,16 +21,60 @@ std::string onednn_rejects_window(const Tensor& data, const PoolParams& p) {
   return "";
 }
 
+std::string onednn_rejects_window(const Tensor& data, const PoolParams& p) {
+  if (std::string why = dnnl_ops::rejects_dtype(data.dtype()); !why.empty()) return why;
+  return window_rejects(p);
+}
+
+std::string float32_rejects_window(const Tensor& data, const PoolParams& p) {
+  if (std::string why = float32_detour_rejects({&data}); !why.empty()) return why;
+  return window_rejects(p);
+}
+
+// oneDNN's max-pooling workspace holds window positions in the output's layout, the same for a
+// float32 and a bfloat16 primitive, so either backward reads either forward's workspace.
+void forward_in_float32(const PoolForward& f) {
+  PoolForward q = f;
+  q.in = float32_copy(f.in);
+  q.out = float32_empty(f.out);
+  dnnl_ops::pool_forward(q);
+  round_into(f.out, q.out);
+}
+
+void backward_in_float32(const PoolBackward& b) {
+  PoolBackward q = b;
+  q.grad_out = float32_copy(b.grad_out);
+  q.grad_in = float32_empty(b.grad_in);
+  dnnl_ops::pool_backward(q);
+  round_into(b.grad_in, q.grad_in);
+}
+
+std::string without_indices(const PoolForward& f) {
+  return f.with_indices ? "return_indices asks for PyTorch's indices; oneDNN keeps a workspace" : "";
+}
+
+std::string with_workspace(const PoolBackward& b) {
+  return b.p.is_max && !b.saved.workspace.defined()
+             ? "the forward ran in another implementation and left no oneDNN workspace"
+             : "";
+}
+
 }  // namespace
 
 const ImplementationList<PoolForward>& pool_forward_implementations() {
   static const ImplementationList<PoolForward> list = {
       {"onednn",
        [](const PoolForward& f) {
-         if (f.with_indices) return std::string("return_indices asks for PyTorch's indices; oneDNN keeps a workspace");
+         if (std::string why = without_indices(f); !why.empty()) return why;
          return onednn_rejects_window(f.in, f.p);
        },
        dnnl_ops::pool_forward},
+      {"onednn_f32",
+       [](const PoolForward& f) {
+         if (std::string why = without_indices(f); !why.empty()) return why;
+         return float32_rejects_window(f.in, f.p);
+       },
+       forward_in_float32},
       {"ref", [](const PoolForward&) { return std::string(); },
        [](const PoolForward& f) {
          if (f.p.is_max) f.saved->indices = scratch_like(f.out, kLong);
@@ -43,11 +88,16 @@ const ImplementationList<PoolBackward>& pool_backward_implementations() {
   static const ImplementationList<PoolBackward> list = {
       {"onednn",
        [](const PoolBackward& b) {
-         if (b.p.is_max && !b.saved.workspace.defined())
-           return std::string("the forward ran in another implementation and left no oneDNN workspace");
+         if (std::string why = with_workspace(b); !why.empty()) return why;
          return onednn_rejects_window(b.grad_out, b.p);
        },
        dnnl_ops::pool_backward},
+      {"onednn_f32",
+       [](const PoolBackward& b) {
+         if (std::string why = with_workspace(b); !why.empty()) return why;
+         return float32_rejects_window(b.grad_out, b.p);
+       },
+       backward_in_float32},
       {"ref",
        [](const PoolBackward& b) {
          if (b.p.is_max && !b.saved.indices.defined())

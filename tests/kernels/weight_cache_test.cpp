@@ -85,8 +85,9 @@ TEST(WeightCache, CopiesAreCountedAndGoWithTheirWeight) {
 
 TEST(OneDnnMemory, ScratchpadsComeFromStridersAllocator) {
   // Every primitive runs with a user-managed scratchpad taken from strider's allocator, so the
-  // peak that memory_stats() reports covers it. A weight gradient in bfloat16 accumulates in a
-  // float32 scratchpad; a matmul with a large K may split it.
+  // peak that memory_stats() reports covers it. Which primitives ask for one depends on the CPU:
+  // a matmul with a large K may split it (AVX-512); a dilated plain-layout convolution runs
+  // oneDNN's gemm-based kernel, whose unfolded input is scratchpad (every ISA).
   manual_seed(2);
   struct Case {
     const char* what;
@@ -103,6 +104,12 @@ TEST(OneDnnMemory, ScratchpadsComeFromStridersAllocator) {
          return std::get<1>(ops::convolution_backward(go, x, randn({64, 32, 3, 3}).to(kBFloat16), args, {false, true, false}));
        }},
       {"mm with K = 4096", [&] { return mm(a, b); }},
+      {"conv2d with dilation 2 (float32, plain layout)",
+       [&] {
+         ops::ConvArgs args;
+         args.dilation = {2};
+         return ops::convolution(randn({4, 32, 14, 14}), randn({16, 32, 3, 3}), Tensor(), args);
+       }},
   };
   int with_scratchpad = 0;
   for (const Case& c : cases) {

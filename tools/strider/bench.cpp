@@ -59,13 +59,13 @@ int run_bench_model(const BenchOptions& o) {
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   nlohmann::json r = {{"model", o.model}, {"mode", o.mode}, {"batch", o.batch}, {"memory_format", o.memory_format},
-                      {"dtype", o.dtype}, {"threads", omp_get_max_threads()}, {"steps", o.steps},
+                      {"dtype", o.dtype}, {"isa", cpu_isa_name()}, {"threads", omp_get_max_threads()}, {"steps", o.steps},
                       {"ms_per_step", median}, {"ms_min", ms.front()}, {"ms_max", ms.back()},
                       {"images_per_s", 1000.0 * static_cast<double>(o.batch) / median}};
   if (o.json) std::cout << r.dump() << "\n";
   else std::cout << o.model << " " << o.mode << " batch " << o.batch << " " << o.memory_format << " " << o.dtype
                  << ": " << median << " ms/step (median of " << o.steps << "), " << r["images_per_s"].get<double>()
-                 << " images/s\n";
+                 << " images/s (" << cpu_isa_name() << ")\n";
   return 0;
 }
 

@@ -2,6 +2,8 @@
 // Which implementation runs an op. Op families pick from an ordered list (oneDNN where it
 // applies, then our vectorized kernels, then the naive reference); tests force the reference to
 // compare, and verbose mode logs each choice and every rejection with its reason to stderr.
+#include <string>
+
 #include "strider/core/context.h"
 
 namespace strider {
@@ -32,5 +34,10 @@ bool kernel_verbose();
 // Primitives created before it was switched on keep oneDNN's first choice until empty_cache().
 void set_kernel_autotune(bool on);
 bool kernel_autotune();
+
+// The instruction set strider's own kernels and oneDNN run with: the widest this CPU has
+// ("avx2", "avx512", "avx512_bf16"), capped by the environment variable STRIDER_MAX_CPU_ISA.
+// Below AVX-512, bfloat16 convolution, matmul, normalization and pooling compute in float32.
+std::string cpu_isa_name();
 
 }  // namespace strider

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels/attention.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 #include "kernels/vec_math.h"
@@ -18,15 +19,16 @@ namespace {
 // Query and key rows per block: a 64 x 64 float tile is 16 KiB and stays in L1 next to the rows
 // of the operands it meets.
 constexpr int64_t kBlock = 64;
-constexpr int64_t kLanes = 16;  // floats per AVX-512 register; panels pad columns to a multiple
+constexpr int64_t kLanes = 16;  // floats per AVX-512 register (two AVX2 ones); panels pad columns to a multiple
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// ---- C[m x n] (+)= A[m x k] B[k x n], row-major float panels; n a multiple of kLanes.
-#if defined(__AVX512F__)
+// ---- C[m x n] (+)= A[m x k] B[k x n], row-major float panels; n a multiple of kLanes. One
+// register-tiled body per instruction set, chosen at run time (kernels/cpu_isa.h).
+#define STRIDER_AVX512 __attribute__((target("avx512f")))
 template <int R, int V>
-inline void gemm_tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-                      bool accumulate) {
+STRIDER_AVX512 inline void gemm_tile_avx512(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                            float* c, int64_t ldc, bool accumulate) {
   __m512 acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = accumulate ? _mm512_loadu_ps(c + r * ldc + 16 * v) : _mm512_setzero_ps();
@@ -43,32 +45,72 @@ inline void gemm_tile(int64_t k, const float* a, int64_t lda, const float* b, in
 }
 
 template <int R>
-void gemm_rows(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-               bool accumulate) {
+STRIDER_AVX512 void gemm_rows_avx512(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                     float* c, int64_t ldc, bool accumulate) {
   int64_t j = 0;
-  for (; j + 64 <= n; j += 64) gemm_tile<R, 4>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+  for (; j + 64 <= n; j += 64) gemm_tile_avx512<R, 4>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
   switch ((n - j) / 16) {
-    case 3: gemm_tile<R, 3>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
-    case 2: gemm_tile<R, 2>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
-    case 1: gemm_tile<R, 1>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
+    case 3: gemm_tile_avx512<R, 3>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
+    case 2: gemm_tile_avx512<R, 2>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
+    case 1: gemm_tile_avx512<R, 1>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
     default: break;
   }
 }
 
-void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-          int64_t ldc, bool accumulate) {
+STRIDER_AVX512 void gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                                int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) gemm_rows<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+  for (; i + 4 <= m; i += 4) gemm_rows_avx512<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
   switch (m - i) {
-    case 3: gemm_rows<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
-    case 2: gemm_rows<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
-    case 1: gemm_rows<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 3: gemm_rows_avx512<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 2: gemm_rows_avx512<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 1: gemm_rows_avx512<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
     default: break;
   }
 }
-#else
-void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-          int64_t ldc, bool accumulate) {
+#undef STRIDER_AVX512
+
+// AVX2 has 16 registers of 8 floats: tiles of R rows x 16 columns (2R accumulators).
+#define STRIDER_AVX2 __attribute__((target("avx2,fma")))
+template <int R>
+STRIDER_AVX2 inline void gemm_tile_avx2(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                                        int64_t ldc, bool accumulate) {
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < 2; ++v) acc[r][v] = accumulate ? _mm256_loadu_ps(c + r * ldc + 8 * v) : _mm256_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(b + p * ldb), b1 = _mm256_loadu_ps(b + p * ldb + 8);
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_set1_ps(a[r * lda + p]);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < 2; ++v) _mm256_storeu_ps(c + r * ldc + 8 * v, acc[r][v]);
+}
+
+template <int R>
+STRIDER_AVX2 void gemm_rows_avx2(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                 float* c, int64_t ldc, bool accumulate) {
+  for (int64_t j = 0; j < n; j += 16) gemm_tile_avx2<R>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+}
+
+STRIDER_AVX2 void gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                            float* c, int64_t ldc, bool accumulate) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) gemm_rows_avx2<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+  switch (m - i) {
+    case 3: gemm_rows_avx2<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 2: gemm_rows_avx2<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 1: gemm_rows_avx2<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    default: break;
+  }
+}
+#undef STRIDER_AVX2
+
+void gemm_scalar(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                 int64_t ldc, bool accumulate) {
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
     if (!accumulate)
@@ -81,7 +123,14 @@ void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const fl
     }
   }
 }
-#endif
+
+using Gemm = void (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
+
+void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+          int64_t ldc, bool accumulate) {
+  static const Gemm chosen = cpu_has(Isa::avx512) ? gemm_avx512 : cpu_has(Isa::avx2) ? gemm_avx2 : gemm_scalar;
+  chosen(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+}
 
 // One head of a [B, H, rows, D] tensor: element (r, d) at data[r * row_stride + d].
 template <class T>

@@ -1,9 +1,11 @@
-// 8x8 register transposes: for 32-bit elements (AVX) eight 32-byte row loads, three shuffle
-// stages, eight 32-byte stores; for 16-bit elements (SSE2) the same with 16-byte rows. Instead of
-// 64 strided scalar moves. Edges fall back to scalar loops.
+// 8x8 register transposes: for 32-bit elements (AVX, chosen at run time: kernels/cpu_isa.h) eight
+// 32-byte row loads, three shuffle stages, eight 32-byte stores; for 16-bit elements (SSE2) the
+// same with 16-byte rows. Instead of 64 strided scalar moves. Edges fall back to scalar loops.
 #include "kernels/cpu/transpose.h"
 
 #include <immintrin.h>
+
+#include "kernels/cpu_isa.h"
 
 namespace strider::kernels::cpu {
 namespace {
@@ -33,10 +35,9 @@ inline void transpose8x8_16bit(const uint16_t* in, int64_t in_stride, uint16_t* 
   for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k * out_stride), o[k]);
 }
 
-#if defined(__AVX__)
 // in rows a..a+7 (each 8 consecutive b) -> out rows b..b+7 (each 8 consecutive a).
 template <bool kStream>
-inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t out_stride) {
+__attribute__((target("avx"))) inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t out_stride) {
   __m256 r0 = _mm256_loadu_ps(in + 0 * in_stride), r1 = _mm256_loadu_ps(in + 1 * in_stride);
   __m256 r2 = _mm256_loadu_ps(in + 2 * in_stride), r3 = _mm256_loadu_ps(in + 3 * in_stride);
   __m256 r4 = _mm256_loadu_ps(in + 4 * in_stride), r5 = _mm256_loadu_ps(in + 5 * in_stride);
@@ -58,13 +59,10 @@ inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t
     else _mm256_storeu_ps(out + k * out_stride, o[k]);
   }
 }
-#endif
 
-}  // namespace
-
-void transpose_block_32bit(const uint32_t* in, int64_t in_stride, uint32_t* out, int64_t out_stride,
-                           int64_t a0, int64_t a1, int64_t b0, int64_t b1, bool stream) {
-#if defined(__AVX__)
+__attribute__((target("avx"))) void transpose_block_32bit_avx(const uint32_t* in, int64_t in_stride, uint32_t* out,
+                                                              int64_t out_stride, int64_t a0, int64_t a1, int64_t b0,
+                                                              int64_t b1, bool stream) {
   const int64_t a8 = a0 + (a1 - a0) / 8 * 8, b8 = b0 + (b1 - b0) / 8 * 8;
   const float* fin = reinterpret_cast<const float*>(in);
   float* fout = reinterpret_cast<float*>(out);
@@ -80,9 +78,14 @@ void transpose_block_32bit(const uint32_t* in, int64_t in_stride, uint32_t* out,
     }
   scalar_block(in, in_stride, out, out_stride, a8, a1, b0, b1);
   scalar_block(in, in_stride, out, out_stride, a0, a8, b8, b1);
-#else
+}
+
+}  // namespace
+
+void transpose_block_32bit(const uint32_t* in, int64_t in_stride, uint32_t* out, int64_t out_stride,
+                           int64_t a0, int64_t a1, int64_t b0, int64_t b1, bool stream) {
+  if (cpu_has(Isa::avx2)) return transpose_block_32bit_avx(in, in_stride, out, out_stride, a0, a1, b0, b1, stream);
   scalar_block(in, in_stride, out, out_stride, a0, a1, b0, b1);
-#endif
 }
 
 void transpose_block_16bit(const uint16_t* in, int64_t in_stride, uint16_t* out, int64_t out_stride,
@@ -94,10 +97,6 @@ void transpose_block_16bit(const uint16_t* in, int64_t in_stride, uint16_t* out,
   scalar_block(in, in_stride, out, out_stride, a0, a8, b8, b1);
 }
 
-void store_fence() {
-#if defined(__AVX__)
-  _mm_sfence();
-#endif
-}
+void store_fence() { _mm_sfence(); }
 
 }  // namespace strider::kernels::cpu

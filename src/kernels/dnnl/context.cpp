@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "kernels/cpu_isa.h"
 #include "strider/core/context.h"
 #include "strider/core/error.h"
 #include "strider/core/layout.h"
@@ -9,9 +10,35 @@
 namespace strider::kernels::dnnl_ops {
 
 namespace {
+
+dnnl::cpu_isa onednn_isa(Isa isa) {
+  switch (isa) {
+    case Isa::baseline: return dnnl::cpu_isa::sse41;
+    case Isa::avx2: return dnnl::cpu_isa::avx2;
+    case Isa::avx512: return dnnl::cpu_isa::avx512_core;
+    case Isa::avx512_bf16: break;
+  }
+  return dnnl::cpu_isa::all;
+}
+
+// oneDNN's ISA cap only holds when set before its first kernel, so the engine (which every
+// primitive needs) applies STRIDER_MAX_CPU_ISA as it is created.
+dnnl::engine capped_engine() {
+  if (cpu_isa() < detected_cpu_isa()) dnnl::set_max_cpu_isa(onednn_isa(cpu_isa()));
+  return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+
 struct EngineSlot {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::engine engine = capped_engine();
 };
+
+// oneDNN's ISA flags are bit sets: a level includes every flag of the levels below it.
+bool onednn_has(dnnl::cpu_isa level) {
+  engine();  // the cap first: reading the effective ISA fixes it
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  return (effective & static_cast<unsigned>(level)) == static_cast<unsigned>(level);
+}
+
 }  // namespace
 
 dnnl::engine& engine() { return Context::process().slot<EngineSlot>().engine; }
@@ -22,10 +49,23 @@ dnnl::stream& stream() {
   return s;
 }
 
-bool supports(ScalarType t) { return t == kFloat || t == kBFloat16; }
+bool supports(ScalarType t) {
+  static const bool bf16 = onednn_has(dnnl::cpu_isa::avx512_core);
+  return t == kFloat || (t == kBFloat16 && bf16);
+}
+
+std::string isa_in_use() {
+  if (onednn_has(dnnl::cpu_isa::avx512_core_bf16)) return "avx512_bf16";
+  if (onednn_has(dnnl::cpu_isa::avx512_core)) return "avx512";
+  if (onednn_has(dnnl::cpu_isa::avx2)) return "avx2";
+  return "baseline";
+}
 
 std::string rejects_dtype(ScalarType t) {
   if (supports(t)) return "";
+  if (t == kBFloat16)
+    return strider::detail::str("oneDNN has no bfloat16 kernels for this CPU's instruction set (", isa_in_use(),
+                                "; they need AVX-512)");
   return strider::detail::str("oneDNN computes float32 and bfloat16, not ", t);
 }
 
@@ -87,8 +127,13 @@ void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> 
     args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(dnnl::memory::desc(*md), engine(), scratchpad.data()));
   }
   t_last_scratchpad = bytes;
-  prim.execute(stream(), args);
-  stream().wait();
+  try {
+    prim.execute(stream(), args);
+    stream().wait();
+  } catch (const dnnl::error& e) {
+    STRIDER_CHECK(false, "onednn", "a primitive failed while running on this CPU (", isa_in_use(), "): ", e.what(),
+                  "; rerun with STRIDER_VERBOSE=1 to see which op, and report it with that log");
+  }
 }
 
 
@@ -98,7 +143,9 @@ dnnl::memory allocate(const dnnl::memory::desc& d, Tensor& keep) {
 }
 
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst) {
-  dnnl::reorder::primitive_desc pd(engine(), src.get_desc(), engine(), dst.get_desc(), attr());
+  auto pd = created_or_declined("a reorder", [&] {
+    return dnnl::reorder::primitive_desc(engine(), src.get_desc(), engine(), dst.get_desc(), attr());
+  });
   execute(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "kernels/implementation_list.h"
 #include "kernels/scratch.h"
 #include "strider/core/context.h"
 #include "strider/core/tensor.h"
@@ -18,10 +19,26 @@ namespace strider::kernels::dnnl_ops {
 dnnl::engine& engine();
 dnnl::stream& stream();
 
-// True when oneDNN computes in this dtype (float32, bfloat16).
+// True when oneDNN computes in this dtype on this CPU: float32 always; bfloat16 from AVX-512 up
+// (oneDNN 2.6 has no bfloat16 convolution, matmul, normalization or pooling below avx512_core;
+// there the float32 detour runs it, kernels/float32_detour.h).
 bool supports(ScalarType t);
 // Why oneDNN cannot compute in this dtype; empty when it can (an implementation list's answer).
 std::string rejects_dtype(ScalarType t);
+// The instruction set oneDNN runs with (after STRIDER_MAX_CPU_ISA), for messages.
+std::string isa_in_use();
+// `make()` (which creates a oneDNN primitive or descriptor for the problem `key` describes), with
+// oneDNN's failure turned into ImplementationDeclined naming the problem and the CPU's ISA, so the
+// implementation list moves on instead of a oneDNN error reaching the user.
+template <class Make>
+auto created_or_declined(const std::string& key, Make&& make) -> decltype(make()) {
+  try {
+    return make();
+  } catch (const dnnl::error& e) {
+    throw ImplementationDeclined(strider::detail::str("oneDNN could not create ", key, " on this CPU (", isa_in_use(),
+                                                      "): ", e.what()));
+  }
+}
 // Why tensors that one primitive describes with a single descriptor cannot go to it: their
 // strides differ. Empty when they agree.
 std::string rejects_layouts(const char* what, std::initializer_list<const Tensor*> tensors);
@@ -79,7 +96,7 @@ class PrimitiveCache {
     auto it = entries_.find(key);
     if (it != entries_.end()) return it->second;
     if (entries_.size() > 4096) entries_.clear();  // shapes vary wildly: start over
-    return entries_.emplace(key, make()).first->second;
+    return entries_.emplace(key, created_or_declined(key, make)).first->second;
   }
   void release() {
     std::lock_guard<std::mutex> lock(mu_);

@@ -85,7 +85,13 @@ void pool_backward(const PoolBackward& b) {
     return dnnl::pooling_v2_backward(pd);
   });
   std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_SRC, memory_of(grad_in)}, {DNNL_ARG_DIFF_DST, memory_of(grad_out)}};
-  if (p.is_max) args.emplace(DNNL_ARG_WORKSPACE, memory(fwd.pd.workspace_desc(), engine(), workspace.data()));
+  if (p.is_max) {
+    const auto want = static_cast<int64_t>(fwd.pd.workspace_desc().get_size());
+    if (workspace.nbytes() < want)
+      throw ImplementationDeclined(strider::detail::str("the forward's workspace holds ", workspace.nbytes(),
+                                                        " bytes; this primitive reads ", want));
+    args.emplace(DNNL_ARG_WORKSPACE, memory(fwd.pd.workspace_desc(), engine(), workspace.data()));
+  }
   execute(prim, std::move(args));
 }
 
