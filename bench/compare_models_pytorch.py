@@ -15,7 +15,9 @@ own contiguous run. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 co
 float32 master weights. --openblas runs PyTorch with OpenBLAS as its BLAS (Debian's default is
 the reference BLAS), with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS 0.3.21 needs on this CPU.
 --autotune runs strider with STRIDER_AUTOTUNE=1 (each convolution shape's fastest oneDNN
-implementation, timed on first use). PyTorch is skipped when it is not installed.
+implementation, timed on first use). --max-isa avx2 caps both libraries at AVX2, as on a CPU
+without AVX-512 (STRIDER_MAX_CPU_ISA for strider; ONEDNN_MAX_CPU_ISA and ATEN_CPU_CAPABILITY for
+PyTorch). PyTorch is skipped when it is not installed.
 """
 import argparse
 import json
@@ -64,11 +66,16 @@ def run_strider(args, cfg):
            "--memory-format", cfg["memory_format"], "--dtype", cfg["dtype"], "--threads", str(cfg["threads"]),
            "--warmup", str(cfg["warmup"]), "--steps", str(cfg["steps"]), "--json"]
     env = dict(os.environ, STRIDER_AUTOTUNE="1" if args.autotune else "0")
+    if args.max_isa:
+        env["STRIDER_MAX_CPU_ISA"] = args.max_isa
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)["ms_per_step"]
 
 
-def run_torch(cfg, openblas):
+def run_torch(cfg, openblas, max_isa=None):
     env = dict(os.environ)
+    if max_isa:
+        env["ONEDNN_MAX_CPU_ISA"] = {"avx2": "AVX2", "avx512": "AVX512_CORE"}.get(max_isa, "ALL")
+        env["ATEN_CPU_CAPABILITY"] = "avx2" if max_isa == "avx2" else "avx512"
     if openblas:
         env["LD_LIBRARY_PATH"] = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
         env["OPENBLAS_CORETYPE"] = "SkylakeX"
@@ -111,9 +118,9 @@ def interleaved(args, cfg, have_torch):
             s_ms.append(run_strider(args, cfg))
             continue
         if r % 2 == 0:
-            s, t = run_strider(args, cfg), run_torch(cfg, args.openblas)
+            s, t = run_strider(args, cfg), run_torch(cfg, args.openblas, args.max_isa)
         else:
-            t = run_torch(cfg, args.openblas)
+            t = run_torch(cfg, args.openblas, args.max_isa)
             s = run_strider(args, cfg)
         s_ms.append(s)
         if t:
@@ -138,12 +145,14 @@ def main():
     p.add_argument("--formats", default="contiguous,channels_last")
     p.add_argument("--openblas", action="store_true")
     p.add_argument("--autotune", action="store_true")
+    p.add_argument("--max-isa", choices=["avx2", "avx512", "avx512_bf16"])
     args = p.parse_args()
     have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision"], capture_output=True).returncode == 0
     if not have_torch:
         print("PyTorch/torchvision not installed (apt-get install python3-torch python3-torchvision): strider only")
     print(f"CPU: {cpu_model()}; {args.threads} threads each; {args.rounds} interleaved rounds of {args.steps} steps; "
-          f"strider autotune {'on' if args.autotune else 'off'}")
+          f"strider autotune {'on' if args.autotune else 'off'}"
+          + (f"; both capped at {args.max_isa}" if args.max_isa else ""))
     rows = {}
     print(f"{'mode':6} {'dtype':9} {'format':14} {'strider ms':>11} {'pytorch ms':>11} {'strider/pytorch':>16}  range")
     formats = args.formats.split(",")
