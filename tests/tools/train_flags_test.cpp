@@ -54,7 +54,8 @@ TEST(TrainFlagsTest, EveryOptionIsOneRow) {
     EXPECT_EQ(flags[i].name.rfind("--", 0), 0u) << flags[i].name;
     EXPECT_FALSE(flags[i].help.empty()) << flags[i].name << " has no help";
     for (size_t j = 0; j < i; ++j)
-      EXPECT_FALSE(flags[i].member == flags[j].member) << flags[i].name << " and " << flags[j].name << " set one member";
+      EXPECT_FALSE(flags[i].member == flags[j].member)
+          << flags[i].name << " and " << flags[j].name << " set one member";
   }
 }
 

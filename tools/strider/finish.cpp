@@ -56,7 +56,8 @@ int finish_training(Training& t, const EvalResult& score) {
     digests = state_digests(*par.model, par.engine, t.opt);
     // Every rank hashed the same full state; a difference would mean the ranks diverged.
     if (par.pg)
-      dist::check_same_across_ranks(*par.pg, "params_sha256 and optimizer_sha256", {digests->params, digests->optimizer});
+      dist::check_same_across_ranks(*par.pg, "params_sha256 and optimizer_sha256",
+                                    {digests->params, digests->optimizer});
   }
   if (!par.lead()) return 0;
   t.report.write_plot(score.metric);

@@ -83,7 +83,9 @@ CkptCommands add_ckpt_commands(CLI::App& app, CkptArgs& a) {
   c.inspect->add_option("path", a.path, path_help)->required();
   c.inspect->add_flag("--json", a.json, "print the manifest itself");
   c.verify = ckpt->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
-  c.verify->add_option("paths", a.paths, "checkpoint directories, run directories (their latest checkpoint) or safetensors files")
+  c.verify
+      ->add_option("paths", a.paths,
+                   "checkpoint directories, run directories (their latest checkpoint) or safetensors files")
       ->required();
   c.reshard = ckpt->add_subcommand("reshard", "rewrite a checkpoint for another world size or strategy");
   c.reshard->add_option("path", a.path, path_help)->required();

@@ -11,7 +11,8 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, optim:
                                                                              .weight_decay = o.weight_decay,
                                                                              .nesterov = true});
   STRIDER_CHECK(name == "adamw", "train", "unknown optimizer '", name, "'; use sgd or adamw");
-  return std::make_unique<optim::AdamW>(std::move(params), optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+  return std::make_unique<optim::AdamW>(std::move(params),
+                                        optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
 }
 
 }  // namespace strider::tools

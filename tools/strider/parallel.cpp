@@ -24,7 +24,8 @@ std::shared_ptr<dist::ProcessGroup> start_process_group(const TrainOptions& o) {
       nullptr, nullptr, {.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.collective_timeout * 1000))});
 }
 
-Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
+Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,
+                       std::shared_ptr<dist::ProcessGroup> pg) {
   const ScalarType dtype = scalar_type_from_string(o.dtype);
   Parallel p;
   p.model = model;

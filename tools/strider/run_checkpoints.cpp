@@ -5,7 +5,8 @@ namespace strider::tools {
 RunCheckpoints::RunCheckpoints(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg,
                                const checkpoint::TrainingState& state)
     : state_(state), blocking_(o.out_dir, pg, {.keep_last = o.keep_checkpoints}) {
-  if (o.async_checkpoint) background_.emplace(o.out_dir, pg, checkpoint::CheckpointOptions{.keep_last = o.keep_checkpoints});
+  if (o.async_checkpoint)
+    background_.emplace(o.out_dir, pg, checkpoint::CheckpointOptions{.keep_last = o.keep_checkpoints});
 }
 
 void RunCheckpoints::save(int64_t step) {

@@ -23,7 +23,9 @@ void print_progress(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, 
 
 }  // namespace
 
-std::string json_line(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string json_line(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 RunReport::RunReport(const TrainOptions& o, const TrainTask& task, const Schedule& schedule, bool lead, int world)
     : o_(o), task_(task), schedule_(schedule), lead_(lead), tty_(lead && o.progress && ::isatty(STDERR_FILENO)),

@@ -2,6 +2,7 @@
 // What a run tells its user: on the lead rank, the progress line and a line per epoch on
 // stderr and a record per epoch in --out/metrics.jsonl; on every rank, the loss and held-out
 // score curves for the plot written at the end.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <string>

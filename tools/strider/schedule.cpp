@@ -6,7 +6,8 @@ namespace strider::tools {
 
 Schedule make_schedule(const TrainOptions& o, const TrainTask& task) {
   Schedule s;
-  s.steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, task.batches_per_epoch()) : task.batches_per_epoch();
+  const int64_t batches = task.batches_per_epoch();
+  s.steps_per_epoch = o.limit_batches > 0 ? std::min(o.limit_batches, batches) : batches;
   STRIDER_CHECK(s.steps_per_epoch > 0, "train", "the training data makes no full batch of ", o.batch_size,
                 "; lower --batch-size");
   s.total_steps = s.steps_per_epoch * o.epochs;

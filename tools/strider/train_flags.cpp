@@ -42,7 +42,8 @@ std::vector<TrainFlag> make_table() {
        "channels_last | contiguous"},
       {"--dtype", &O::dtype, Agree, CLI::IsMember({"float32", "bfloat16"}),
        "float32 | bfloat16 (bf16 compute, float32 master weights)"},
-      {"--optimizer", &O::optimizer, Agree, CLI::IsMember(optimizer_names()), join(optimizer_names(), " | ") + " (gpt: adamw)"},
+      {"--optimizer", &O::optimizer, Agree, CLI::IsMember(optimizer_names()),
+       join(optimizer_names(), " | ") + " (gpt: adamw)"},
       {"--epochs", &O::epochs, Agree, CLI::Range(1, 1'000'000), "passes over the training data"},
       {"--batch-size", &O::batch_size, Agree, count, "samples per optimizer step, over all ranks"},
       {"--lr", &O::lr, Agree, CLI::Range(1e-12, 1e3), "peak learning rate (warmup, then cosine decay; gpt: 1e-3)"},
@@ -98,7 +99,7 @@ std::vector<TrainFlag> make_table() {
        Unset},
       {"--collective-timeout", &O::collective_timeout, Agree, CLI::Range(0.001, 86400.0),
        "seconds a collective may wait for the other ranks before the job ends naming them"},
-      // Agreed: it decides whether the state digests, a collective, are computed at the end.
+      // Agreed: it decides which collectives end the run (the state digests, or the task's closing words).
       {"--json", &O::json, Agree, {}, "print one JSON summary object at the end"},
       {"--progress", &O::progress, Local, {}, "the progress line on stderr (--no-progress: per-epoch lines only)"},
   };

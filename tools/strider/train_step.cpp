@@ -39,7 +39,8 @@ double deterministic_step(Training& t, const io::Batch& b) {
     mb.input = b.input.slice(0, k, std::nullopt, local_micro).contiguous(b.input.suggest_memory_format());
     mb.target = b.target.slice(0, k, std::nullopt, local_micro).contiguous();
     const int64_t j = par.rank + k * par.world;
-    manual_seed(t.options.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(t.state.global_step * total_micro + j) + 1);
+    const auto micro_batch_index = static_cast<uint64_t>(t.state.global_step * total_micro + j);
+    manual_seed(t.options.seed * 0x9E3779B97F4A7C15ull + micro_batch_index + 1);
     Tensor loss = t.task.loss((*par.model)(mb.input), mb);
     loss.backward();
     losses.add(loss.item<double>());
