@@ -53,11 +53,12 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
 
   RunState state{.position = {.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size},
                  .run_info = {{"model", task->model_signature()}}};
-  const checkpoint::TrainingState saved{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,
-                                        .data = &state.position, .user = &state.run_info};
-  RunCheckpoints checkpoints(o, par.pg, saved);
-  if (!o.resume.empty()) state.global_step = resume(o, *task, saved, par, schedule);
+  const checkpoint::TrainingState checkpointed{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,
+                                               .data = &state.position, .user = &state.run_info};
+  RunCheckpoints checkpoints(o, par.pg, checkpointed);
+  if (!o.resume.empty()) state.global_step = resume(o, *task, checkpointed, par, schedule);
 
+  // After the resume: a refused checkpoint leaves the run's metrics.jsonl as it was.
   RunReport report(o, *task, schedule, par.lead(), par.world);
   Training t{o, *task, par, *opt, sched, schedule, state, checkpoints, report};
   report.start(model_parameters);
