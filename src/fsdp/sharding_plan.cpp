@@ -45,6 +45,12 @@ ShardingStrategy parse_sharding_strategy(const std::string& name) {
   return ShardingStrategy::FullShard;
 }
 
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const PlanRow& r : kRows) names.emplace_back(r.name);
+  return names;
+}
+
 namespace detail {
 
 PlanGroups::PlanGroups(std::shared_ptr<dist::ProcessGroup> world, int shard_group_size,

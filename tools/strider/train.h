@@ -2,69 +2,10 @@
 // `strider train`: a CNN on Fashion-MNIST (the default job) or a byte-level GPT on a text file,
 // locally or data-parallel under mpirun, with progress, a per-epoch held-out score, a JSON-lines
 // metrics log, an SVG plot and a resumable safetensors checkpoint.
-#include <cstdint>
-#include <string>
+#include "train_options.h"
 
 namespace strider::tools {
 
-struct TrainOptions {
-  std::string model = "fmnist_resnet";  // fmnist_resnet | small_cnn | resnet18 | gpt
-  // --model gpt: the text to learn (its bytes are the tokens) and the model's shape.
-  std::string text_file;
-  int64_t n_layer = 4, n_head = 4, n_embd = 128, seq = 64;
-  std::string memory_format = "channels_last";
-  std::string dtype = "float32";        // float32 | bfloat16 (bf16 compute, float32 masters)
-  std::string optimizer = "sgd";        // sgd | adamw
-  int64_t epochs = 4;
-  int64_t batch_size = 128;
-  double lr = 0.1;
-  double weight_decay = 5e-4;
-  double label_smoothing = 0.0;
-  int threads = 0;                      // 0 = all cores
-  uint64_t seed = 0;
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
-  std::string out_dir = "strider-run";  // metrics, plot and checkpoints (out_dir/checkpoint-<step>/)
-  // A checkpoint directory, or a run directory (its latest committed checkpoint), saved at any
-  // world size and under any --fsdp.
-  std::string resume;
-  bool reset_optimizer = false;         // resume the model but start the optimizer afresh
-  int64_t checkpoint_every = 0;         // save every N optimizer steps (0: at the end of each epoch)
-  int keep_checkpoints = 3;             // committed checkpoints kept in out_dir
-  // Stop after this many optimizer steps in all (saving); the schedule still spans --epochs,
-  // so legs of one run resume each other. 0: train all epochs.
-  int64_t max_steps = 0;
-  int64_t limit_batches = 0;            // > 0: stop each epoch early (quick checks)
-  // Data parallel over MPI (run under `mpirun -np N`): none | ddp | a fsdp::ShardingStrategy's
-  // name (full_shard, hybrid_shard, ...). The global batch (--batch-size) is split evenly across ranks.
-  std::string fsdp = "none";
-  int shard_group_size = 0;             // hybrid strategies; 0 = the ranks of one host
-  int64_t fsdp_min_params = 100'000;    // auto-wrap threshold (size-based policy)
-  bool fsdp_offload = false;
-  // Each unit steps as soon as its gradients are reduced, during backward (less memory; under
-  // offload each shard's state is read and written once per step).
-  bool optimizer_in_backward = false;
-  // Build the model without allocating it (nn::DeferredInit): FSDP materializes only each
-  // rank's shards, drawn by (--seed, parameter name, element), so values match at any -np.
-  bool deferred_init = false;
-  // Recompute each block's activations in backward instead of keeping them (nn::checkpoint).
-  bool activation_checkpointing = false;
-  // After training, the whole model as one safetensors file (checkpoint::save_full), for
-  // inference or PyTorch; empty: none.
-  std::string export_model;
-  // Checkpoints written in the background while training goes on (checkpoint::AsyncCheckpointer).
-  bool async_checkpoint = false;
-  // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
-  // global batch is split into micro_batches micro-batches (0: one per sample).
-  bool deterministic = false;
-  int64_t micro_batches = 0;
-  double collective_timeout = 600;      // seconds a collective may wait before the job ends
-  bool json = false;
-  bool progress = true;
-};
-
-// Checks the flags that depend on each other (each flag's own range is checked by the parser);
-// throws strider::Error naming the flags.
-void validate(const TrainOptions& options);
 int run_train(const TrainOptions& options);
 
 }  // namespace strider::tools

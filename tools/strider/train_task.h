@@ -4,10 +4,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <strider/strider.h>
 
-#include "train.h"
+#include "train_options.h"
 
 namespace strider::tools {
 
@@ -41,6 +42,10 @@ class TrainTask {
 
 std::unique_ptr<TrainTask> make_image_task(const TrainOptions& options);
 std::unique_ptr<TrainTask> make_text_task(const TrainOptions& options);
+
+// The models --model offers, and the task that trains the one options.model names.
+std::vector<std::string> model_names();
+std::unique_ptr<TrainTask> make_task(const TrainOptions& options);
 
 // The model's forward, in bfloat16 when asked (float32 master weights stay untouched).
 Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "strider/core/scalar_type.h"
 #include "strider/dist/mesh.h"
@@ -32,6 +33,9 @@ enum class ShardingStrategy {
 // "hybrid_shard_grad_op", and back (throws Error listing the names).
 std::string to_string(ShardingStrategy s);
 ShardingStrategy parse_sharding_strategy(const std::string& name);
+// Every strategy's name, in the order of the plan's rows (src/fsdp/sharding_plan.cpp): what a
+// tool offers as choices, so a new strategy needs no edit there.
+std::vector<std::string> strategy_names();
 
 // When a unit issues the all-gather of the next unit to run backward.
 enum class BackwardPrefetch {

@@ -1,0 +1,68 @@
+#include "finish.h"
+
+#include <omp.h>
+
+#include <iostream>
+#include <optional>
+
+#include "state_digests.h"
+
+namespace strider::tools {
+namespace {
+
+void print_summary(const Training& t, const EvalResult& score, const std::string& checkpoint, double seconds,
+                   const std::optional<StateDigests>& digests) {
+  const TrainOptions& o = t.options;
+  const int64_t steps = t.state.global_step;
+  if (!o.json) {
+    const std::string extent = steps < t.schedule.total_steps
+                                   ? "step " + std::to_string(steps) + " of " + std::to_string(t.schedule.total_steps) +
+                                         " (stopped at --max-steps)"
+                                   : std::to_string(o.epochs) + " epochs";
+    std::cout << "done: " << extent << " in " << seconds << " s, " << score.summary << "\n  metrics " << o.out_dir
+              << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << checkpoint << "\n";
+    return;
+  }
+  nlohmann::json summary = {{"model", t.task.model_signature()}, {"memory_format", o.memory_format},
+                            {"dtype", o.dtype}, {"epochs", o.epochs}, {score.metric, score.value},
+                            {"final_loss", t.state.last_loss}, {"seconds", seconds}, {"out_dir", o.out_dir},
+                            {"parallel", o.fsdp}, {"strategy", o.fsdp}, {"ranks", t.par.world},
+                            {"world_size", t.par.world}, {"deterministic", o.deterministic},
+                            {"threads", omp_get_max_threads()}, {"steps", steps}, {"checkpoint", checkpoint}};
+  if (!o.export_model.empty()) summary["exported_model"] = o.export_model;
+  if (auto st = t.checkpoints.background_stats()) {
+    summary["checkpoint_stall_seconds"] = st->stall_seconds;
+    summary["checkpoint_max_stall_seconds"] = st->max_stall_seconds;
+  }
+  if (o.deterministic) summary["micro_batches"] = micro_batches(o);
+  summary["params_sha256"] = digests->params;
+  summary["optimizer_sha256"] = digests->optimizer;
+  std::cout << json_line(summary) << "\n";
+}
+
+}  // namespace
+
+int finish_training(Training& t, const EvalResult& score) {
+  const TrainOptions& o = t.options;
+  const Parallel& par = t.par;
+  const int64_t step = t.state.global_step;
+  if (t.checkpoints.last_saved_step() != step) t.checkpoints.save(step);  // the end of training always saves
+  const std::string checkpoint = t.checkpoints.wait();
+  if (!o.export_model.empty()) checkpoint::save_full(o.export_model, *par.model, step, par.pg.get());
+  if (!o.json) t.task.after_training(*par.model, par.cast_dtype, par.lead());
+  const double seconds = t.report.seconds();
+  std::optional<StateDigests> digests;
+  if (o.json) {
+    digests = state_digests(*par.model, par.engine, t.opt);
+    // Every rank hashed the same full state; a difference would mean the ranks diverged.
+    if (par.pg)
+      dist::check_same_across_ranks(*par.pg, "params_sha256 and optimizer_sha256",
+                                    {digests->params, digests->optimizer});
+  }
+  if (!par.lead()) return 0;
+  t.report.write_plot(score.metric);
+  print_summary(t, score, checkpoint, seconds, digests);
+  return 0;
+}
+
+}  // namespace strider::tools

@@ -1,0 +1,20 @@
+#pragma once
+// --resume: continuing a run from one of its checkpoints, saved at any world size and --fsdp.
+#include <cstdint>
+
+#include <strider/strider.h>
+
+#include "parallel.h"
+#include "schedule.h"
+#include "train_options.h"
+#include "train_task.h"
+
+namespace strider::tools {
+
+// Checks that the checkpoint options.resume names was saved by a run this one continues (the
+// same model and --batch-size, the same optimizer unless --reset-optimizer, work left to do),
+// loads it into state and returns the optimizer step it was saved at. Collective.
+int64_t resume(const TrainOptions& options, const TrainTask& task, const checkpoint::TrainingState& state,
+               const Parallel& par, const Schedule& schedule);
+
+}  // namespace strider::tools

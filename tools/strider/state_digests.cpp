@@ -1,0 +1,25 @@
+#include "state_digests.h"
+
+#include <map>
+
+namespace strider::tools {
+
+StateDigests state_digests(nn::Module& model, fsdp::FullyShardedDataParallel* engine, optim::Optimizer& opt) {
+  std::map<std::string, Tensor> params;
+  std::map<std::string, std::map<std::string, Tensor>> state;
+  if (engine) {
+    params = engine->full_state_dict();
+    for (auto& [name, b] : engine->named_buffers()) params.erase(name);
+    state = engine->full_optimizer_state_dict(opt);
+  } else {
+    for (auto& [name, p] : model.named_parameters()) params[name] = p;
+    state = opt.state();
+  }
+  std::map<std::string, Tensor> flat;
+  for (auto& [name, keys] : state)
+    for (auto& [key, t] : keys) flat[name + "." + key] = t;
+  flat["(optimizer steps)"] = full({1}, opt.step_count(), kLong);
+  return {io::tensors_sha256(params), io::tensors_sha256(flat)};
+}
+
+}  // namespace strider::tools

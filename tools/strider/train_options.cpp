@@ -1,0 +1,51 @@
+#include "train_options.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <strider/strider.h>
+
+namespace strider::tools {
+
+int64_t micro_batches(const TrainOptions& o) { return o.micro_batches > 0 ? o.micro_batches : o.batch_size; }
+
+void validate(const TrainOptions& o) {
+  // The parser's ranges let NaN through (every comparison with it is false).
+  for (auto [flag, v] : {std::pair{"--lr", o.lr}, {"--weight-decay", o.weight_decay},
+                         {"--label-smoothing", o.label_smoothing}, {"--collective-timeout", o.collective_timeout}})
+    STRIDER_CHECK(std::isfinite(v), "train", flag, " ", v, " is not a finite number");
+  if (o.model == "gpt") {
+    STRIDER_CHECK(!o.text_file.empty(), "train", "--model gpt trains on a text file; pass --text-file PATH");
+    STRIDER_CHECK(o.n_embd % o.n_head == 0, "train", "--n-embd ", o.n_embd, " must be a multiple of --n-head ", o.n_head,
+                  " (each head gets n_embd / n_head channels)");
+  } else {
+    STRIDER_CHECK(o.text_file.empty(), "train", "--text-file is for --model gpt, not --model ", o.model);
+  }
+  if (!o.export_model.empty()) {  // checked now rather than after the training it would end
+    const std::filesystem::path file(o.export_model), dir = file.has_parent_path() ? file.parent_path() : ".";
+    STRIDER_CHECK(!std::filesystem::is_directory(file), "train", "--export-model ", o.export_model,
+                  " is a directory; pass the safetensors file to write");
+    STRIDER_CHECK(std::filesystem::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0, "train", "--export-model ",
+                  o.export_model, ": ", dir.string(), " is not a writable directory; create it or pick another path");
+  }
+  STRIDER_CHECK(!o.reset_optimizer || !o.resume.empty(), "train", "--reset-optimizer only applies with --resume");
+  STRIDER_CHECK(!o.fsdp_offload || (o.fsdp != "none" && o.fsdp != "ddp"), "train",
+                "--fsdp-offload needs a sharding strategy (--fsdp full_shard, shard_grad_op, ...), not --fsdp ", o.fsdp);
+  STRIDER_CHECK(!o.optimizer_in_backward || o.fsdp != "none", "train",
+                "--optimizer-in-backward steps each unit as the data-parallel engine reduces its gradients; add --fsdp "
+                "(any strategy, it runs alone too), e.g. --fsdp full_shard");
+  STRIDER_CHECK(o.shard_group_size == 0 || o.fsdp.rfind("hybrid_shard", 0) == 0, "train",
+                "--shard-group-size is for --fsdp hybrid_shard or hybrid_shard_grad_op, not --fsdp ", o.fsdp);
+  STRIDER_CHECK(!o.out_dir.empty(), "train", "--out must name a directory");
+  STRIDER_CHECK(!o.deterministic || o.fsdp != "none", "train",
+                "--deterministic sums gradients exactly through the data-parallel engine; add --fsdp (any strategy, "
+                "it runs alone too), e.g. --fsdp full_shard");
+  STRIDER_CHECK(o.micro_batches == 0 || o.deterministic, "train", "--micro-batches only applies with --deterministic");
+  STRIDER_CHECK(!o.deterministic || (o.batch_size > 0 && o.batch_size % micro_batches(o) == 0), "train",
+                "--micro-batches ", micro_batches(o), " does not divide --batch-size ", o.batch_size,
+                "; each micro-batch must hold the same number of samples");
+}
+
+}  // namespace strider::tools
