@@ -28,7 +28,8 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
                             {"final_loss", t.state.last_loss}, {"seconds", seconds}, {"out_dir", o.out_dir},
                             {"parallel", o.fsdp}, {"strategy", o.fsdp}, {"ranks", t.par.world},
                             {"world_size", t.par.world}, {"deterministic", o.deterministic},
-                            {"threads", omp_get_max_threads()}, {"steps", steps}, {"checkpoint", checkpoint}};
+                            {"threads", omp_get_max_threads()}, {"isa", cpu_isa_name()}, {"steps", steps},
+                            {"checkpoint", checkpoint}};
   if (!o.export_model.empty()) summary["exported_model"] = o.export_model;
   if (auto st = t.checkpoints.background_stats()) {
     summary["checkpoint_stall_seconds"] = st->stall_seconds;
