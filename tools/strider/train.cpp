@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <strider/strider.h>
 
+#include "resume_check.h"
 #include "svg_plot.h"
 #include "train_task.h"
 
@@ -281,6 +282,7 @@ int train_loop(const TrainOptions& o) {
     if (o.reset_optimizer) sched.set_last_step(global_step);
     STRIDER_CHECK(position.epoch < o.epochs, "train", from, " was saved after epoch ", position.epoch,
                   " and --epochs is ", o.epochs, ": nothing is left to train; raise --epochs to train further");
+    check_resume_within_schedule(from, global_step, o.epochs, steps_per_epoch);
     STRIDER_CHECK(o.max_steps == 0 || global_step < o.max_steps, "train", from, " was saved after step ", global_step,
                   " and --max-steps is ", o.max_steps, ": nothing is left to train; raise --max-steps");
     if (lead && !o.json)
