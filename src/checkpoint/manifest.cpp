@@ -22,6 +22,9 @@ constexpr const char* kFormat = "strider.checkpoint";
 // The last field; the checksum covers the text with these digits as zeros.
 constexpr const char* kChecksumField = "\"~checksum\": \"";
 constexpr int64_t kMaxWorld = int64_t{1} << 24;
+// Counters (steps, epochs, batches) are at most this, so a reader adding one or two of them
+// (the epoch shown as epoch + 1, a step plus the steps still to train) cannot overflow.
+constexpr int64_t kMaxCounter = int64_t{1} << 62;
 
 using Json = nlohmann::json;
 
@@ -43,7 +46,7 @@ class Reader {
     STRIDER_CHECK(u <= max, kOp, path_, ": ", where, " is ", u, ", above its limit ", max);
     return u;
   }
-  int64_t count(const Json& obj, const char* key, const std::string& where, int64_t max = INT64_MAX) const {
+  int64_t count(const Json& obj, const char* key, const std::string& where, int64_t max = kMaxCounter) const {
     return static_cast<int64_t>(unsigned_value(at(obj, key, where), where + "." + key, static_cast<uint64_t>(max)));
   }
   std::string string(const Json& obj, const char* key, const std::string& where) const {

@@ -209,6 +209,10 @@ TEST(CheckpointManifest, RejectsMalformedFields) {
             "rank of the world that saved it");
   EXPECT_NE(with([](auto& b) { b.world_size = 2; }).find("the files list holds 1 files but world_size is 2"),
             std::string::npos);
+  EXPECT_NE(with([](auto& b) { b.step = (int64_t{1} << 62) + 1; }).find("step is 4611686018427387905, above its limit 4611686018427387904"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& b) { b.data = checkpoint::DataPosition{INT64_MAX, 0, 1}; }).find("data.epoch is 9223372036854775807"),
+            std::string::npos);
   // A header the reader would have to allocate beyond the safetensors format's limit.
   const std::string big_header = with([](auto& b) {
     b.files[0].bytes = uint64_t{1} << 30;

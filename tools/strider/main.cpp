@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   const char* path_help = "a checkpoint directory, or a run directory (its latest checkpoint)";
   auto* ckpt_cmd = app.add_subcommand("ckpt", "checkpoints, offline (no MPI)");
   ckpt_cmd->require_subcommand(1);
-  auto* ckpt_inspect = ckpt_cmd->add_subcommand("inspect", "what a checkpoint holds (its manifest)");
+  auto* ckpt_inspect = ckpt_cmd->add_subcommand("inspect", "what a checkpoint holds (its manifest, checked against its files' headers)");
   ckpt_inspect->add_option("path", ckpt_path, path_help)->required();
   ckpt_inspect->add_flag("--json", ckpt_json, "print the manifest itself");
   auto* ckpt_verify = ckpt_cmd->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
