@@ -266,7 +266,7 @@ TEST(Checkpoint, AnEmptyFilesListIsNamedByEveryTool) {
   fs::remove_all(root);
 }
 
-TEST(Checkpoint, AManifestThatIsNotARegularFileOrTooLargeIsRefusedBeforeReading) {
+TEST(Checkpoint, AFileThatIsNotARegularFileOrTooLargeIsRefusedBeforeReading) {
   const std::string root = temp_dir("manifest_kind");
   TrainRun a = make_run(1, 1);
   const std::string saved = checkpoint::Checkpointer(root + "/run", nullptr).save(1, state_of(a));
@@ -290,6 +290,16 @@ TEST(Checkpoint, AManifestThatIsNotARegularFileOrTooLargeIsRefusedBeforeReading)
   fs::remove(manifest);
   fs::rename(manifest + ".good", manifest);
   checkpoint::read_manifest(saved);
+  // A rank file replaced by a FIFO is named too (its open used to wait for a writer).
+  const std::string rank_file = saved + "/rank-00000-of-00001.safetensors";
+  fs::rename(rank_file, rank_file + ".good");
+  ASSERT_EQ(::mkfifo(rank_file.c_str(), 0644), 0);
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find("[checkpoint] " + rank_file + " is not a regular file (it is a FIFO)"), std::string::npos)
+        << tool << ": " << e;
+  fs::remove(rank_file);
+  fs::rename(rank_file + ".good", rank_file);
+  checkpoint::verify_checkpoint(saved);
   fs::remove_all(root);
 }
 
