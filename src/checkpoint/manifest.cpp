@@ -1,12 +1,18 @@
 #include "strider/checkpoint/manifest.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <set>
 
 #include "strider/core/error.h"
 #include "strider/core/tensor_impl.h"
 #include "strider/io/crc32c.h"
+#include "strider/io/file_io.h"
+#include "strider/io/safetensors.h"
 
 namespace strider::checkpoint {
 namespace {
@@ -16,6 +22,9 @@ constexpr const char* kFormat = "strider.checkpoint";
 // The last field; the checksum covers the text with these digits as zeros.
 constexpr const char* kChecksumField = "\"~checksum\": \"";
 constexpr int64_t kMaxWorld = int64_t{1} << 24;
+// Counters (steps, epochs, batches) are at most this, so a reader adding one or two of them
+// (the epoch shown as epoch + 1, a step plus the steps still to train) cannot overflow.
+constexpr int64_t kMaxCounter = int64_t{1} << 62;
 
 using Json = nlohmann::json;
 
@@ -37,7 +46,7 @@ class Reader {
     STRIDER_CHECK(u <= max, kOp, path_, ": ", where, " is ", u, ", above its limit ", max);
     return u;
   }
-  int64_t count(const Json& obj, const char* key, const std::string& where, int64_t max = INT64_MAX) const {
+  int64_t count(const Json& obj, const char* key, const std::string& where, int64_t max = kMaxCounter) const {
     return static_cast<int64_t>(unsigned_value(at(obj, key, where), where + "." + key, static_cast<uint64_t>(max)));
   }
   std::string string(const Json& obj, const char* key, const std::string& where) const {
@@ -80,6 +89,9 @@ FileRecord parse_file(const Json& j, const std::string& where, const Reader& r) 
   f.header_bytes = r.unsigned_value(r.at(j, "header_bytes", where), where + ".header_bytes", f.bytes);
   STRIDER_CHECK(f.header_bytes >= 8, kOp, r.path(), ": ", where, ".header_bytes ", f.header_bytes,
                 " is shorter than a safetensors length field");
+  STRIDER_CHECK(f.header_bytes - 8 <= io::kSafetensorsMaxHeaderBytes, kOp, r.path(), ": ", where, ".header_bytes ",
+                f.header_bytes, " exceeds the safetensors format's ", io::kSafetensorsMaxHeaderBytes >> 20,
+                " MiB header limit (plus its 8-byte length)");
   f.block_bytes = r.unsigned_value(r.at(j, "block_bytes", where), where + ".block_bytes", uint64_t{1} << 30);
   STRIDER_CHECK(f.block_bytes >= 4096, kOp, r.path(), ": ", where, ".block_bytes ", f.block_bytes,
                 " is below 4096");
@@ -120,7 +132,12 @@ TensorRecord parse_tensor(const Json& j, const std::string& where, const std::ve
   for (const Json& s : r.array(j, "shards", where)) {
     const std::string sw = where + ".shards[" + std::to_string(t.shards.size()) + "]";
     ShardRecord rec;
-    rec.file = r.count(s, "file", sw, static_cast<int64_t>(files.size()) - 1);
+    rec.file = r.count(s, "file", sw);
+    // Bounded here rather than by a limit of files.size() - 1, which wraps for an empty list.
+    STRIDER_CHECK(static_cast<uint64_t>(rec.file) < files.size(), kOp, r.path(), ": ", sw, ".file is ", rec.file,
+                  " but the manifest's files list holds ", files.size(),
+                  files.empty() ? std::string() : " (indices 0 to " + std::to_string(files.size() - 1) + ")",
+                  "; a shard names one of the checkpoint's files by its index");
     const Json& rows = r.array(s, "rows", sw);
     STRIDER_CHECK(rows.size() == 2, kOp, r.path(), ": ", sw, ".rows must be [begin, end]");
     rec.row_begin = static_cast<int64_t>(r.unsigned_value(rows[0], sw + ".rows", static_cast<uint64_t>(t.rows())));
@@ -244,9 +261,13 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   }
   for (const Json& f : r.array(j, "files", "the manifest"))
     m.files.push_back(parse_file(f, "files[" + std::to_string(m.files.size()) + "]", r));
-  for (size_t a = 0; a < m.files.size(); ++a)
-    for (size_t b = a + 1; b < m.files.size(); ++b)
-      STRIDER_CHECK(m.files[a].name != m.files[b].name, kOp, path, ": file '", m.files[a].name, "' is listed twice");
+  // Every rank of the saving world writes exactly one file (reshard writes the world it names).
+  STRIDER_CHECK(static_cast<int64_t>(m.files.size()) == m.world_size, kOp, path, ": the files list holds ",
+                m.files.size(), " files but world_size is ", m.world_size,
+                "; a checkpoint has one file per rank of the world that saved it");
+  std::set<std::string> names;
+  for (const FileRecord& f : m.files)
+    STRIDER_CHECK(names.insert(f.name).second, kOp, path, ": file '", f.name, "' is listed twice");
   const Json& tensors = r.at(j, "tensors", "the manifest");
   STRIDER_CHECK(tensors.is_object(), kOp, path, ": tensors must be an object");
   for (auto& [key, t] : tensors.items()) m.tensors[key] = parse_tensor(t, "tensor '" + key + "'", m.files, r);
@@ -277,13 +298,21 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
 
 Manifest read_manifest(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
-  std::ifstream in(path, std::ios::binary);
-  STRIDER_CHECK(in.good(), kOp, "cannot open ", path, ": not a committed checkpoint (a save that did not finish "
-                "leaves no manifest)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  STRIDER_CHECK(!in.bad(), kOp, "cannot read ", path);
-  return parse_manifest(s.str(), path);
+  // Non-blocking: opening a FIFO would otherwise wait for a writer. Its type and size are
+  // checked before a byte is read, so a FIFO, a device or a huge file costs nothing.
+  io::File f(path, O_RDONLY | O_NONBLOCK);
+  STRIDER_CHECK(f.is_open(), kOp, "cannot open ", path, ": ", std::strerror(errno),
+                " (not a committed checkpoint: a save that did not finish leaves no manifest)");
+  struct stat st {};
+  STRIDER_CHECK(::fstat(f.fd(), &st) == 0, kOp, "cannot stat ", path, ": ", std::strerror(errno));
+  STRIDER_CHECK(S_ISREG(st.st_mode), kOp, path, " is ", io::file_type_name(st.st_mode),
+                ", not a regular file; a checkpoint's manifest is a regular file its save wrote");
+  const uint64_t bytes = static_cast<uint64_t>(st.st_size);
+  STRIDER_CHECK(bytes <= kMaxManifestBytes, kOp, path, " has ", bytes, " bytes, above the ", kMaxManifestBytes >> 20,
+                " MiB a manifest may have; it is not a manifest strider wrote");
+  std::string text(bytes, '\0');
+  io::read_exact(f.fd(), text.data(), text.size(), 0, path, kOp);
+  return parse_manifest(text, path);
 }
 
 }  // namespace strider::checkpoint

@@ -108,7 +108,7 @@ ReshardReport reshard_checkpoint(const std::string& source, const std::string& o
         if (rows.first == rows.second) continue;
         DimVector shape = rec.shape;
         if (!shape.empty()) shape[0] = rows.second - rows.first;
-        layout.push_back({key, rec.dtype, shape});
+        layout.push_back({key, rec.dtype, shape, rows.first, rows.second});
         pieces.push_back({key, rows});
       }
       const std::string name = detail::rank_file_name(static_cast<int>(r), static_cast<int>(world));

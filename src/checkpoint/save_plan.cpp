@@ -143,7 +143,7 @@ std::string write_rank_file(const SavePlan& plan, uint64_t block_bytes, const st
     std::filesystem::create_directories(plan.pending, ec);
     STRIDER_CHECK(!ec, kOp, "cannot create ", plan.pending, ": ", ec.message());
     std::vector<PieceLayout> layout;
-    for (const Piece& p : plan.pieces) layout.push_back({p.key, p.data.dtype(), local_shape(p)});
+    for (const Piece& p : plan.pieces) layout.push_back({p.key, p.data.dtype(), local_shape(p), p.row_begin, p.row_end});
     ShardFileWriter writer(plan.pending, rank_file_name(plan.rank, plan.world), layout, block_bytes);
     for (const Piece& p : plan.pieces) writer.write(p.data);
     signal();  // the rest (checksum, fsync, rename) no longer reads the training state

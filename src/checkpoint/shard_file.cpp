@@ -38,8 +38,12 @@ ShardFileWriter::ShardFileWriter(const std::string& dir, const std::string& name
                                  uint64_t block_bytes)
     : name_(name), block_bytes_(block_bytes) {
   std::vector<io::SafetensorsEntry> entries;
-  for (const PieceLayout& p : pieces) entries.push_back({p.key, p.dtype, p.shape});
-  writer_.emplace(dir + "/" + name, std::move(entries), io::Metadata{{"format", "strider.checkpoint.shard"}},
+  io::Metadata metadata{{"format", "strider.checkpoint.shard"}};
+  for (const PieceLayout& p : pieces) {
+    entries.push_back({p.key, p.dtype, p.shape});
+    metadata[rows_metadata_key(p.key)] = rows_metadata_value(p.row_begin, p.row_end);
+  }
+  writer_.emplace(dir + "/" + name, std::move(entries), metadata,
                   io::SafetensorsWriterOptions{.whole_file_checksum = false, .block_bytes = block_bytes});
 }
 
@@ -52,7 +56,7 @@ WrittenFile write_shard_file(const std::string& dir, const std::string& name, co
                              uint64_t block_bytes) {
   std::vector<PieceLayout> layout;
   for (const Piece& p : pieces) {
-    layout.push_back({p.key, p.data.dtype(), local_shape(p)});
+    layout.push_back({p.key, p.data.dtype(), local_shape(p), p.row_begin, p.row_end});
     STRIDER_INTERNAL_ASSERT(p.data.defined() && p.data.sizes() == IntArrayRef(layout.back().shape));
   }
   ShardFileWriter writer(dir, name, layout, block_bytes);
@@ -60,7 +64,8 @@ WrittenFile write_shard_file(const std::string& dir, const std::string& name, co
   return writer.finish();
 }
 
-VerifiedReader::VerifiedReader(std::string dir, const Manifest& manifest) : dir_(std::move(dir)), manifest_(manifest) {}
+VerifiedReader::VerifiedReader(std::string dir, const Manifest& manifest)
+    : dir_(std::move(dir)), manifest_(manifest), shards_by_file_(shards_by_file(manifest)) {}
 
 VerifiedReader::~VerifiedReader() {
   for (auto& [k, fd] : fds_) ::close(fd);
@@ -94,17 +99,24 @@ void VerifiedReader::check_block(int64_t file, uint64_t block, const char* data,
 int VerifiedReader::open(int64_t file) {
   auto it = fds_.find(file);
   if (it != fds_.end()) return it->second;
+  STRIDER_INTERNAL_ASSERT(file >= 0 && static_cast<uint64_t>(file) < manifest_.files.size());
   const FileRecord& f = manifest_.files[static_cast<size_t>(file)];
   const std::string path = dir_ + "/" + f.name;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO would otherwise wait for a writer; fstat refuses it next.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   STRIDER_CHECK(fd >= 0, kOp, "cannot open ", path, " listed in the manifest: ", std::strerror(errno));
   fds_[file] = fd;  // read() below finds it
   try {
     struct stat st {};
-    STRIDER_CHECK(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode), kOp, path, " is not a regular file");
+    STRIDER_CHECK(::fstat(fd, &st) == 0, kOp, "cannot stat ", path, ": ", std::strerror(errno));
+    STRIDER_CHECK(S_ISREG(st.st_mode), kOp, path, " is not a regular file (it is ", io::file_type_name(st.st_mode),
+                  ")");
     STRIDER_CHECK(static_cast<uint64_t>(st.st_size) == f.bytes, kOp, path, " has ", st.st_size,
                   " bytes but the manifest lists ", f.bytes, ": the file is truncated or replaced");
-    read(file, 0, f.header_bytes, nullptr, "its header");
+    // The header is read once: verified block by block, then compared with the manifest.
+    std::string header(f.header_bytes, '\0');  // parse_manifest bounds header_bytes
+    read(file, 0, f.header_bytes, header.data(), "its header");
+    check_rank_file_header(path, f, shards_by_file_[static_cast<size_t>(file)], header);
   } catch (...) {
     fds_.erase(file);
     ::close(fd);

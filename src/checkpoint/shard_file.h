@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/rank_file_header.h"
 #include "strider/checkpoint/manifest.h"
 #include "strider/core/tensor.h"
 #include "strider/io/safetensors_writer.h"
@@ -29,11 +30,14 @@ struct WrittenFile {
 // "rank-00002-of-00004.safetensors"
 std::string rank_file_name(int rank, int world);
 
-// One tensor piece's place in a rank file: its key, dtype and shape (the rows it holds).
+// One tensor piece's place in a rank file: its key, dtype and shape (the rows it holds), and
+// which rows of the whole tensor those are (recorded in the file's metadata, so a manifest that
+// reads them as other rows is caught).
 struct PieceLayout {
   std::string key;
   ScalarType dtype = kFloat;
   DimVector shape;
+  int64_t row_begin = 0, row_end = 0;
 };
 
 // Streams a rank file: the header from the pieces' layouts, then each piece's bytes in order
@@ -56,9 +60,10 @@ class ShardFileWriter {
 WrittenFile write_shard_file(const std::string& dir, const std::string& name, const std::vector<Piece>& pieces,
                              uint64_t block_bytes);
 
-// Reads byte ranges of a checkpoint's files. Opening a file checks its size against the
-// manifest and verifies the blocks of its header; every read verifies the blocks it touches.
-// Errors name the file, the block and the tensor being read.
+// Reads byte ranges of a checkpoint's files. Opening a file checks that it is a regular file of
+// the manifest's size, verifies the blocks of its header and checks the header against the
+// manifest (rank_file_header.h); every read verifies the blocks it touches. Errors name the
+// file, the block and the tensor being read.
 class VerifiedReader {
  public:
   VerifiedReader(std::string dir, const Manifest& manifest);
@@ -68,14 +73,16 @@ class VerifiedReader {
   void read(int64_t file, uint64_t offset, uint64_t bytes, void* dst, const std::string& what);
   // Verifies every block of file `file` (ckpt verify).
   void verify_all(int64_t file);
+  // Opens file `file` (the checks above) unless it is open already; returns its descriptor.
+  int open(int64_t file);
 
  private:
-  int open(int64_t file);
   void check_block(int64_t file, uint64_t block, const char* data, const std::string& what) const;
   // "the header, tensor 'model/w', ..." for bytes [begin, end) of `file`.
   std::string block_contents(int64_t file, uint64_t begin, uint64_t end) const;
   std::string dir_;
   const Manifest& manifest_;
+  std::vector<std::vector<ShardInFile>> shards_by_file_;
   std::map<int64_t, int> fds_;
   std::vector<char> scratch_;
 };

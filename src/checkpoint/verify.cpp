@@ -17,4 +17,9 @@ VerifyReport verify_checkpoint(const std::string& path) {
   return r;
 }
 
+void verify_file_headers(const std::string& dir, const Manifest& manifest) {
+  detail::VerifiedReader reader(dir, manifest);
+  for (size_t f = 0; f < manifest.files.size(); ++f) reader.open(static_cast<int64_t>(f));
+}
+
 }  // namespace strider::checkpoint

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +42,17 @@ void read_exact(int fd, void* dst, size_t n, uint64_t offset, const std::string&
     n -= static_cast<size_t>(got);
     offset += static_cast<uint64_t>(got);
   }
+}
+
+const char* file_type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown file type";
 }
 
 void write_exact(int fd, const void* src, size_t n, const std::string& path, const char* op) {

@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* kChecksumKey = kSafetensorsChecksumKey;  // CRC-32 of the whole file, 8 hex digits
 constexpr const char* kLegacyCrcKey = "strider.crc32";    // older strider files: CRC-32 of the data only
-constexpr uint64_t kMaxHeaderBytes = 100ull << 20;        // the safetensors format's own limit
+constexpr uint64_t kMaxHeaderBytes = kSafetensorsMaxHeaderBytes;
 constexpr const char* kOp = "load_safetensors";
 
 const char* dtype_name(ScalarType t) {
@@ -63,12 +63,7 @@ std::string hex8(uLong v) {
   return buf;
 }
 
-struct Entry {
-  std::string name;
-  ScalarType dtype;
-  DimVector shape;
-  uint64_t begin, end;
-};
+using Entry = SafetensorsHeaderEntry;
 
 ScalarType parse_dtype(const nlohmann::json& v, const std::string& where) {
   STRIDER_CHECK(v.is_string(), kOp, where, ": 'dtype' must be a string, got ", v.type_name());
@@ -120,6 +115,29 @@ Entry parse_entry(const std::string& name, const nlohmann::json& e, const std::s
 
 const char* safetensors_dtype_name(ScalarType dtype) { return dtype_name(dtype); }
 
+SafetensorsHeader parse_safetensors_header(const std::string& json, const std::string& path) {
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    STRIDER_CHECK(false, kOp, path, ": the header is not valid JSON: ", e.what());
+  }
+  STRIDER_CHECK(header.is_object(), kOp, path, ": the header must be a JSON object, got ", header.type_name());
+  SafetensorsHeader out;
+  for (auto& [name, value] : header.items()) {
+    if (name != "__metadata__") {
+      out.entries.push_back(parse_entry(name, value, path));
+      continue;
+    }
+    STRIDER_CHECK(value.is_object(), kOp, path, ": '__metadata__' must be an object, got ", value.type_name());
+    for (auto& [k, v] : value.items()) {
+      STRIDER_CHECK(v.is_string(), kOp, path, ": metadata '", k, "' must be a string, got ", v.type_name());
+      out.metadata[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
 void save_safetensors(const std::string& path, const TensorMap& tensors, const Metadata& metadata) {
   std::vector<SafetensorsEntry> entries;
   for (const auto& [name, t] : tensors) {
@@ -134,12 +152,11 @@ void save_safetensors(const std::string& path, const TensorMap& tensors, const M
 }
 
 SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadOptions& options) {
-  File f(path, O_RDONLY);
+  File f(path, O_RDONLY | O_NONBLOCK);  // a FIFO would block this open until a writer came; fstat refuses it
   STRIDER_CHECK(f.fd() >= 0, kOp, "cannot open ", path, ": ", std::strerror(errno));
   struct stat st {};
   STRIDER_CHECK(::fstat(f.fd(), &st) == 0, kOp, "cannot stat ", path, ": ", std::strerror(errno));
-  STRIDER_CHECK(S_ISREG(st.st_mode), kOp, path, " is not a regular file",
-                S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
+  STRIDER_CHECK(S_ISREG(st.st_mode), kOp, path, " is not a regular file (it is ", file_type_name(st.st_mode), ")");
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   STRIDER_CHECK(file_size >= 8, kOp, path, " has ", file_size, " bytes: too short to be a safetensors file");
   unsigned char le[8];
@@ -150,29 +167,15 @@ SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadO
                 " exceeds the file (", file_size, " bytes) or the format's 100 MiB limit; not a safetensors file");
   std::string h(len, '\0');
   read_exact(f.fd(), h.data(), len, 8, path, kOp);
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(h);
-  } catch (const nlohmann::json::exception& e) {
-    STRIDER_CHECK(false, kOp, path, ": the header is not valid JSON: ", e.what());
-  }
-  STRIDER_CHECK(header.is_object(), kOp, path, ": the header must be a JSON object, got ", header.type_name());
+  SafetensorsHeader header = parse_safetensors_header(h, path);
 
   SafetensorsFile out;
   std::string stored_checksum, legacy_crc;
-  std::vector<Entry> entries;
-  for (auto& [name, value] : header.items()) {
-    if (name != "__metadata__") {
-      entries.push_back(parse_entry(name, value, path));
-      continue;
-    }
-    STRIDER_CHECK(value.is_object(), kOp, path, ": '__metadata__' must be an object, got ", value.type_name());
-    for (auto& [k, v] : value.items()) {
-      STRIDER_CHECK(v.is_string(), kOp, path, ": metadata '", k, "' must be a string, got ", v.type_name());
-      if (k == kChecksumKey) stored_checksum = v.get<std::string>();
-      else if (k == kLegacyCrcKey) legacy_crc = v.get<std::string>();
-      else out.metadata[k] = v.get<std::string>();
-    }
+  const std::vector<Entry>& entries = header.entries;
+  for (auto& [k, v] : header.metadata) {
+    if (k == kChecksumKey) stored_checksum = v;
+    else if (k == kLegacyCrcKey) legacy_crc = v;
+    else out.metadata[k] = v;
   }
   // The data section must be covered exactly: no overlapping tensors, no unread gaps.
   const uint64_t data_size = file_size - 8 - len;

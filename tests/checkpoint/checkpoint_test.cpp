@@ -2,10 +2,14 @@
 // the run directory's commit and retention, and the errors for corrupted, missing or
 // mismatched files (all or nothing: a failed load changes nothing).
 #include <gtest/gtest.h>
+#include <strider/io/safetensors_writer.h>
 #include <strider/strider.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "checkpoint/train_run.h"
 #include "support/compare.h"
@@ -195,7 +199,29 @@ TEST(CheckpointManifest, RejectsMalformedFields) {
             std::string::npos);
   EXPECT_NE(with([](auto& b) { b.tensors["model/w"].shards[0].offset = 90; }).find("outside the data"),
             std::string::npos);
-  EXPECT_NE(with([](auto& b) { b.tensors["model/w"].shards[0].file = 3; }).find("above its limit"), std::string::npos);
+  // Indices into the files list are bounded by its size (a bound of size() - 1 wrapped for an
+  // empty list and let any index through), and the list has one file per rank.
+  EXPECT_EQ(with([](auto& b) { b.tensors["model/w"].shards[0].file = 3; }),
+            "[checkpoint manifest] m: tensor 'model/w'.shards[0].file is 3 but the manifest's files list holds 1 "
+            "(indices 0 to 0); a shard names one of the checkpoint's files by its index");
+  EXPECT_EQ(with([](auto& b) { b.files.clear(); }),
+            "[checkpoint manifest] m: the files list holds 0 files but world_size is 1; a checkpoint has one file per "
+            "rank of the world that saved it");
+  EXPECT_NE(with([](auto& b) { b.world_size = 2; }).find("the files list holds 1 files but world_size is 2"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& b) { b.step = (int64_t{1} << 62) + 1; }).find("step is 4611686018427387905, above its limit 4611686018427387904"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& b) { b.data = checkpoint::DataPosition{INT64_MAX, 0, 1}; }).find("data.epoch is 9223372036854775807"),
+            std::string::npos);
+  // A header the reader would have to allocate beyond the safetensors format's limit.
+  const std::string big_header = with([](auto& b) {
+    b.files[0].bytes = uint64_t{1} << 30;
+    b.files[0].block_bytes = uint64_t{1} << 20;
+    b.files[0].blocks.assign(1024, 0);
+    b.files[0].header_bytes = 8 + (uint64_t{100} << 20) + 1;
+  });
+  EXPECT_NE(big_header.find("files[0].header_bytes 104857609 exceeds the safetensors format's 100 MiB header limit"),
+            std::string::npos) << big_header;
   EXPECT_NE(with([](auto& b) { b.files[0].name = "../x"; }).find("not a plain file name"), std::string::npos);
   EXPECT_NE(with([](auto& b) { b.files[0].blocks.push_back(1); }).find("blocks"), std::string::npos);
   const std::string huge = with([](auto& b) { b.tensors["model/w"].shape = {int64_t{1} << 62, 1 << 20}; });
@@ -204,5 +230,189 @@ TEST(CheckpointManifest, RejectsMalformedFields) {
   EXPECT_NE(error_of([&] { checkpoint::parse_manifest("{}", "m"); }).find("truncated"), std::string::npos);
 }
 
+
+// Re-seals DIR's manifest after `edit`: its checksum matches, so only the structural checks and
+// the comparison with the files' own headers stand between the edit and a load.
+void reseal_manifest(const std::string& dir, const std::function<void(checkpoint::Manifest&)>& edit) {
+  checkpoint::Manifest m = checkpoint::read_manifest(dir);
+  edit(m);
+  std::ofstream(dir + "/manifest.json", std::ios::trunc | std::ios::binary) << checkpoint::format_manifest(m);
+}
+
+// Every reader of a checkpoint, each returning its error ("no error" if it succeeds).
+std::map<std::string, std::string> errors_of_every_tool(const std::string& ckpt, const std::string& scratch) {
+  TrainRun b = make_run(2, 1);
+  return {
+      {"load", error_of([&] { checkpoint::load(ckpt, state_of(b), nullptr); })},
+      {"verify", error_of([&] { checkpoint::verify_checkpoint(ckpt); })},
+      {"inspect", error_of([&] {
+         checkpoint::verify_file_headers(ckpt, checkpoint::read_manifest(checkpoint::resolve_checkpoint(ckpt)));
+       })},
+      {"reshard", error_of([&] { checkpoint::reshard_checkpoint(ckpt, scratch + "/resharded", {.world_size = 2, .strategy = "ddp"}); })},
+      {"consolidate", error_of([&] { checkpoint::consolidate_checkpoint(ckpt, scratch + "/model.safetensors"); })},
+  };
+}
+
+TEST(Checkpoint, AnEmptyFilesListIsNamedByEveryTool) {
+  const std::string root = temp_dir("empty_files");
+  TrainRun a = make_run(1, 1);
+  const std::string saved = checkpoint::Checkpointer(root + "/run", nullptr).save(1, state_of(a));
+  reseal_manifest(saved, [](checkpoint::Manifest& m) { m.files.clear(); });
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find(saved + "/manifest.json: the files list holds 0 files but world_size is 1"), std::string::npos)
+        << tool << ": " << e;
+  EXPECT_FALSE(fs::exists(root + "/resharded"));
+  EXPECT_FALSE(fs::exists(root + "/model.safetensors"));
+  fs::remove_all(root);
+}
+
+TEST(Checkpoint, AFileThatIsNotARegularFileOrTooLargeIsRefusedBeforeReading) {
+  const std::string root = temp_dir("manifest_kind");
+  TrainRun a = make_run(1, 1);
+  const std::string saved = checkpoint::Checkpointer(root + "/run", nullptr).save(1, state_of(a));
+  const std::string manifest = saved + "/manifest.json";
+  fs::rename(manifest, manifest + ".good");
+  // A FIFO nobody writes: opening it for reading would wait for a writer forever.
+  ASSERT_EQ(::mkfifo(manifest.c_str(), 0644), 0);
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find("[checkpoint manifest] " + manifest + " is a FIFO, not a regular file"), std::string::npos)
+        << tool << ": " << e;
+  fs::remove(manifest);
+  fs::create_symlink("/dev/zero", manifest);  // never ends
+  EXPECT_NE(error_of([&] { checkpoint::read_manifest(saved); }).find(manifest + " is a character device, not a regular file"),
+            std::string::npos);
+  fs::remove(manifest);
+  fs::copy_file(manifest + ".good", manifest);
+  fs::resize_file(manifest, checkpoint::kMaxManifestBytes + 1);  // sparse: costs no disk
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find(manifest + " has 268435457 bytes, above the 256 MiB a manifest may have"), std::string::npos)
+        << tool << ": " << e;
+  fs::remove(manifest);
+  fs::rename(manifest + ".good", manifest);
+  checkpoint::read_manifest(saved);
+  // A rank file replaced by a FIFO is named too (its open used to wait for a writer).
+  const std::string rank_file = saved + "/rank-00000-of-00001.safetensors";
+  fs::rename(rank_file, rank_file + ".good");
+  ASSERT_EQ(::mkfifo(rank_file.c_str(), 0644), 0);
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find("[checkpoint] " + rank_file + " is not a regular file (it is a FIFO)"), std::string::npos)
+        << tool << ": " << e;
+  fs::remove(rank_file);
+  fs::rename(rank_file + ".good", rank_file);
+  checkpoint::verify_checkpoint(saved);
+  fs::remove_all(root);
+}
+
+TEST(Checkpoint, ATensorPointedAtOtherBytesOfItsSizeIsNamed) {
+  const std::string root = temp_dir("pointed");
+  TrainRun a = make_run(1, 2);
+  const std::string saved = checkpoint::Checkpointer(root + "/run", nullptr).save(2, state_of(a));
+  // AdamW's two moments of a parameter: same dtype and shape, so the same number of bytes, in
+  // the same file and checksummed.
+  const checkpoint::Manifest m = checkpoint::read_manifest(saved);
+  std::string first, other;
+  for (const auto& [key, t] : m.tensors)
+    if (key.size() > 8 && key.substr(key.size() - 8) == "/exp_avg" && m.tensors.count(key + "_sq")) {
+      first = key;
+      other = key + "_sq";
+    }
+  ASSERT_FALSE(first.empty());
+  const uint64_t at = m.tensors.at(other).shards[0].offset, was = m.tensors.at(first).shards[0].offset;
+  reseal_manifest(saved, [&](checkpoint::Manifest& e) { e.tensors.at(first).shards[0].offset = at; });
+  TrainRun b = make_run(2, 1);
+  const auto before = b.model->state_dict();
+  const std::string want = "[checkpoint] " + saved + "/rank-00000-of-00001.safetensors: the manifest places tensor '" +
+                           first + "' at byte " + std::to_string(at) + " but the file's header puts it at byte " +
+                           std::to_string(was) + " (byte " + std::to_string(at) + " starts tensor '" + other +
+                           "'); the manifest does not describe this file";
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find(want), std::string::npos) << tool << ": " << e;
+  for (auto& [name, t] : b.model->state_dict()) EXPECT_TRUE(testing::all_close(t, before.at(name), 0, 0)) << name;
+  // Put back, it verifies again.
+  reseal_manifest(saved, [&](checkpoint::Manifest& e) { e.tensors.at(first).shards[0].offset = was; });
+  checkpoint::verify_checkpoint(saved);
+  fs::remove_all(root);
+}
+
+// Rewrites every rank file of DIR without the row metadata (as strider wrote them before it was
+// recorded), the pieces in their order, and re-seals the manifest with the new sizes, checksums
+// and offsets.
+void strip_row_metadata(const std::string& dir) {
+  reseal_manifest(dir, [&](checkpoint::Manifest& m) {
+    for (size_t f = 0; f < m.files.size(); ++f) {
+      checkpoint::FileRecord& rec = m.files[f];
+      std::vector<std::pair<uint64_t, checkpoint::ShardRecord*>> in_file;
+      std::map<checkpoint::ShardRecord*, std::string> key_of;
+      for (auto& [key, t] : m.tensors)
+        for (auto& s : t.shards)
+          if (s.file == static_cast<int64_t>(f)) {
+            in_file.push_back({s.offset, &s});
+            key_of[&s] = key;
+          }
+      std::sort(in_file.begin(), in_file.end());
+      const std::string path = dir + "/" + rec.name;
+      const io::SafetensorsFile old = io::load_safetensors(path);
+      ASSERT_EQ(old.tensors.size(), in_file.size());
+      std::vector<io::SafetensorsEntry> entries;
+      for (auto& [off, s] : in_file) {
+        const Tensor& t = old.tensors.at(key_of[s]);
+        entries.push_back({key_of[s], t.dtype(), t.sizes().vec()});
+      }
+      io::SafetensorsWriter w(path, entries, {{"format", "strider.checkpoint.shard"}},
+                              {.whole_file_checksum = false, .block_bytes = rec.block_bytes});
+      for (auto& [off, s] : in_file) w.write(old.tensors.at(key_of[s]));
+      const io::WrittenSafetensors done = w.finish();
+      rec.bytes = done.bytes;
+      rec.header_bytes = done.header_bytes;
+      rec.blocks = done.block_crc32c;
+      for (size_t i = 0; i < in_file.size(); ++i) in_file[i].second->offset = done.offsets[i];
+    }
+  });
+}
+
+TEST(Checkpoint, RowsSwappedBetweenTwoRankFilesAreNamed) {
+  const std::string root = temp_dir("swapped_rows");
+  TrainRun a = make_run(1, 2);
+  checkpoint::Checkpointer(root + "/run", nullptr).save(2, state_of(a));
+  // Two rank files, as two FULL_SHARD ranks write them: each holds half the rows of each parameter.
+  const std::string two = root + "/two";
+  checkpoint::reshard_checkpoint(root + "/run", two, {.world_size = 2, .strategy = "full_shard"});
+  const checkpoint::Manifest m = checkpoint::read_manifest(two);
+  std::string key;  // a tensor whose two halves have the same shape: only their rows differ
+  for (const auto& [k, t] : m.tensors)
+    if (t.shards.size() == 2 && t.shards[0].row_end * 2 == t.rows() && key.empty()) key = k;
+  ASSERT_FALSE(key.empty());
+  const int64_t half = m.tensors.at(key).rows() / 2;
+  // Each shard keeps its rows but is sent to the other file, at the offset of that file's half:
+  // names, dtypes, shapes and offsets all agree with the headers.
+  auto swap_files = [&](checkpoint::Manifest& e) {
+    auto& s = e.tensors.at(key).shards;
+    std::swap(s[0].file, s[1].file);
+    std::swap(s[0].offset, s[1].offset);
+  };
+  reseal_manifest(two, swap_files);
+  const std::string rows_of_0 = "rows [0, " + std::to_string(half) + ")";
+  const std::string rows_of_1 = "rows [" + std::to_string(half) + ", " + std::to_string(2 * half) + ")";
+  for (const auto& [tool, e] : errors_of_every_tool(two, root)) {
+    // Whichever file a tool opens first names the swap from its side.
+    const bool file0 = e.find(two + "/rank-00000-of-00002.safetensors: the file holds " + rows_of_0 + " of tensor '" +
+                              key + "' but the manifest reads them as its " + rows_of_1) != std::string::npos;
+    const bool file1 = e.find(two + "/rank-00001-of-00002.safetensors: the file holds " + rows_of_1 + " of tensor '" +
+                              key + "' but the manifest reads them as its " + rows_of_0) != std::string::npos;
+    EXPECT_TRUE(file0 || file1) << tool << ": " << e;
+  }
+  reseal_manifest(two, swap_files);  // back
+  TrainRun b = make_run(2, 1);
+  checkpoint::load(two, state_of(b), nullptr);
+  testing::expect_same_state(a, b);
+  // Files written before the rows were recorded still load (the other checks still apply).
+  strip_row_metadata(two);
+  EXPECT_EQ(io::load_safetensors(two + "/rank-00001-of-00002.safetensors").metadata.size(), 1u);
+  TrainRun c = make_run(3, 1);
+  checkpoint::load(two, state_of(c), nullptr);
+  testing::expect_same_state(a, c);
+  checkpoint::verify_checkpoint(two);
+  fs::remove_all(root);
+}
 }  // namespace
 }  // namespace strider

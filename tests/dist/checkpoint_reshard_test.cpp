@@ -6,6 +6,7 @@
 #include <strider/strider.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "support/compare.h"
 #include "support/mpi_world.h"
@@ -127,6 +128,47 @@ TEST(CheckpointReshard, OneRanksFailureFailsEveryRankAndChangesNothing) {
     error = e.what();
   }
   EXPECT_NE(error.find("truncated or replaced"), std::string::npos) << error;
+  EXPECT_NE(error.find("nothing was changed"), std::string::npos) << error;
+  for (auto& [name, t] : full_params(b)) EXPECT_TRUE(testing::all_close(t, before.at(name), 0, 0)) << name;
+  pg->barrier();
+  if (pg->rank() == 0) std::filesystem::remove_all(dir);
+}
+
+// A re-sealed manifest that sends each of two ranks' rows of one tensor to the other rank's file,
+// at the offset where that file holds the tensor: names, dtypes, shapes and offsets agree with
+// the files' headers, and only the rows each rank recorded at save tell the halves apart. Every
+// rank names the swap and none changes.
+TEST(CheckpointReshard, RowsSwappedBetweenRankFilesFailEveryRank) {
+  auto& pg = testing::world();
+  if (pg->size() < 2) GTEST_SKIP() << "needs two rank files";
+  const std::string dir = shared_dir(*pg, "swapped");
+  Wrapped a = wrap(5, "full_shard", pg);
+  const std::string saved = checkpoint::Checkpointer(dir, pg).save(0, {.model = a.model.get()});
+  std::string key;
+  if (pg->rank() == 0) {
+    checkpoint::Manifest m = checkpoint::read_manifest(saved);
+    for (auto& [k, t] : m.tensors) {
+      if (t.shards.size() < 2 || !key.empty()) continue;
+      auto& s = t.shards;
+      if (s[0].row_end - s[0].row_begin != s[1].row_end - s[1].row_begin || s[0].file == s[1].file) continue;
+      key = k;
+      std::swap(s[0].file, s[1].file);
+      std::swap(s[0].offset, s[1].offset);
+    }
+    std::ofstream(saved + "/" + checkpoint::kManifestName, std::ios::trunc) << checkpoint::format_manifest(m);
+  }
+  key = dist::all_gather_strings(*pg, "the swapped tensor", key)[0];  // after rank 0 wrote it
+  ASSERT_FALSE(key.empty());
+  Wrapped b = wrap(9, "full_shard", pg);
+  const auto before = full_params(b);
+  std::string error;
+  try {
+    checkpoint::load(dir, {.model = b.model.get()}, pg.get());
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("of tensor '" + key + "' but the manifest reads them as its rows ["), std::string::npos) << error;
+  EXPECT_NE(error.find("the manifest does not describe this file"), std::string::npos) << error;
   EXPECT_NE(error.find("nothing was changed"), std::string::npos) << error;
   for (auto& [name, t] : full_params(b)) EXPECT_TRUE(testing::all_close(t, before.at(name), 0, 0)) << name;
   pg->barrier();

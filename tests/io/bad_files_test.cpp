@@ -4,6 +4,7 @@
 #include <strider/strider.h>
 
 #include "support/idx_file.h"
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -89,6 +90,11 @@ TEST(BadFiles, SafetensorsStructureIsValidatedBeforeAllocating) {
   EXPECT_NE(error_of([] { io::load_safetensors("/dev/zero"); }).find("not a regular file"), std::string::npos);
   EXPECT_NE(error_of([] { io::load_safetensors("/tmp"); }).find("directory"), std::string::npos);
   EXPECT_NE(error_of([] { io::load_safetensors("/nonexistent/x.safetensors"); }).find("cannot open"), std::string::npos);
+  const std::string fifo = temp("fifo.safetensors");  // opening it blocked until a writer came
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_NE(error_of([&] { io::load_safetensors(fifo); }).find(fifo + " is not a regular file (it is a FIFO)"),
+            std::string::npos);
+  std::remove(fifo.c_str());
   const std::string tiny = craft("tiny", "", "", -8);
   std::filesystem::resize_file(tiny, 3);
   EXPECT_NE(error_of([&] { io::load_safetensors(tiny); }).find("too short"), std::string::npos);

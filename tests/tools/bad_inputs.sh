@@ -90,6 +90,57 @@ resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
+# A checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch) would train nothing.
+"$strider" train "${gpt[@]}" --limit-batches 5 --out "$work/run5" > /dev/null 2>&1 ||
+  { echo "FAIL: could not make a checkpoint at step 5"; exit 1; }
+resume "resume past the end of the schedule" "is already past the end of this run's schedule (step 5 of 2)" \
+       "$work/run5" --limit-batches 1
+resume "resume at the end of the schedule" "is already at the end of this run's schedule (step 5 of 5)" \
+       "$work/run5" --epochs 5 --limit-batches 1
+# ---- manifests that never end: refused before a byte is read
+rm -rf "$work/fifo" "$work/huge"; cp -r "$ckpt" "$work/fifo"; cp -r "$ckpt" "$work/huge"
+rm "$work/fifo/manifest.json"; mkfifo "$work/fifo/manifest.json"
+truncate -s 300M "$work/huge/manifest.json"  # sparse
+for tool in resume "ckpt verify" "ckpt inspect"; do
+  for kind in fifo huge; do
+    if [ "$kind" = fifo ]; then want="manifest.json is a FIFO, not a regular file"
+    else want="manifest.json has 314572800 bytes, above the 256 MiB a manifest may have"; fi
+    if [ "$tool" = resume ]; then resume "resume from a $kind manifest" "$want" "$work/$kind"
+    else expect "$tool of a $kind manifest" "$want" $tool "$work/$kind"; fi
+  done
+done
+# ---- manifests re-sealed with a valid checksum over content that does not describe the files
+python=$(command -v /usr/bin/python3 python3 | head -n1)
+reseal() { "$python" "$(dirname "$0")/reseal_manifest.py" "$@"; }
+if [ -n "$python" ]; then
+  rm -rf "$work/nofiles"; cp -r "$ckpt" "$work/nofiles"; reseal "$work/nofiles" empty-files > /dev/null
+  want="the files list holds 0 files but world_size is 1"
+  resume "resume with an empty files list" "$want" "$work/nofiles"
+  expect "verify an empty files list" "$want" ckpt verify "$work/nofiles"
+  expect "inspect an empty files list" "$want" ckpt inspect "$work/nofiles"
+  expect "reshard an empty files list" "$want" ckpt reshard "$work/nofiles" "$work/r" --world-size 2 --strategy ddp
+  expect "consolidate an empty files list" "$want" ckpt consolidate "$work/nofiles" "$work/c.safetensors"
+  # One tensor sent to another's bytes of the same size in the same (checksummed) file.
+  rm -rf "$work/pointed"; cp -r "$ckpt" "$work/pointed"
+  read -r first other <<< "$(reseal "$work/pointed" point)"
+  want="the manifest places tensor '$first' at byte"
+  resume "resume a tensor pointed at '$other'" "starts tensor '$other'" "$work/pointed"
+  for tool in verify inspect; do expect "$tool a tensor pointed at another" "$want" ckpt $tool "$work/pointed"; done
+  expect "reshard a tensor pointed at another" "$want" ckpt reshard "$work/pointed" "$work/r" --world-size 2 \
+         --strategy ddp
+  expect "consolidate a tensor pointed at another" "$want" ckpt consolidate "$work/pointed" "$work/c.safetensors"
+  # Two rank files' halves of one tensor swapped (as two FULL_SHARD ranks write them).
+  "$strider" ckpt reshard "$ckpt" "$work/two" --world-size 2 --strategy full_shard > /dev/null 2>&1 ||
+    { echo "FAIL: could not reshard to 2 ranks"; exit 1; }
+  key=$(reseal "$work/two" swap-rows)
+  want="of tensor '$key' but the manifest reads them as its rows"
+  resume "resume with rows swapped between rank files" "$want" "$work/two"
+  for tool in verify inspect; do expect "$tool rows swapped between rank files" "$want" ckpt $tool "$work/two"; done
+  expect "reshard rows swapped between rank files" "$want" ckpt reshard "$work/two" "$work/r" --world-size 1
+  expect "consolidate rows swapped between rank files" "$want" ckpt consolidate "$work/two" "$work/c.safetensors"
+else
+  echo "crafted manifests: no python3 here to re-seal them"
+fi
 # ---- the offline tools, on good and crafted checkpoints
 mkdir -p "$work/taken"
 rank_file=rank-00000-of-00001.safetensors size=$(stat -c %s "$ckpt/$rank_file")

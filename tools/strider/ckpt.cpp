@@ -29,6 +29,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int ckpt_inspect(const std::string& path, bool json) {
   const std::string dir = checkpoint::resolve_checkpoint(path);
   const checkpoint::Manifest m = checkpoint::read_manifest(dir);
+  checkpoint::verify_file_headers(dir, m);  // what it shows is what the files hold
   if (json) {
     std::cout << checkpoint::format_manifest(m);
     return 0;
@@ -40,7 +41,7 @@ int ckpt_inspect(const std::string& path, bool json) {
     model += key.rfind(checkpoint::model_key(""), 0) == 0;
     int64_t n = 1;
     for (int64_t d : t.shape) n *= d;  // parse_manifest checked these do not overflow
-    elements += n;
+    if (__builtin_add_overflow(elements, n, &elements)) elements = INT64_MAX;  // shown, never used
   }
   std::cout << dir << "\n  step " << m.step << ", saved as " << m.strategy << " on " << m.world_size << " rank"
             << (m.world_size == 1 ? "" : "s") << ", " << m.units.size() << " units\n";

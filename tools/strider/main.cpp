@@ -79,7 +79,7 @@ CkptCommands add_ckpt_commands(CLI::App& app, CkptArgs& a) {
   auto* ckpt = app.add_subcommand("ckpt", "checkpoints, offline (no MPI)");
   ckpt->require_subcommand(1);
   CkptCommands c;
-  c.inspect = ckpt->add_subcommand("inspect", "what a checkpoint holds (its manifest)");
+  c.inspect = ckpt->add_subcommand("inspect", "what a checkpoint holds (its manifest, checked against its files' headers)");
   c.inspect->add_option("path", a.path, path_help)->required();
   c.inspect->add_flag("--json", a.json, "print the manifest itself");
   c.verify = ckpt->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");

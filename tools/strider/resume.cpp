@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "resume_check.h"
+
 namespace strider::tools {
 
 int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::TrainingState& state,
@@ -28,6 +30,7 @@ int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::T
   if (o.reset_optimizer) state.scheduler->set_last_step(step);
   STRIDER_CHECK(position.epoch < o.epochs, "train", from, " was saved after epoch ", position.epoch, " and --epochs is ",
                 o.epochs, ": nothing is left to train; raise --epochs to train further");
+  check_resume_within_schedule(from, step, o.epochs, schedule.steps_per_epoch);
   STRIDER_CHECK(o.max_steps == 0 || step < o.max_steps, "train", from, " was saved after step ", step,
                 " and --max-steps is ", o.max_steps, ": nothing is left to train; raise --max-steps");
   if (par.lead() && !o.json)

@@ -23,6 +23,9 @@ namespace strider::checkpoint {
 
 inline constexpr const char* kManifestName = "manifest.json";
 inline constexpr int kManifestVersion = 1;
+// read_manifest refuses a larger file before reading it (a manifest of 1,000 ranks' files and
+// shards of a large model is tens of MiB).
+inline constexpr uint64_t kMaxManifestBytes = uint64_t{256} << 20;
 
 struct FileRecord {
   std::string name;            // relative to the checkpoint directory
@@ -79,7 +82,8 @@ std::string format_manifest(const Manifest& manifest);
 // Validates `text` (read from `path`, named in errors) and returns the manifest; throws
 // strider::Error naming the path and field.
 Manifest parse_manifest(const std::string& text, const std::string& path);
-// Reads and parses DIR/manifest.json.
+// Reads and parses DIR/manifest.json; refuses, before reading, anything that is not a regular
+// file (a FIFO, a device) or is larger than kMaxManifestBytes.
 Manifest read_manifest(const std::string& checkpoint_dir);
 
 // Tensor keys: "model/" + a parameter or buffer name; "optim/" + parameter + "/" + state key.

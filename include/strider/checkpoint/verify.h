@@ -18,4 +18,10 @@ struct VerifyReport {
 // mismatch, missing or truncated file.
 VerifyReport verify_checkpoint(const std::string& path);
 
+// The cheap part of verify_checkpoint (`strider ckpt inspect`): each file `manifest` (read from
+// `dir`) lists exists with its size, its header passes its block checksums and lists exactly
+// the tensors, dtypes, shapes, byte offsets and rows the manifest places in it. Reads only the
+// headers. Throws strider::Error naming the file and the tensor.
+void verify_file_headers(const std::string& dir, const Manifest& manifest);
+
 }  // namespace strider::checkpoint

@@ -30,6 +30,9 @@ class File {
 // Reads exactly n bytes at `offset`; throws strider::Error naming `path` (and `op`) on a short
 // file or a failed read.
 void read_exact(int fd, void* dst, size_t n, uint64_t offset, const std::string& path, const char* op);
+// What `mode` (stat's st_mode) makes a path: "a regular file", "a directory", "a FIFO", "a
+// character device", ...; errors about a path that must be a regular file say what it is instead.
+const char* file_type_name(mode_t mode);
 // Appends exactly n bytes; throws naming `path` (a full disk says so).
 void write_exact(int fd, const void* src, size_t n, const std::string& path, const char* op);
 // Makes a rename or unlink in `dir` durable (best effort: some filesystems refuse directory fsync).

@@ -13,12 +13,17 @@
 // overflows), offsets that cover the data section exactly with neither overlap nor gap, and the
 // checksum when there is one. Files from other tools (PyTorch, Hugging Face) have none and load
 // after the same structural checks. Any failure is a strider::Error naming the file and field.
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "strider/core/tensor.h"
 
 namespace strider::io {
+
+// The format's limit on the JSON header, so a reader never allocates more for it.
+inline constexpr uint64_t kSafetensorsMaxHeaderBytes = uint64_t{100} << 20;
 
 using TensorMap = std::map<std::string, Tensor>;
 using Metadata = std::map<std::string, std::string>;
@@ -40,5 +45,23 @@ struct SafetensorsLoadOptions {
 };
 
 SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadOptions& options = {});
+
+// One tensor as a safetensors header lists it: [begin, end) is its byte range in the data section.
+struct SafetensorsHeaderEntry {
+  std::string name;
+  ScalarType dtype = kFloat;
+  DimVector shape;
+  uint64_t begin = 0, end = 0;
+};
+
+struct SafetensorsHeader {
+  std::vector<SafetensorsHeaderEntry> entries;  // in the JSON object's (sorted) order
+  Metadata metadata;                            // every "__metadata__" entry, checksum included
+};
+
+// Parses and validates the JSON header `json` of the file `path` (named in errors): the JSON
+// types, dtypes, shapes (non-negative, no overflow) and data_offsets holding exactly the shape's
+// bytes. It does not check that the entries tile the data section; load_safetensors does.
+SafetensorsHeader parse_safetensors_header(const std::string& json, const std::string& path);
 
 }  // namespace strider::io

@@ -1,0 +1,67 @@
+"""Edits a strider checkpoint's manifest.json and re-seals it (recomputes its CRC-32C), so the
+crafted-input tests reach the checks behind the manifest's checksum: a manifest whose checksum
+is valid but whose content does not describe the files. Prints what it changed.
+Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
+  empty-files  the files list emptied (tensors still point into it)
+  point        the first tensor with a same-size neighbour in its file sent to that neighbour's bytes
+  swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
+               at the offset of that file's half (names, dtypes, shapes and offsets still agree)"""
+import json
+import sys
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+def seal(manifest):
+    manifest.pop("~checksum", None)
+    manifest["~checksum"] = "00000000"  # the last field; the checksum covers the text with these digits
+    text = json.dumps(manifest, indent=1, ensure_ascii=False)
+    digits = "%08x" % crc32c(text.encode("utf-8"))
+    return text[: text.rfind("00000000")] + digits + text[text.rfind("00000000") + 8:] + "\n"
+
+
+def shard_bytes(tensor):
+    n = {"float32": 4, "float64": 8, "bfloat16": 2, "float16": 2, "int64": 8, "int32": 4, "uint8": 1, "bool": 1}
+    size = n.get(tensor["dtype"], 0)
+    for d in tensor["shape"][1:]:
+        size *= d
+    return [(s["rows"][1] - s["rows"][0]) * size for s in tensor["shards"]]
+
+
+def main():
+    path, edit = sys.argv[1] + "/manifest.json", sys.argv[2]
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    tensors = manifest["tensors"]
+    if edit == "empty-files":
+        manifest["files"] = []
+        print("files: []")
+    elif edit == "point":
+        keys = sorted(k for k, t in tensors.items() if len(t["shards"]) == 1)
+        pair = next((a, b) for a in keys for b in keys
+                    if a != b and tensors[a]["dtype"] == tensors[b]["dtype"] and shard_bytes(tensors[a]) == shard_bytes(tensors[b])
+                    and tensors[a]["shards"][0]["file"] == tensors[b]["shards"][0]["file"])
+        a, b = pair
+        tensors[a]["shards"][0]["offset"] = tensors[b]["shards"][0]["offset"]
+        print(a, b)
+    elif edit == "swap-rows":
+        key = next(k for k, t in sorted(tensors.items()) if len(t["shards"]) == 2
+                   and len(set(shard_bytes(t))) == 1 and t["shards"][0]["file"] != t["shards"][1]["file"])
+        s0, s1 = tensors[key]["shards"]
+        s0["file"], s1["file"] = s1["file"], s0["file"]
+        s0["offset"], s1["offset"] = s1["offset"], s0["offset"]
+        print(key)
+    else:
+        sys.exit("unknown edit " + edit)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(seal(manifest))
+
+
+main()
