@@ -11,7 +11,7 @@
 #                                  file scope
 #   <!-- snippet: body -->         the same, said explicitly
 #   <!-- snippet: top -->          file-scope code as written (its own includes); with a main()
-#                                  it is linked and run, and must exit 0
+#                                  it is run and must exit 0 (without one it is only linked)
 #   <!-- snippet: continue -->     appended to the previous block, in the same scope: one
 #                                  example told in pieces
 #   <!-- snippet: skip WHY -->     not compiled; WHY is required (an API still to come, pseudo-code)
@@ -81,6 +81,7 @@ function flush() {
   } else {
     printf "%s%s", head, body > f
     program = (body ~ /(^|[^A-Za-z0-9_])main[ \t]*\(/)
+    if (!program) print "int main() { return 0; }" > f   # linked all the same: every call must resolve
   }
   close(f)
   printf "%s\t%s\t%s\t%d\n", unit, ukind, uwhere, program > (out "/units.tsv")
