@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --prefix) prefix=$2; shift 2 ;;
     --cxx) cxx=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "check-doc-snippets: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) files+=("$1"); shift ;;
   esac
