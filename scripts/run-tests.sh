@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every test: the Release build's suite (unit, kernel conformance, PyTorch oracle replay,
 # distributed under mpirun); a clang build without MPI under AddressSanitizer +
-# UndefinedBehaviorSanitizer that runs the unit tests and fuzzes the file parsers; and a
-# consumer project that finds the installed library with find_package and with pkg-config.
+# UndefinedBehaviorSanitizer that runs the unit tests and fuzzes the file parsers; then, against
+# the installed library, every C++ block of the documentation (scripts/check-doc-snippets.sh)
+# and a consumer project found with find_package and with pkg-config, each built with g++ and
+# clang++ under -Wall -Wextra -Werror.
 # FUZZ_SECONDS (default 60) bounds each fuzz target's run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,16 +27,29 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -j$jobs --output-on-failure -L unit
 scripts/run-fuzzers.sh build-asan "$fuzz_seconds"
 
-echo "== Installed-package consumers (find_package and pkg-config), alone and under mpirun -np 2"
+echo "== Installed package: documentation snippets, then consumers (find_package and pkg-config) built"
+echo "   with g++ and clang++ under -Wall -Wextra -Werror, each run alone and under mpirun -np 2"
 prefix="$PWD/build/_install"
 rm -rf "$prefix" build/_consumer
 cmake --install build --prefix "$prefix" > /dev/null
-cmake -S examples/consumer -B build/_consumer -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
-cmake --build build/_consumer
+scripts/check-doc-snippets.sh --build build --prefix "$prefix" -j $jobs
 pcdir=$(dirname "$(find "$prefix" -name strider.pc | head -n 1)")
-g++ -O2 examples/consumer/main.cpp $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs strider) \
-  -o build/_consumer/consumer_pkgconfig
-for exe in build/_consumer/consumer build/_consumer/consumer_pkgconfig; do
+warnings="-Wall -Wextra -Werror"
+consumers=()
+for cxx in g++ clang++; do
+  # find_package: the installed headers come in as system headers.
+  cmake -S examples/consumer -B "build/_consumer/cmake-$cxx" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$warnings" > /dev/null
+  cmake --build "build/_consumer/cmake-$cxx"
+  consumers+=("build/_consumer/cmake-$cxx/consumer")
+  # pkg-config: plain -I, so a warning in any header the program includes fails the build.
+  # shellcheck disable=SC2046,SC2086
+  "$cxx" -O2 $warnings examples/consumer/main.cpp $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs strider) \
+    -o "build/_consumer/consumer-pkgconfig-$cxx"
+  consumers+=("build/_consumer/consumer-pkgconfig-$cxx")
+done
+for exe in "${consumers[@]}"; do
+  echo "-- $exe"
   "$exe"
   mpirun --oversubscribe --bind-to none -np 2 "$exe"
 done

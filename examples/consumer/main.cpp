@@ -43,8 +43,11 @@ int main(int argc, char** argv) {
     cnn->to(MemoryFormat::ChannelsLast);
     auto ddp = fsdp::DistributedDataParallel::wrap(cnn, pg);
     auto [d0, d1] = train(*ddp, *pg);
-    auto sharded = fsdp::FullyShardedDataParallel::wrap(models::small_cnn(), pg,
-                                                         {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(1000)});
+    // Designated initializers name only the options they change (every other one has a default).
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(
+        models::small_cnn(), pg,
+        {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(1000),
+         .mixed_precision = fsdp::MixedPrecision{.reduce_dtype = kFloat}});
     auto [f0, f1] = train(*sharded, *pg);
     if (pg->rank() == 0)
       std::cout << "world size " << pg->size() << ": DDP loss " << d0 << " -> " << d1 << ", FSDP (" << sharded->num_units()

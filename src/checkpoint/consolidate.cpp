@@ -1,5 +1,6 @@
 #include "strider/checkpoint/consolidate.h"
 
+#include "checkpoint/export_metadata.h"
 #include "checkpoint/row_stream.h"
 #include "strider/checkpoint/run_directory.h"
 #include "strider/io/safetensors_writer.h"
@@ -14,10 +15,7 @@ ConsolidateReport consolidate_checkpoint(const std::string& source, const std::s
   std::vector<io::SafetensorsEntry> entries;
   for (const auto& [key, rec] : m.tensors)
     if (key.rfind(prefix, 0) == 0) entries.push_back({key.substr(prefix.size()), rec.dtype, rec.shape});
-  io::SafetensorsWriter writer(out_file, entries,
-                               {{"format", "strider.consolidated"},
-                                {"step", std::to_string(m.step)},
-                                {"saved_as", m.strategy + " on " + std::to_string(m.world_size) + " ranks"}});
+  io::SafetensorsWriter writer(out_file, entries, detail::export_metadata(m.step, m.strategy, m.world_size));
   detail::VerifiedReader reader(report.source, m);
   for (const io::SafetensorsEntry& e : entries) {
     const std::string key = model_key(e.name);

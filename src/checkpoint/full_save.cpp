@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/export_metadata.h"
 #include "checkpoint/holdings.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/checkpoint/manifest.h"
@@ -112,9 +113,7 @@ FullSaveReport save_full(const std::string& out_file, nn::Module& model, int64_t
     for (const auto& [key, rec] : plan) entries.push_back({key.substr(prefix.size()), rec.dtype, rec.shape});
     writer = std::make_unique<io::SafetensorsWriter>(
         out_file, entries,
-        io::Metadata{{"format", "strider.consolidated"},
-                     {"step", std::to_string(step)},
-                     {"saved_as", layout.strategy + " on " + std::to_string(world) + " ranks"}});
+        detail::export_metadata(step, layout.strategy, world));
   });
 
   for (const auto& [key, rec] : plan) {

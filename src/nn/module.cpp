@@ -24,13 +24,17 @@ auto find(V& v, const std::string& name) {
 }  // namespace
 
 Tensor Module::forward(const Tensor&) {
-  STRIDER_CHECK(false, type_name_.c_str(), "this module has no single-tensor forward(); call it with its own arguments");
+  STRIDER_CHECK(false, type_name_.c_str(),
+                "was called with one Tensor, but overrides neither forward(const Tensor&) nor forward_args(); a "
+                "forward with other parameters (forward(x, mask)) is reached through forward_args: override it "
+                "with nn::bind_forward (nn/forward_binding.h)");
   return Tensor();
 }
 
 Value Module::forward_args(const Args& args) {
   STRIDER_CHECK(args.size() == 1 && args.keywords().empty() && args[0].is_tensor(), type_name_.c_str(),
-                "takes one Tensor, but was called with ", args.describe());
+                "takes one Tensor (it overrides forward(const Tensor&) only), but was called with ", args.describe(),
+                "; to take other arguments, override forward_args with nn::bind_forward (nn/forward_binding.h)");
   return forward(args[0].tensor());
 }
 
@@ -64,12 +68,7 @@ Value Module::call_from(size_t i, Args args) {
   return out;
 }
 
-Tensor Module::operator()(const Tensor& input) {
-  Value out = call(Args{input});
-  STRIDER_CHECK(out.is_tensor(), type_name_.c_str(), "returned ", out.describe(),
-                ", not one Tensor; call it through call() or with the Value-returning operator()");
-  return out.tensor();
-}
+ModuleOutput Module::operator()(const Tensor& input) { return ModuleOutput(call(Args{input})); }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
   check_name(name, type_name_);

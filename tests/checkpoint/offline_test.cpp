@@ -104,7 +104,8 @@ TEST(CheckpointConsolidate, WholeTensorsUnderTheModelsNamesComputeTheSameOutputs
     ASSERT_TRUE(st.tensors.count(name)) << name;
     EXPECT_TRUE(testing::all_close(st.tensors.at(name), t, 0, 0)) << name;
   }
-  EXPECT_EQ(st.metadata.at("format"), "strider.consolidated");
+  EXPECT_EQ(st.metadata.at("format"), "pt");  // Hugging Face's loaders require it
+  EXPECT_EQ(st.metadata.at("strider.format"), "strider.consolidated");
   manual_seed(9);
   auto fresh = models::small_cnn(10, 1);
   fresh->load_state_dict(st.tensors);

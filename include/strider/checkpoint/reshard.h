@@ -15,7 +15,7 @@ namespace strider::checkpoint {
 
 struct ReshardOptions {
   int64_t world_size = 1;
-  std::string strategy;  // "local", "ddp" or an FSDP strategy; empty keeps the source's
+  std::string strategy{};  // "local", "ddp" or an FSDP strategy; empty keeps the source's
   uint64_t block_bytes = uint64_t{1} << 20;
 };
 

@@ -10,8 +10,8 @@
 namespace strider::dist {
 
 struct ShardReplicaGroups {
-  std::shared_ptr<ProcessGroup> shard;    // size shard_group_size; this rank's shard group
-  std::shared_ptr<ProcessGroup> replica;  // size world / shard_group_size; same shard position
+  std::shared_ptr<ProcessGroup> shard{};    // size shard_group_size; this rank's shard group
+  std::shared_ptr<ProcessGroup> replica{};  // size world / shard_group_size; same shard position
 };
 
 // Collective over `world`; shard_group_size must divide world.size().

@@ -46,7 +46,7 @@ enum class BackwardPrefetch {
 // bfloat16 all-gathers and compute with float32 sharded master parameters, for example
 // {.param_dtype = kBFloat16, .reduce_dtype = kFloat}. Unset fields keep the parameter's dtype.
 struct MixedPrecision {
-  std::optional<ScalarType> param_dtype, reduce_dtype, buffer_dtype;
+  std::optional<ScalarType> param_dtype{}, reduce_dtype{}, buffer_dtype{};
 };
 
 // Offload of sharded state: a unit's sharded parameters and optimizer state live in a slower,
@@ -112,17 +112,17 @@ struct StateDictConfig {
 };
 
 struct FSDPOptions {
-  AutoWrapPolicy auto_wrap_policy;  // empty: one unit (plus any modules wrapped by hand)
+  AutoWrapPolicy auto_wrap_policy{};  // empty: one unit (plus any modules wrapped by hand)
   ShardingStrategy sharding_strategy = ShardingStrategy::FullShard;
-  UnitStrategyPolicy unit_strategy;  // empty: every unit uses sharding_strategy
+  UnitStrategyPolicy unit_strategy{};  // empty: every unit uses sharding_strategy
   // Hybrid strategies: ranks per shard group (it must divide the world size). 0: the ranks
   // running on one host, as PyTorch's HYBRID_SHARD does.
   int shard_group_size = 0;
   // Hybrid strategies: the shard and replica groups to use (empty: made by wrap with a
   // collective split; wrap stores them here, and enable_wrap reuses them for every unit).
-  dist::ShardReplicaGroups hybrid_groups;
-  std::optional<MixedPrecision> mixed_precision;
-  CPUOffload cpu_offload;
+  dist::ShardReplicaGroups hybrid_groups{};
+  std::optional<MixedPrecision> mixed_precision{};
+  CPUOffload cpu_offload{};
   BackwardPrefetch backward_prefetch = BackwardPrefetch::BackwardPre;
   bool forward_prefetch = false;
   // At most this many units gathered ahead of use (bounds the memory prefetch costs).

@@ -19,9 +19,9 @@ namespace strider::io {
 inline constexpr const char* kSafetensorsChecksumKey = "strider.checksum";
 
 struct SafetensorsEntry {
-  std::string name;
+  std::string name{};
   ScalarType dtype = kFloat;
-  DimVector shape;
+  DimVector shape{};
 };
 
 struct SafetensorsWriterOptions {

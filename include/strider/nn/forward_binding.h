@@ -15,8 +15,9 @@
 //     }
 //   };
 //
-// A typed method with a name of its own can be bound directly: bind_forward(args, names, *this,
-// &Classifier::classify).
+// A typed member function can be bound directly, even an overloaded forward (the number of names
+// picks the overload with that many parameters): bind_forward(args, {"ids", "mask"}, *this,
+// &Classifier::forward).
 //
 // Parameter types: Tensor, bool, int64_t, int, double, std::string, std::vector<Tensor>, Value,
 // and std::optional of any of them. A parameter is optional (None or absent binds nullopt, or
@@ -109,11 +110,18 @@ Value call_bound(Invoke&& invoke, const std::vector<Value>& bound, std::index_se
 }
 
 template <class R, class... P, class Invoke>
-Value bind_and_call(const char* op, Invoke&& invoke, const Args& args, std::initializer_list<std::string_view> names) {
+Value bind_and_call(const char* op, Invoke&& invoke, const Args& args, const std::vector<std::string_view>& names) {
   STRIDER_CHECK(names.size() == sizeof...(P), op, "bind_forward was given ", names.size(),
                 " parameter names for a forward with ", sizeof...(P), " parameters");
-  const std::vector<Value> bound = args.bind(op, std::vector<std::string_view>(names), required_parameters<P...>());
+  const std::vector<Value> bound = args.bind(op, names, required_parameters<P...>());
   return call_bound<Invoke, R, P...>(std::forward<Invoke>(invoke), bound, std::index_sequence_for<P...>{});
+}
+
+template <class R, class... P, class Self, class Fn>
+Value bind_member(const Args& args, const std::vector<std::string_view>& names, Self& self, Fn fn) {
+  return bind_and_call<R, P...>(
+      "forward", [&](auto&&... a) -> decltype(auto) { return (self.*fn)(std::forward<decltype(a)>(a)...); }, args,
+      names);
 }
 
 template <class F>
@@ -136,12 +144,37 @@ Value bind_forward(const Args& args, std::initializer_list<std::string_view> nam
   return binding::Signature<std::decay_t<F>>::call(std::forward<F>(fn), args, names);
 }
 
-// Binds `args` to the member function `fn` of `self`.
-template <class M, class R, class... P>
-Value bind_forward(const Args& args, std::initializer_list<std::string_view> names, M& self, R (M::*fn)(P...)) {
-  return binding::bind_and_call<R, P...>(
-      "forward", [&](auto&&... a) -> decltype(auto) { return (self.*fn)(std::forward<decltype(a)>(a)...); }, args,
-      names);
-}
+// Binds `args` to the member function `fn` of `self` (or of a base of its class), const or not.
+// `fn` may name an overload set, such as a forward beside Module's single-tensor one: there is
+// one overload per parameter count taking the names as an array of that many, so only the
+// member with as many parameters as names fits (deducing the parameters from an overload set
+// with several members fails, on clang even when all but one are a base's). Up to 8
+// parameters; beyond, bind a lambda.
+#define STRIDER_BIND_FORWARD_EXPAND(...) __VA_ARGS__
+#define STRIDER_BIND_FORWARD_ARITY(N, TEMPLATE_PARAMS, PARAMS)                                                  \
+  template <class M, class B, class R, STRIDER_BIND_FORWARD_EXPAND TEMPLATE_PARAMS>                             \
+    requires std::is_base_of_v<B, M>                                                                            \
+  Value bind_forward(const Args& args, const std::string_view (&names)[N], M& self,                             \
+                     R (B::*fn)(STRIDER_BIND_FORWARD_EXPAND PARAMS)) {                                          \
+    return binding::bind_member<R, STRIDER_BIND_FORWARD_EXPAND PARAMS>(args, {names, names + N}, self, fn);     \
+  }                                                                                                             \
+  template <class M, class B, class R, STRIDER_BIND_FORWARD_EXPAND TEMPLATE_PARAMS>                             \
+    requires std::is_base_of_v<B, M>                                                                            \
+  Value bind_forward(const Args& args, const std::string_view (&names)[N], const M& self,                       \
+                     R (B::*fn)(STRIDER_BIND_FORWARD_EXPAND PARAMS) const) {                                    \
+    return binding::bind_member<R, STRIDER_BIND_FORWARD_EXPAND PARAMS>(args, {names, names + N}, self, fn);     \
+  }
+STRIDER_BIND_FORWARD_ARITY(1, (class P1), (P1))
+STRIDER_BIND_FORWARD_ARITY(2, (class P1, class P2), (P1, P2))
+STRIDER_BIND_FORWARD_ARITY(3, (class P1, class P2, class P3), (P1, P2, P3))
+STRIDER_BIND_FORWARD_ARITY(4, (class P1, class P2, class P3, class P4), (P1, P2, P3, P4))
+STRIDER_BIND_FORWARD_ARITY(5, (class P1, class P2, class P3, class P4, class P5), (P1, P2, P3, P4, P5))
+STRIDER_BIND_FORWARD_ARITY(6, (class P1, class P2, class P3, class P4, class P5, class P6), (P1, P2, P3, P4, P5, P6))
+STRIDER_BIND_FORWARD_ARITY(7, (class P1, class P2, class P3, class P4, class P5, class P6, class P7),
+                           (P1, P2, P3, P4, P5, P6, P7))
+STRIDER_BIND_FORWARD_ARITY(8, (class P1, class P2, class P3, class P4, class P5, class P6, class P7, class P8),
+                           (P1, P2, P3, P4, P5, P6, P7, P8))
+#undef STRIDER_BIND_FORWARD_ARITY
+#undef STRIDER_BIND_FORWARD_EXPAND
 
 }  // namespace strider::nn

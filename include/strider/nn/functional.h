@@ -69,8 +69,8 @@ Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
 
 struct InterpolateOptions {
-  DimVector size;                  // output spatial size, or
-  std::vector<double> scale_factor;  // one per spatial dim (or one for all)
+  DimVector size{};                  // output spatial size, or
+  std::vector<double> scale_factor{};  // one per spatial dim (or one for all)
   std::string mode = "nearest";    // nearest | nearest-exact | linear | bilinear | bicubic | trilinear | area
   bool align_corners = false;
 };

@@ -7,8 +7,9 @@
 // forward(const Tensor&) and are called as (*m)(x), giving a Tensor. Modules with other
 // signatures (several inputs, keyword arguments, several outputs) override forward_args(Args),
 // usually through bind_forward (nn/forward_binding.h), and are called as (*m)(a, b,
-// nn::kw("mask", m)), giving a Value. Either way the call goes through call(), which runs the
-// hooks, so wrappers (FSDP, DDP) see every module's inputs and outputs the same way.
+// nn::kw("mask", m)), giving a Value; called with one tensor, (*m)(x) gives a ModuleOutput,
+// which is a Tensor and converts to the whole Value. Either way the call goes through call(),
+// which runs the hooks, so wrappers (FSDP, DDP) see every module's inputs and outputs the same way.
 #include <concepts>
 #include <functional>
 #include <map>
@@ -67,8 +68,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // Runs the pre-hooks, forward_args and the hooks; errors are prefixed with the module chain
   // ("in Encoder > MultiheadAttention: ...").
   Value call(Args args);
-  // One tensor in, one tensor out (an Error if the module returns anything else).
-  Tensor operator()(const Tensor& input);
+  // One tensor in: the output as a Tensor (a layer), or as a Value when the module returns
+  // something else (a forward whose other parameters are optional: nn::Value out = (*m)(ids)).
+  ModuleOutput operator()(const Tensor& input);
   // Any other call: positional Values and nn::kw(...) keyword arguments.
   template <class... A>
     requires(!(sizeof...(A) == 1 && (std::convertible_to<A, const Tensor&> && ...)))

@@ -23,6 +23,8 @@
 
 namespace strider::nn {
 
+class ModuleOutput;
+
 class Value {
  public:
   enum class Kind { None, Tensor, Bool, Int, Double, String, List, Dict };
@@ -36,6 +38,7 @@ class Value {
   Value(const char* s) : v_(std::string(s)) {}
   Value(std::string s) : v_(std::move(s)) {}
   Value(std::vector<Tensor> tensors);  // a list of tensors
+  Value(const ModuleOutput& output);   // the whole output of a call (*m)(x)
   static Value list(std::vector<Value> items);
   // Keys must be unique; their order is kept.
   static Value dict(std::vector<std::pair<std::string, Value>> items);
@@ -76,6 +79,27 @@ class Value {
 };
 
 const char* to_string(Value::Kind kind);
+
+// What a call with one tensor, (*m)(x), returns. It is the output Tensor when the module returned
+// one (every layer), and it converts to the whole output as a Value, so a model whose forward
+// has optional parameters or several outputs is called the same way:
+//
+//   Tensor y = (*layer)(x);
+//   nn::Value out = (*model)(ids);  // forward(ids, labels = None) -> (logits, loss): out[0], out[1]
+//
+// When the output is not one Tensor the Tensor side is undefined (using it throws); take it as
+// a Value.
+class ModuleOutput : public Tensor {
+ public:
+  explicit ModuleOutput(Value output)
+      : Tensor(output.is_tensor() ? output.tensor() : Tensor()), output_(std::move(output)) {}
+  const Value& value() const { return output_; }
+
+ private:
+  Value output_;
+};
+
+inline Value::Value(const ModuleOutput& output) : Value(output.value()) {}
 
 // A keyword argument: (*mha)(q, k, v, nn::kw("need_weights", false)).
 struct Kwarg {

@@ -9,13 +9,13 @@
 namespace strider::ops {
 
 struct PoolArgs {
-  DimVector kernel;
-  DimVector stride;            // empty = kernel
+  DimVector kernel{};
+  DimVector stride{};          // empty = kernel
   DimVector padding{0};
   DimVector dilation{1};
   bool ceil_mode = false;
   bool count_include_pad = true;
-  std::optional<int64_t> divisor_override;
+  std::optional<int64_t> divisor_override{};
 };
 
 // What backward needs besides the gradient: oneDNN's workspace or reference indices.
