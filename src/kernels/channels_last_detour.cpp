@@ -12,10 +12,8 @@ MemoryFormat channels_last_for(const Tensor& t) {
 }
 }  // namespace
 
-std::string detour_rejects(std::initializer_list<const Tensor*> data) {
+std::string plain_batch_rejects(std::initializer_list<const Tensor*> data) {
   const Tensor& first = **data.begin();
-  if (first.dtype() != kBFloat16) return "only bfloat16 lacks fast plain-layout kernels";
-  if (std::string why = dnnl_ops::rejects_dtype(kBFloat16); !why.empty()) return why;
   if (first.dim() != 4 && first.dim() != 5) return "the data has no channels-last format";
   for (const Tensor* t : data)
     if (!t->is_contiguous() || t->is_contiguous(channels_last_for(*t)))
@@ -23,10 +21,24 @@ std::string detour_rejects(std::initializer_list<const Tensor*> data) {
   return "";
 }
 
-Tensor channels_last_empty(const Tensor& t) {
-  return scratch_strided(t.sizes(), layout::strides_for_format(t.sizes(), channels_last_for(t), "channels_last_detour"),
-                         t.dtype());
+std::string detour_rejects(std::initializer_list<const Tensor*> data) {
+  const ScalarType dtype = (*data.begin())->dtype();
+  if (dtype == kBFloat16) {
+    if (std::string why = dnnl_ops::rejects_dtype(kBFloat16); !why.empty()) return why;
+  } else if (dtype == kFloat) {
+    if (dnnl_ops::fast_plain_layout_float32()) return "float32 has fast plain-layout kernels from AVX-512 up";
+  } else {
+    return "only bfloat16 and float32 are computed by oneDNN";
+  }
+  return plain_batch_rejects(data);
 }
+
+Tensor channels_last_empty(const Tensor& t, ScalarType dtype) {
+  return scratch_strided(t.sizes(), layout::strides_for_format(t.sizes(), channels_last_for(t), "channels_last_detour"),
+                         dtype);
+}
+
+Tensor channels_last_empty(const Tensor& t) { return channels_last_empty(t, t.dtype()); }
 
 Tensor channels_last_copy(const Tensor& t) {
   Tensor r = channels_last_empty(t);

@@ -1,5 +1,5 @@
-// The convolution implementation lists: oneDNN computing a plain-layout (NCHW) bfloat16 problem
-// in channels-last, then oneDNN in the problem's own layout, then bfloat16 in float32 where
+// The convolution implementation lists: oneDNN computing a plain-layout (NCHW) problem in
+// channels-last where its plain-layout kernels are slow, then oneDNN in the problem's own layout, then bfloat16 in float32 where
 // oneDNN has no bfloat16 kernels for the CPU, then the reference.
 #include "kernels/channels_last_detour.h"
 #include "kernels/conv.h"
@@ -27,21 +27,26 @@ void backward_weight_in_nhwc(const ConvBackwardWeight& c) {
                                  channels_last_copy(c.grad_out), c.p);
 }
 
+// bfloat16 in float32; data in the plain layout goes to channels-last on the way, where oneDNN's
+// float32 kernels are fast on every CPU (channels_last_detour.h).
 void forward_in_float32(const ConvForward& c) {
-  Tensor out = float32_empty(c.out);
-  dnnl_ops::conv_forward(out, float32_copy(c.in), float32_copy(c.weight), float32_copy(c.bias), c.p);
+  const bool cl = plain_batch_rejects({&c.in, &c.out}).empty();
+  Tensor out = float32_empty(c.out, cl);
+  dnnl_ops::conv_forward(out, float32_copy(c.in, cl), float32_copy(c.weight), float32_copy(c.bias), c.p);
   round_into(c.out, out);
 }
 
 void backward_input_in_float32(const ConvBackwardInput& c) {
-  Tensor gi = float32_empty(c.grad_in);
-  dnnl_ops::conv_backward_input(gi, float32_copy(c.grad_out), float32_copy(c.weight), c.p);
+  const bool cl = plain_batch_rejects({&c.grad_in, &c.grad_out}).empty();
+  Tensor gi = float32_empty(c.grad_in, cl);
+  dnnl_ops::conv_backward_input(gi, float32_copy(c.grad_out, cl), float32_copy(c.weight), c.p);
   round_into(c.grad_in, gi);
 }
 
 void backward_weight_in_float32(const ConvBackwardWeight& c) {
+  const bool cl = plain_batch_rejects({&c.in, &c.grad_out}).empty();
   Tensor gw = float32_empty(c.grad_weight), gb = float32_empty(c.grad_bias);
-  dnnl_ops::conv_backward_weight(gw, gb, float32_copy(c.in), float32_copy(c.grad_out), c.p);
+  dnnl_ops::conv_backward_weight(gw, gb, float32_copy(c.in, cl), float32_copy(c.grad_out, cl), c.p);
   round_into(c.grad_weight, gw);
   round_into(c.grad_bias, gb);
 }

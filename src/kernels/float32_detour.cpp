@@ -1,5 +1,6 @@
 #include "kernels/float32_detour.h"
 
+#include "kernels/channels_last_detour.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/scratch.h"
@@ -14,14 +15,14 @@ std::string float32_detour_rejects(std::initializer_list<const Tensor*> data) {
   return "";
 }
 
-Tensor float32_empty(const Tensor& t) {
-  if (!t.defined() || t.dtype() == kFloat) return t;
-  return scratch_like(t, kFloat);
+Tensor float32_empty(const Tensor& t, bool channels_last) {
+  if (!t.defined() || (t.dtype() == kFloat && !channels_last)) return t;
+  return channels_last ? channels_last_empty(t, kFloat) : scratch_like(t, kFloat);
 }
 
-Tensor float32_copy(const Tensor& t) {
-  if (!t.defined() || t.dtype() == kFloat) return t;
-  Tensor r = scratch_like(t, kFloat);
+Tensor float32_copy(const Tensor& t, bool channels_last) {
+  if (!t.defined() || (t.dtype() == kFloat && !channels_last)) return t;
+  Tensor r = float32_empty(t, channels_last);
   cpu::copy(r, t);
   return r;
 }

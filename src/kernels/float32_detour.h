@@ -19,9 +19,12 @@ bool onednn_has_bfloat16();
 // Why the detour does not apply to this data (empty when it does): it must be bfloat16.
 std::string float32_detour_rejects(std::initializer_list<const Tensor*> data);
 // t in float32 with t's sizes and strides; undefined and float32 tensors pass through as they are.
-Tensor float32_copy(const Tensor& t);
-// Uninitialized float32 scratch with t's sizes and strides (undefined stays undefined).
-Tensor float32_empty(const Tensor& t);
+// With `channels_last` (for data whose plain layout oneDNN computes slowly: channels_last_detour.h)
+// the float32 copy is channels-last instead.
+Tensor float32_copy(const Tensor& t, bool channels_last = false);
+// Uninitialized float32 scratch with t's sizes and strides, or channels-last (undefined stays
+// undefined).
+Tensor float32_empty(const Tensor& t, bool channels_last = false);
 // Rounds `computed` into `dst` when they are different tensors (nothing when dst is undefined).
 void round_into(const Tensor& dst, const Tensor& computed);
 

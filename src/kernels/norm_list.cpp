@@ -1,5 +1,5 @@
-// The normalization implementation lists: for plain-layout bfloat16 batch norm, oneDNN via
-// channels-last (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16
+// The normalization implementation lists: for plain-layout batch norm where oneDNN's kernels
+// for that layout are slow, oneDNN via channels-last (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16
 // in float32 where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the
 // reference.
 #include "kernels/channels_last_detour.h"
@@ -40,19 +40,22 @@ std::string float32_rejects(std::string (*shape_rejects)(const Tensor&, DataTens
   return shape_rejects(in, data);
 }
 
+// Batch norm's plain-layout data goes to channels-last on the way (channels_last_detour.h).
 void batch_norm_forward_in_float32(const BatchNormForward& p) {
+  const bool cl = plain_batch_rejects({&p.in, &p.out}).empty();
   BatchNormForward q = p;
-  q.in = float32_copy(p.in);
-  q.out = float32_empty(p.out);
+  q.in = float32_copy(p.in, cl);
+  q.out = float32_empty(p.out, cl);
   dnnl_ops::batch_norm_forward(q);
   round_into(p.out, q.out);
 }
 
 void batch_norm_backward_in_float32(const BatchNormBackward& p) {
+  const bool cl = plain_batch_rejects({&p.in, &p.grad_out, &p.grad_in}).empty();
   BatchNormBackward q = p;
-  q.in = float32_copy(p.in);
-  q.grad_out = float32_copy(p.grad_out);
-  q.grad_in = float32_empty(p.grad_in);
+  q.in = float32_copy(p.in, cl);
+  q.grad_out = float32_copy(p.grad_out, cl);
+  q.grad_in = float32_empty(p.grad_in, cl);
   dnnl_ops::batch_norm_backward(q);
   round_into(p.grad_in, q.grad_in);
 }

@@ -54,6 +54,11 @@ bool supports(ScalarType t) {
   return t == kFloat || (t == kBFloat16 && bf16);
 }
 
+bool fast_plain_layout_float32() {
+  static const bool fast = onednn_has(dnnl::cpu_isa::avx512_core);
+  return fast;
+}
+
 std::string isa_in_use() {
   if (onednn_has(dnnl::cpu_isa::avx512_core_bf16)) return "avx512_bf16";
   if (onednn_has(dnnl::cpu_isa::avx512_core)) return "avx512";

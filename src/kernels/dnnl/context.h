@@ -25,6 +25,9 @@ dnnl::stream& stream();
 bool supports(ScalarType t);
 // Why oneDNN cannot compute in this dtype; empty when it can (an implementation list's answer).
 std::string rejects_dtype(ScalarType t);
+// True when oneDNN has fast plain-layout (NCHW) float32 convolution and batch norm: from AVX-512
+// up. Below it they are gemm-based or generic, and channels-last is 3x faster.
+bool fast_plain_layout_float32();
 // The instruction set oneDNN runs with (after STRIDER_MAX_CPU_ISA), for messages.
 std::string isa_in_use();
 // `make()` (which creates a oneDNN primitive or descriptor for the problem `key` describes), with
