@@ -237,7 +237,7 @@ int train_loop(const TrainOptions& o) {
                                        optim::SGDOptions{.lr = o.lr, .momentum = 0.9, .weight_decay = o.weight_decay, .nesterov = true});
   } else {
     STRIDER_CHECK(o.optimizer == "adamw", "train", "unknown optimizer '", o.optimizer, "'; use sgd or adamw");
-    opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+    opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamWOptions{.lr = o.lr, .weight_decay = o.weight_decay});
   }
   // shard_optimizer gathers updated shards after each step; deterministic mode checks each step
   // has all its micro-batches; with --optimizer-in-backward the engine's backward steps (and
