@@ -174,5 +174,22 @@ TEST(ParamGroups, StateKeysFollowTheGroup) {
   EXPECT_EQ(adam.state_keys(), (std::vector<std::string>{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}));
 }
 
+// README's example, as written there.
+TEST(ParamGroups, ReadmeExampleLeavesBiasesAndNormWeightsUndecayed) {
+  auto model = models::small_cnn();
+  optim::NamedParameters decay, no_decay;   // biases and norm weights without weight decay
+  for (auto& [name, p] : model->named_parameters()) (p.dim() < 2 ? no_decay : decay).emplace_back(name, p);
+  optim::AdamW opt({{.params = decay}, {.params = no_decay, .options = {.weight_decay = 0.0}}}, {.lr = 3e-4});
+  optim::OneCycleLR sched(opt, {.max_lr = {3e-3}, .total_steps = 1000});   // sched.step() after opt.step()
+  auto same = optim::make_optimizer("adamw", model->named_parameters(), {.lr = 3e-4});  // by name
+  ASSERT_FALSE(decay.empty());
+  ASSERT_FALSE(no_decay.empty());
+  EXPECT_EQ(opt.param_group_options(0).weight_decay, 0.01);
+  EXPECT_EQ(opt.param_group_options(1).weight_decay, 0.0);
+  EXPECT_NEAR(opt.lr(1), 3e-3 / 25, 1e-15) << "OneCycleLR starts at max_lr / div_factor";
+  EXPECT_EQ(opt.param_group_options(0).beta1, 0.95) << "and beta1 at max_momentum";
+  EXPECT_EQ(same->name(), "adamw");
+}
+
 }  // namespace
 }  // namespace strider
