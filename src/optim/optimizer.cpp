@@ -341,6 +341,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict, const std::strin
   }
   int64_t step_count = 0;
   if (keeps_step_state()) {
+    for (const auto& [pname, p] : params_) steps.emplace(pname, 0);  // no entry: it has not stepped
     for (const auto& [pname, s] : steps) step_count = std::max(step_count, s);
   } else {
     // Without step state (SGD) a parameter with state has stepped at least once; the optimizer's

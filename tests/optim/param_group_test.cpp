@@ -136,6 +136,24 @@ TEST(ParamGroups, AddedGroupsCountTheirOwnSteps) {
   EXPECT_EQ(copy.param_step(1), 1) << "a failed load changed the counts";
 }
 
+// A PyTorch state dict of an optimizer whose second parameter never stepped: it has no state
+// entry there and none here, with a step count of 0.
+TEST(OptimizerStateDict, AParameterThatNeverSteppedHasNoEntry) {
+  Tensor a = scalar(1.0), b = scalar(1.0);
+  optim::Adam opt({{"a", a}, {"b", b}}, {.lr = 0.1});
+  a.set_grad(tensor(std::vector<double>{1.0}, kDouble));
+  opt.step();
+  optim::OptimizerStateDict d = opt.state_dict();
+  ASSERT_EQ(d.state.size(), 1u);
+  EXPECT_EQ(d.state.at(0).at("step").item<float>(), 1.0f);
+  optim::Adam fresh({{"a", scalar(0.0)}, {"b", scalar(0.0)}});
+  fresh.load_state_dict(d);
+  EXPECT_EQ(fresh.param_step(0), 1);
+  EXPECT_EQ(fresh.param_step(1), 0);
+  EXPECT_EQ(fresh.lr(), 0.1) << "the dict's options";
+  EXPECT_EQ(fresh.state().count("b"), 0u);
+}
+
 TEST(MakeOptimizer, NamesAreTheCheckpointNames) {
   EXPECT_EQ(optim::optimizer_names(), (std::vector<std::string>{"sgd", "adam", "adamw"}));
   for (const std::string& name : optim::optimizer_names()) {
