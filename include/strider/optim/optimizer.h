@@ -123,8 +123,9 @@ class Optimizer {
                   const std::map<std::string, int64_t>& param_steps = {});
   // PyTorch's layout (optim/optimizer_state_dict.h). load_state_dict needs the same number of
   // groups with the same number of parameters each, takes the groups' options (as PyTorch
-  // does) and casts state to its parameter's dtype; all or nothing. step_count() becomes the
-  // largest parameter step.
+  // does, initial_lr too) and casts state to its parameter's dtype; all or nothing.
+  // step_count() becomes the largest parameter step (SGD, whose PyTorch state has no step,
+  // keeps its count; a parameter with state counts it).
   OptimizerStateDict state_dict() const;
   void load_state_dict(const OptimizerStateDict& dict, const std::string& what = "the optimizer state dict");
   // Everything load_state and load_state_dict replace, to put back after a failed load
