@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     fsdp::FSDPOptions o;
     o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
     auto model = fsdp::FullyShardedDataParallel::wrap(gpt, pg, o);
-    optim::AdamW opt(model->named_parameters(), {.lr = 1e-4, .decoupled_weight_decay = true});
+    optim::AdamW opt(model->named_parameters(), {.lr = 1e-4});
     model->register_optimizer(opt);
     Generator g(7 + rank);
     Tensor tokens = (rand({batch, seq + 1}, {}, &g) * 256.0).to(kLong);

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     }
     if (deferred && !sharded) nn::materialize(*model);
     const double construction_rss = max_over_ranks(*pg, status_bytes("VmHWM"));  // peak so far: building and sharding
-    optim::AdamW opt(model->named_parameters(), {.lr = 1e-4, .decoupled_weight_decay = true});
+    optim::AdamW opt(model->named_parameters(), {.lr = 1e-4});
     if (sharded && (offload_stream || offload_dir.empty() || optimizer_in_backward))
       sharded->register_optimizer(opt, {.in_backward = optimizer_in_backward});
     int64_t sent_before = 0;

@@ -24,7 +24,7 @@ struct Trainee {
     manual_seed(1);
     model->push_back(std::make_shared<nn::Linear>(3, 2));
     model->push_back(std::make_shared<nn::LayerNorm>(DimVector{2}));
-    if (adam) opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamOptions{.lr = 0.1});
+    if (adam) opt = std::make_unique<optim::AdamW>(model->named_parameters(), optim::AdamWOptions{.lr = 0.1});
     else opt = std::make_unique<optim::SGD>(model->named_parameters(), optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
   }
   void step() {

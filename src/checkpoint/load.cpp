@@ -67,6 +67,7 @@ Tensor stage(detail::VerifiedReader& reader, const Manifest& m, const std::strin
 struct Staged {
   std::map<std::string, Tensor> model;  // a state dict the model's load_state_dict takes
   optim::OptimizerState optimizer;
+  std::map<std::string, int64_t> optimizer_param_steps;  // by the optimizer's names
   std::string rng;
 };
 
@@ -99,6 +100,8 @@ Staged stage_all(const Manifest& m, const std::string& dir, const TrainingState&
     const std::vector<std::string> keys = opt->state_keys();
     for (const auto& [oname, t] : opt->params()) {
       const detail::ParamView& p = detail::param_of(layout, t, oname);
+      if (auto s = m.optimizer_param_steps.find(p.name); s != m.optimizer_param_steps.end())
+        out.optimizer_param_steps[oname] = s->second;
       for (const std::string& key : keys) {
         const std::string k = optimizer_key(p.name, key);
         auto it = m.tensors.find(k);
@@ -152,8 +155,7 @@ LoadResult load(const std::string& path, const TrainingState& state, dist::Proce
   LoadResult result;
   Staged staged;
   optim::Optimizer* opt = options.optimizer ? state.optimizer : nullptr;
-  optim::OptimizerState opt_before;
-  int64_t opt_steps_before = 0;
+  optim::Optimizer::Snapshot opt_before;
   bool opt_changed = false;
   Json outcome = {{"ok", true}};
   try {
@@ -161,9 +163,8 @@ LoadResult load(const std::string& path, const TrainingState& state, dist::Proce
     result.manifest = read_manifest(result.dir);
     staged = stage_all(result.manifest, result.dir, state, options, rank, world);
     if (opt) {  // load_state validates everything (names, shapes, finiteness, completeness) first
-      opt_before = opt->state();
-      opt_steps_before = opt->step_count();
-      opt->load_state(staged.optimizer, result.manifest.optimizer_steps, result.dir);
+      opt_before = opt->snapshot();
+      opt->load_state(staged.optimizer, result.manifest.optimizer_steps, result.dir, staged.optimizer_param_steps);
       opt_changed = true;
     }
     outcome["id"] = result.dir + " step " + std::to_string(result.manifest.step);
@@ -189,10 +190,7 @@ LoadResult load(const std::string& path, const TrainingState& state, dist::Proce
                 "; every rank must see the same checkpoint (a shared file system, or the same path on each host)";
   }
   if (!failure.empty()) {
-    if (opt_changed) {
-      opt->state() = opt_before;
-      opt->set_step_count(opt_steps_before);
-    }
+    if (opt_changed) opt->restore(opt_before);
     STRIDER_CHECK(false, kOp, "loading '", path, "' failed on ", failure, "; nothing was changed");
   }
   nn::Module& target = load_target(*state.model);
@@ -204,10 +202,7 @@ LoadResult load(const std::string& path, const TrainingState& state, dist::Proce
       target.load_state_dict(staged.model);
     }
   } catch (...) {
-    if (opt_changed) {
-      opt->state() = opt_before;
-      opt->set_step_count(opt_steps_before);
-    }
+    if (opt_changed) opt->restore(opt_before);
     throw;
   }
   const Manifest& m = result.manifest;

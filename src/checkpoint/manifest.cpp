@@ -198,6 +198,7 @@ std::string format_manifest(const Manifest& m) {
                          {"shape", std::vector<int64_t>(t.shape.begin(), t.shape.end())}, {"shards", shards}};
   }
   if (!m.optimizer.empty()) j["optimizer"] = {{"name", m.optimizer}, {"steps", m.optimizer_steps}};
+  if (!m.optimizer_param_steps.empty()) j["optimizer"]["param_steps"] = m.optimizer_param_steps;
   if (m.scheduler_step) j["scheduler"] = {{"step", *m.scheduler_step}};
   if (m.data)
     j["data"] = {{"epoch", m.data->epoch}, {"batches_done", m.data->batches_done},
@@ -274,6 +275,13 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   if (j.contains("optimizer")) {
     m.optimizer = r.string(j["optimizer"], "name", "optimizer");
     m.optimizer_steps = r.count(j["optimizer"], "steps", "optimizer");
+    if (j["optimizer"].contains("param_steps")) {
+      const Json& steps = j["optimizer"]["param_steps"];
+      STRIDER_CHECK(steps.is_object(), kOp, path, ": optimizer.param_steps must be an object");
+      for (auto& [name, v] : steps.items())
+        m.optimizer_param_steps[name] = static_cast<int64_t>(
+            r.unsigned_value(v, "optimizer.param_steps." + name, static_cast<uint64_t>(INT64_MAX)));
+    }
   }
   if (j.contains("scheduler")) m.scheduler_step = r.count(j["scheduler"], "step", "scheduler");
   if (j.contains("data")) {

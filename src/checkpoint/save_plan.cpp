@@ -123,6 +123,10 @@ SavePlan plan_save(const std::string& run_dir, int64_t step, const TrainingState
   if (state.optimizer) {
     m.optimizer = state.optimizer->name();
     m.optimizer_steps = state.optimizer->step_count();
+    const auto differing = state.optimizer->param_steps_differing();
+    for (const auto& [oname, t] : state.optimizer->params())
+      if (auto d = differing.find(oname); d != differing.end())
+        m.optimizer_param_steps[param_of(layout, t, oname).name] = d->second;
   }
   if (state.scheduler) m.scheduler_step = state.scheduler->last_step();
   if (state.data) m.data = *state.data;

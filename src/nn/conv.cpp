@@ -16,6 +16,9 @@ ConvNd::ConvNd(std::string type, int64_t nsp, bool transposed, ConvOptions o)
   STRIDER_CHECK(options_.groups > 0 && options_.in_channels % options_.groups == 0 &&
                 options_.out_channels % options_.groups == 0, name, "in_channels (", options_.in_channels,
                 ") and out_channels (", options_.out_channels, ") must be divisible by groups (", options_.groups, ")");
+  STRIDER_CHECK(!options_.kernel_size.empty(), name, "kernel_size is required (PyTorch has no default either): "
+                "{.in_channels = ", options_.in_channels, ", .out_channels = ", options_.out_channels,
+                ", .kernel_size = {3}}");
   if (options_.kernel_size.size() == 1) options_.kernel_size = DimVector(nsp, options_.kernel_size[0]);
   STRIDER_CHECK(static_cast<int64_t>(options_.kernel_size.size()) == nsp, name, "kernel_size must have 1 or ", nsp,
                 " values, got ", IntArrayRef(options_.kernel_size));

@@ -38,13 +38,17 @@ void constant_(const Tensor& t, double value) {
 void zeros_(const Tensor& t) { constant_(t, 0.0); }
 void ones_(const Tensor& t) { constant_(t, 1.0); }
 
-double calculate_gain(const std::string& nl, double a) {
+double calculate_gain(const std::string& nl, std::optional<double> param) {
   if (nl == "linear" || nl == "sigmoid" || nl.rfind("conv", 0) == 0) return 1.0;
   if (nl == "tanh") return 5.0 / 3.0;
   if (nl == "relu") return std::sqrt(2.0);
-  if (nl == "leaky_relu") return std::sqrt(2.0 / (1.0 + a * a));
+  if (nl == "leaky_relu") {
+    const double slope = param.value_or(0.01);  // PyTorch's default negative slope
+    return std::sqrt(2.0 / (1.0 + slope * slope));
+  }
+  if (nl == "selu") return 3.0 / 4.0;
   STRIDER_CHECK(false, "calculate_gain", "unsupported nonlinearity '", nl,
-                "'; use linear, sigmoid, tanh, relu or leaky_relu");
+                "'; use linear, conv1d/2d/3d, sigmoid, tanh, relu, leaky_relu or selu");
   return 1.0;
 }
 

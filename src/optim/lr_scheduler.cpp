@@ -1,5 +1,6 @@
 #include "strider/optim/lr_scheduler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -7,25 +8,53 @@
 
 namespace strider::optim {
 
-StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma) : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
-  STRIDER_CHECK(step_size > 0, "StepLR", "step_size must be positive, got ", step_size);
+LRScheduler::LRScheduler(Optimizer& opt) : opt_(opt) {
+  for (size_t g = 0; g < opt.num_param_groups(); ++g) {
+    if (!opt.initial_lr(g)) opt.set_initial_lr(g, opt.lr(g));  // PyTorch: group.setdefault("initial_lr", lr)
+    base_lrs_.push_back(*opt.initial_lr(g));
+  }
 }
 
-double StepLR::lr_at(int64_t step) const {
-  return base_lr_ * std::pow(gamma_, static_cast<double>(step / step_size_));
+void LRScheduler::step() { set_last_step(last_step_ + 1); }
+
+void LRScheduler::set_last_step(int64_t step) {
+  STRIDER_CHECK(step >= 0, "LRScheduler", "the step must be >= 0, got ", step);
+  STRIDER_CHECK(base_lrs_.size() == opt_.num_param_groups(), "LRScheduler", "the optimizer has ",
+                opt_.num_param_groups(), " param groups but the scheduler was built for ", base_lrs_.size(),
+                " (add_param_group after building a scheduler); build the scheduler after adding the groups");
+  apply(step);
+  last_step_ = step;
+  last_lr_.clear();
+  for (size_t g = 0; g < opt_.num_param_groups(); ++g) last_lr_.push_back(opt_.lr(g));
+}
+
+void LRScheduler::apply(int64_t step) {
+  std::vector<double> lrs;
+  for (size_t g = 0; g < base_lrs_.size(); ++g) lrs.push_back(lr_at(step, g));  // all computed before any is set
+  for (size_t g = 0; g < lrs.size(); ++g) opt_.set_lr(g, lrs[g]);
+}
+
+StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma) : LRScheduler(opt), step_size_(step_size), gamma_(gamma) {
+  STRIDER_CHECK(step_size > 0, "StepLR", "step_size must be positive, got ", step_size);
+  initial_step();
+}
+
+double StepLR::lr_at(int64_t step, size_t group) const {
+  return base_lrs_.at(group) * std::pow(gamma_, static_cast<double>(step / step_size_));
 }
 
 CosineWithWarmup::CosineWithWarmup(Optimizer& opt, int64_t warmup, int64_t total, double min_lr)
     : LRScheduler(opt), warmup_(warmup), total_(total), min_lr_(min_lr) {
   STRIDER_CHECK(warmup >= 0 && total > warmup, "CosineWithWarmup", "need 0 <= warmup < total, got warmup ", warmup,
                 " total ", total);
-  opt.set_lr(lr_at(0));
+  initial_step();
 }
 
-double CosineWithWarmup::lr_at(int64_t step) const {
-  if (step < warmup_) return base_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_);
+double CosineWithWarmup::lr_at(int64_t step, size_t group) const {
+  const double base = base_lrs_.at(group);
+  if (step < warmup_) return base * static_cast<double>(step + 1) / static_cast<double>(warmup_);
   const double t = std::min(1.0, static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_));
-  return min_lr_ + 0.5 * (base_lr_ - min_lr_) * (1.0 + std::cos(std::numbers::pi * t));
+  return min_lr_ + 0.5 * (base - min_lr_) * (1.0 + std::cos(std::numbers::pi * t));
 }
 
 }  // namespace strider::optim

@@ -1,7 +1,5 @@
 #include "strider/optim/optimizer.h"
 
-#include "strider/ops/optimizer_step.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -17,21 +15,127 @@ bool all_finite(const Tensor& t) {
   return std::isfinite(sum(abs(t.to(kDouble))).item<double>());  // any NaN or infinity survives the sum
 }
 
+std::string group_name(size_t g) { return "param group " + std::to_string(g); }
+
+std::string joined(const std::vector<std::string>& keys) {
+  std::string s;
+  for (const std::string& k : keys) s += (s.empty() ? "" : ", ") + k;
+  return s.empty() ? "none" : s;
+}
+
 }  // namespace
 
-Optimizer::Optimizer(NamedParameters params, double lr) : params_(std::move(params)), lr_(lr) {
-  STRIDER_CHECK(!params_.empty(), "optimizer", "got an empty parameter list");
-  STRIDER_CHECK(lr >= 0, "optimizer", "invalid learning rate ", lr);
-  for (auto& [n, p] : params_)
-    STRIDER_CHECK(p.defined() && is_floating_point(p.dtype()), "optimizer", "parameter '", n,
-                  "' must be a defined floating-point tensor");
+void Optimizer::add_param_groups(std::vector<ParamGroup> groups) {
+  for (ParamGroup& g : groups) add_param_group(std::move(g));
+  STRIDER_CHECK(!params_.empty(), display_name(), "got an empty parameter list; pass the parameters to optimize "
+                "(model->named_parameters()), or param groups that hold some");
+}
+
+void Optimizer::add_param_group(ParamGroup group) {
+  const size_t g = group_params_.size();
+  const std::string where = group_name(g);
+  std::map<std::string, size_t> group_by_name;
+  std::map<const TensorImpl*, std::string> name_by_tensor;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    group_by_name[params_[i].first] = group_of_[i];
+    name_by_tensor[params_[i].second.impl()] = params_[i].first;
+  }
+  for (const auto& [n, p] : group.params) {
+    STRIDER_CHECK(p.defined() && is_floating_point(p.dtype()), display_name(), "parameter '", n, "' of ", where,
+                  " must be a defined floating-point tensor");
+    auto named = group_by_name.find(n);
+    STRIDER_CHECK(named == group_by_name.end(), display_name(), "parameter '", n, "' of ", where, " is already in ",
+                  named->second == g ? std::string("that group") : group_name(named->second),
+                  "; state is kept by name, so each parameter must appear once, in one group");
+    auto same = name_by_tensor.find(p.impl());
+    STRIDER_CHECK(same == name_by_tensor.end(), display_name(), "parameter '", n, "' of ", where,
+                  " is the same tensor as parameter '", same->second,
+                  "'; each parameter must appear once, in one group (PyTorch: some parameters appear in more than "
+                  "one parameter group)");
+    group_by_name[n] = g;
+    name_by_tensor[p.impl()] = n;
+  }
+  append_group_options(group.options, where);  // checks the options before anything changes
+  group_params_.emplace_back();
+  initial_lr_.emplace_back();
+  for (auto& [n, p] : group.params) {
+    group_params_.back().push_back(params_.size());
+    group_of_.push_back(g);
+    param_steps_.push_back(0);
+    params_.emplace_back(n, p);
+  }
+}
+
+size_t Optimizer::group_of(size_t index) const {
+  STRIDER_CHECK(index < params_.size(), "optimizer", "parameter index ", index, " is out of range for ",
+                params_.size(), " parameters");
+  return group_of_[index];
+}
+
+ParamGroup Optimizer::param_group(size_t g) const {
+  STRIDER_CHECK(g < group_params_.size(), display_name(), "there is no param group ", g, "; the optimizer has ",
+                group_params_.size());
+  ParamGroup out{.params = {}, .options = group_options(g)};
+  for (size_t i : group_params_[g]) out.params.push_back(params_[i]);
+  return out;
+}
+
+std::vector<ParamGroup> Optimizer::param_groups() const {
+  std::vector<ParamGroup> out;
+  for (size_t g = 0; g < group_params_.size(); ++g) out.push_back(param_group(g));
+  return out;
+}
+
+void Optimizer::set_group_options(size_t g, const GroupOptions& changes) {
+  STRIDER_CHECK(g < group_params_.size(), display_name(), "there is no param group ", g, "; the optimizer has ",
+                group_params_.size());
+  change_group_options(g, changes, group_name(g), /*check=*/true);
+}
+
+void Optimizer::assign_group_options(size_t g, const GroupOptions& changes) {
+  STRIDER_CHECK(g < group_params_.size(), display_name(), "there is no param group ", g, "; the optimizer has ",
+                group_params_.size());
+  change_group_options(g, changes, group_name(g), /*check=*/false);
+}
+
+double Optimizer::lr(size_t group) const { return *param_group_options(group).lr; }
+
+void Optimizer::set_lr(double lr) {
+  for (size_t g = 0; g < group_params_.size(); ++g) set_lr(g, lr);
+}
+
+void Optimizer::set_lr(size_t group, double lr) { assign_group_options(group, GroupOptions{.lr = lr}); }
+
+std::optional<double> Optimizer::initial_lr(size_t group) const { return initial_lr_.at(group); }
+
+void Optimizer::set_initial_lr(size_t group, double lr) { initial_lr_.at(group) = lr; }
+
+GroupOptions Optimizer::param_group_options(size_t g) const {
+  STRIDER_CHECK(g < group_params_.size(), display_name(), "there is no param group ", g, "; the optimizer has ",
+                group_params_.size());
+  return group_options(g);
+}
+
+std::vector<std::string> Optimizer::state_keys() const {
+  std::vector<std::string> all;
+  for (size_t g = 0; g < group_params_.size(); ++g)
+    for (const std::string& k : state_keys(g))
+      if (std::find(all.begin(), all.end(), k) == all.end()) all.push_back(k);
+  return all;
 }
 
 void Optimizer::zero_grad() {
   for (auto& [n, p] : params_) p.set_grad(Tensor());
 }
 
-void Optimizer::set_params(NamedParameters params) { params_ = std::move(params); }
+void Optimizer::set_params(NamedParameters params) {
+  STRIDER_CHECK(params.size() == params_.size(), display_name(), "set_params got ", params.size(),
+                " parameters for ", params_.size(), "; it replaces the tensors of the same parameters");
+  for (size_t i = 0; i < params.size(); ++i)
+    STRIDER_CHECK(params[i].first == params_[i].first, display_name(), "set_params got '", params[i].first,
+                  "' at position ", i, " where the optimizer has '", params_[i].first, "'");
+  params_ = std::move(params);
+}
 
 void Optimizer::check_params_alive() const {
   // A parameter whose values moved elsewhere (FSDP's wrap moves them into shards) never gets a
@@ -72,7 +176,13 @@ void Optimizer::update_parameter(size_t index) {
   autograd::NoGradGuard g;
   for (auto& [handle, hooks] : param_hooks_)
     if (hooks.before) hooks.before(index);
-  update(name, p, state_[name]);
+  ++param_steps_[index];  // PyTorch counts before the update (Adam's bias correction uses it)
+  try {
+    update(index, p, state_[name]);
+  } catch (...) {
+    --param_steps_[index];
+    throw;
+  }
   for (auto& [handle, hooks] : param_hooks_)
     if (hooks.after) hooks.after(index);
 }
@@ -105,21 +215,35 @@ void Optimizer::remove_step_hook(int handle) {
   param_hooks_.erase(handle);
 }
 
-void Optimizer::load_state(const OptimizerState& state, int64_t step_count, const std::string& what) {
+std::map<std::string, int64_t> Optimizer::param_steps_differing() const {
+  std::map<std::string, int64_t> out;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (param_steps_[i] != steps_) out[params_[i].first] = param_steps_[i];
+  return out;
+}
+
+void Optimizer::load_state(const OptimizerState& state, int64_t step_count, const std::string& what,
+                           const std::map<std::string, int64_t>& param_steps) {
   autograd::NoGradGuard no_grad;
   STRIDER_CHECK(step_count >= 0, "load_state", what, ": step count ", step_count, " is negative");
-  std::map<std::string, const Tensor*> by_name;
-  for (auto& [n, p] : params_) by_name[n] = &p;
-  const std::vector<std::string> keys = state_keys();
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < params_.size(); ++i) index_of[params_[i].first] = i;
+  for (const auto& [pname, s] : param_steps) {
+    STRIDER_CHECK(index_of.count(pname), "load_state", what, " has a step count for '", pname,
+                  "', which is not a parameter of this optimizer");
+    STRIDER_CHECK(s >= 0, "load_state", what, ": parameter '", pname, "' has the negative step count ", s);
+  }
   OptimizerState fresh;
   for (auto& [pname, entries] : state) {
-    auto it = by_name.find(pname);
-    STRIDER_CHECK(it != by_name.end(), "load_state", what, " has ", name(), " state for '", pname,
+    auto it = index_of.find(pname);
+    STRIDER_CHECK(it != index_of.end(), "load_state", what, " has ", name(), " state for '", pname,
                   "', which is not a parameter of this optimizer");
-    const Tensor& p = *it->second;
+    const Tensor& p = params_[it->second].second;
+    const std::vector<std::string> keys = state_keys(group_of_[it->second]);
     for (auto& [key, v] : entries)
       STRIDER_CHECK(std::find(keys.begin(), keys.end(), key) != keys.end(), "load_state", what, ": '", pname, ".",
-                    key, "' is not ", name(), " state (", name(), " keeps ", keys.size(), " tensors per parameter)");
+                    key, "' is not ", name(), " state for this parameter (its ", group_name(group_of_[it->second]),
+                    " keeps ", joined(keys), ")");
     for (const std::string& key : keys) {
       auto e = entries.find(key);
       STRIDER_CHECK(e != entries.end(), "load_state", what, ": parameter '", pname, "' lacks its ", name(), " state '",
@@ -136,85 +260,106 @@ void Optimizer::load_state(const OptimizerState& state, int64_t step_count, cons
       fresh[pname][key] = copy;
     }
   }
-  if (step_count > 0 && !keys.empty())
-    for (auto& [pname, p] : params_)
-      STRIDER_CHECK(!p.requires_grad() || fresh.count(pname), "load_state", what, " has no ", name(),
-                    " state for parameter '", pname, "' after ", step_count, " steps");
+  std::vector<int64_t> steps(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& [pname, p] = params_[i];
+    const bool has = fresh.count(pname) > 0;
+    auto listed = param_steps.find(pname);
+    steps[i] = listed != param_steps.end() ? listed->second : (has || p.requires_grad() ? step_count : 0);
+    if (state_keys(group_of_[i]).empty()) continue;
+    STRIDER_CHECK(steps[i] == 0 || has, "load_state", what, " has no ", name(), " state for parameter '", pname,
+                  "' after ", steps[i], " steps");
+    STRIDER_CHECK(steps[i] > 0 || !has, "load_state", what, " has ", name(), " state for parameter '", pname,
+                  "', whose step count is 0; state exists only once a parameter has stepped");
+  }
   state_ = std::move(fresh);
   steps_ = step_count;
+  param_steps_ = std::move(steps);
 }
 
-std::vector<std::string> SGD::state_keys() const {
-  if (o_.momentum == 0) return {};
-  return {"momentum_buffer"};
+void Optimizer::restore(Snapshot s) {
+  STRIDER_INTERNAL_ASSERT(s.param_steps.size() == params_.size(), "a snapshot of ", s.param_steps.size(),
+                          " parameters restored into an optimizer of ", params_.size());
+  state_ = std::move(s.state);
+  steps_ = s.steps;
+  param_steps_ = std::move(s.param_steps);
 }
 
-SGD::SGD(NamedParameters params, SGDOptions o) : Optimizer(std::move(params), o.lr), o_(o) {
-  STRIDER_CHECK(o.momentum >= 0 && o.weight_decay >= 0, "SGD", "momentum and weight_decay must be >= 0");
-  STRIDER_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0), "SGD",
-                "nesterov momentum requires a momentum and zero dampening");
+OptimizerStateDict Optimizer::state_dict() const {
+  OptimizerStateDict d;
+  for (size_t g = 0; g < group_params_.size(); ++g) {
+    ParamGroupState pg{.params = {}, .options = group_options(g), .initial_lr = initial_lr_[g]};
+    for (size_t i : group_params_[g]) pg.params.push_back(static_cast<int64_t>(i));
+    d.param_groups.push_back(std::move(pg));
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::map<std::string, Tensor> entry;
+    if (auto it = state_.find(params_[i].first); it != state_.end()) entry = it->second;  // the live tensors, as PyTorch
+    if (keeps_step_state() && param_steps_[i] > 0)
+      entry["step"] = full({}, static_cast<double>(param_steps_[i]), kFloat);  // PyTorch 1.13: a 0-d float32 tensor
+    if (!entry.empty()) d.state[static_cast<int64_t>(i)] = std::move(entry);
+  }
+  return d;
 }
 
-void SGD::update(const std::string&, Tensor& p, std::map<std::string, Tensor>& st) {
-  Tensor d = p.grad();
-  if (d.dtype() != p.dtype()) d = d.to(p.dtype());
-  if (o_.weight_decay != 0) d = add(d, p, o_.weight_decay);
-  if (o_.momentum != 0) {
-    auto it = st.find("momentum_buffer");
-    if (it == st.end()) {
-      st["momentum_buffer"] = d.clone();
-    } else {
-      mul_(it->second, o_.momentum);
-      add_(it->second, d, 1.0 - o_.dampening);
+void Optimizer::load_state_dict(const OptimizerStateDict& dict, const std::string& what) {
+  autograd::NoGradGuard no_grad;
+  const char* op = "load_state_dict";
+  STRIDER_CHECK(dict.param_groups.size() == group_params_.size(), op, what, " has ", dict.param_groups.size(),
+                " param groups but the optimizer has ", group_params_.size(),
+                "; build the optimizer with the groups the state was saved from");
+  std::map<int64_t, size_t> ours;  // the dict's parameter index -> ours
+  for (size_t g = 0; g < group_params_.size(); ++g) {
+    const auto& listed = dict.param_groups[g].params;
+    STRIDER_CHECK(listed.size() == group_params_[g].size(), op, what, ": ", group_name(g), " has ", listed.size(),
+                  " parameters there and ", group_params_[g].size(), " here; the groups must hold the same "
+                  "parameters in the same order");
+    for (size_t k = 0; k < listed.size(); ++k)
+      STRIDER_CHECK(ours.emplace(listed[k], group_params_[g][k]).second, op, what, ": parameter index ", listed[k],
+                    " is listed twice");
+  }
+  OptimizerState named;
+  std::map<std::string, int64_t> steps;
+  for (const auto& [index, entries] : dict.state) {
+    auto it = ours.find(index);
+    STRIDER_CHECK(it != ours.end(), op, what, " has state for parameter index ", index,
+                  ", which none of its param groups lists");
+    const auto& [pname, p] = params_[it->second];
+    for (const auto& [key, t] : entries) {
+      STRIDER_CHECK(t.defined(), op, what, ": state[", index, "][\"", key, "\"] is undefined");
+      if (key == "step") {
+        STRIDER_CHECK(t.numel() == 1, op, what, ": state[", index, "][\"step\"] has shape ", t.sizes(),
+                      "; a step count is one number");
+        const double s = t.to(kDouble).reshape({}).item<double>();
+        STRIDER_CHECK(s >= 0 && std::floor(s) == s, op, what, ": state[", index, "][\"step\"] is ", s,
+                      ", not a step count");
+        steps[pname] = static_cast<int64_t>(s);
+        continue;
+      }
+      named[pname][key] = t.dtype() == p.dtype() ? t : t.to(p.dtype());  // PyTorch casts state to the parameter's dtype
     }
-    Tensor& buf = st["momentum_buffer"];
-    d = o_.nesterov ? add(d, buf, o_.momentum) : buf;
   }
-  add_(p, d, -lr_);
-}
-
-Adam::Adam(NamedParameters params, AdamOptions o) : Optimizer(std::move(params), o.lr), o_(o) {
-  STRIDER_CHECK(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1, "Adam", "betas must be in [0, 1), got ",
-                o.beta1, " and ", o.beta2);
-  STRIDER_CHECK(o.eps >= 0, "Adam", "eps must be >= 0");
-}
-
-AdamW::AdamW(NamedParameters params, AdamOptions o) : Adam(std::move(params), [&] {
-  o.decoupled_weight_decay = true;
-  return o;
-}()) {}
-
-void Adam::begin_step() {
-  ++steps_;
-  bias_correction1_ = 1.0 - std::pow(o_.beta1, static_cast<double>(steps_));
-  bias_correction2_ = 1.0 - std::pow(o_.beta2, static_cast<double>(steps_));
-}
-
-void Adam::update(const std::string&, Tensor& p, std::map<std::string, Tensor>& st) {
-  const double bc1 = bias_correction1_, bc2 = bias_correction2_;
-  Tensor grad = p.grad().dtype() == p.dtype() ? p.grad() : p.grad().to(p.dtype());
-  if (!st.count("exp_avg")) {
-    st["exp_avg"] = zeros_like(p);
-    st["exp_avg_sq"] = zeros_like(p);
+  int64_t step_count = 0;
+  if (keeps_step_state()) {
+    for (const auto& [pname, p] : params_) steps.emplace(pname, 0);  // no entry: it has not stepped
+    for (const auto& [pname, s] : steps) step_count = std::max(step_count, s);
+  } else {
+    // Without step state (SGD) a parameter with state has stepped at least once; the optimizer's
+    // own count is kept.
+    step_count = std::max(steps_, named.empty() ? int64_t{0} : int64_t{1});
+    for (const auto& [pname, p] : params_) steps[pname] = named.count(pname) ? step_count : 0;
   }
-  Tensor& m = st["exp_avg"];
-  Tensor& v = st["exp_avg_sq"];
-  // One pass over contiguous float32 tensors (FSDP's flat shards); the same bits as below.
-  if (ops::try_fused_adam_step_(p, grad, m, v,
-                                {.lr = lr_, .beta1 = o_.beta1, .beta2 = o_.beta2, .eps = o_.eps,
-                                 .weight_decay = o_.weight_decay, .decoupled_weight_decay = o_.decoupled_weight_decay,
-                                 .bias_correction1 = bc1, .bias_correction2 = bc2}))
-    return;
-  if (o_.weight_decay != 0) {
-    if (o_.decoupled_weight_decay) mul_(p, 1.0 - lr_ * o_.weight_decay);
-    else grad = add(grad, p, o_.weight_decay);
+  std::vector<GroupOptions> before;
+  for (size_t g = 0; g < group_params_.size(); ++g) before.push_back(group_options(g));
+  try {
+    for (size_t g = 0; g < group_params_.size(); ++g)
+      change_group_options(g, dict.param_groups[g].options, what + " " + group_name(g), /*check=*/true);
+    load_state(named, step_count, what, steps);
+  } catch (...) {
+    for (size_t g = 0; g < group_params_.size(); ++g) change_group_options(g, before[g], group_name(g), /*check=*/false);
+    throw;
   }
-  mul_(m, o_.beta1);
-  add_(m, grad, 1.0 - o_.beta1);
-  mul_(v, o_.beta2);
-  add_(v, mul(grad, grad), 1.0 - o_.beta2);
-  Tensor denom = add(div(sqrt(v), std::sqrt(bc2)), o_.eps);
-  add_(p, div(m, denom), -lr_ / bc1);
+  for (size_t g = 0; g < group_params_.size(); ++g) initial_lr_[g] = dict.param_groups[g].initial_lr;
 }
 
 }  // namespace strider::optim

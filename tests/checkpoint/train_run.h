@@ -23,7 +23,7 @@ inline TrainRun make_run(uint64_t seed, int steps) {
   manual_seed(seed);
   TrainRun r;
   r.model = models::small_cnn(10, 1);
-  r.opt = std::make_unique<optim::AdamW>(r.model->named_parameters(), optim::AdamOptions{.lr = 1e-2});
+  r.opt = std::make_unique<optim::AdamW>(r.model->named_parameters(), optim::AdamWOptions{.lr = 1e-2});
   r.sched = std::make_unique<optim::CosineWithWarmup>(*r.opt, 2, 10);
   manual_seed(100);
   const Tensor x = randn({4, 1, 28, 28}), y = tensor(std::vector<int64_t>{1, 2, 3, 4});

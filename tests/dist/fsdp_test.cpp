@@ -76,7 +76,7 @@ Tensor local_slice(const Tensor& t) {
   return testing::all_close(got, want, 0, 1e-3 /* lr */);
 }
 
-optim::AdamOptions adam() { return {.lr = 1e-3, .eps = 1e-6, .weight_decay = 0.01, .decoupled_weight_decay = true}; }
+optim::AdamWOptions adam() { return {.lr = 1e-3, .eps = 1e-6, .weight_decay = 0.01}; }
 
 // K steps of local training on the global batch (12 samples: it splits evenly over 1 to 4 ranks),
 // and of `wrapped` on this rank's slice; losses

@@ -18,6 +18,9 @@ namespace {
 [[maybe_unused]] void options_structs() {
   optim::SGDOptions sgd{.lr = 0.1, .momentum = 0.9, .nesterov = true};
   optim::AdamOptions adam{.lr = 3e-4, .weight_decay = 0.1};
+  optim::AdamWOptions adamw{.lr = 3e-4, .beta2 = 0.95};
+  optim::GroupOptions no_decay{.weight_decay = 0.0};
+  optim::OneCycleLROptions one_cycle{.max_lr = {3e-3}, .total_steps = 1000, .anneal_strategy = "linear"};
   nn::ConvOptions conv{.in_channels = 3, .out_channels = 8, .kernel_size = {3}, .padding = {1}};
   nn::functional::InterpolateOptions interpolate{.scale_factor = {2.0}, .mode = "bilinear"};
   nn::MultiheadAttentionOptions mha{.dropout = 0.1, .batch_first = true};
@@ -49,7 +52,7 @@ namespace {
   models::GPTConfig gpt{.n_layer = 4, .n_embd = 128};
   ops::ConvArgs conv_args{.padding = {1}};
   ops::PoolArgs pool{.kernel = {2}, .ceil_mode = true};
-  std::ignore = std::tie(sgd, adam, conv, interpolate, mha, encoder, pg, ddp, fsdp, hybrid, mp, offload, state_dict,
+  std::ignore = std::tie(sgd, adam, adamw, no_decay, one_cycle, conv, interpolate, mha, encoder, pg, ddp, fsdp, hybrid, mp, offload, state_dict,
                          registration, ckpt, load, full_save, reshard, state, loader, text, writer, st_load, entry,
                          gpt, conv_args, pool);
 }

@@ -29,9 +29,9 @@ TEST(SGD, MomentumNesterovWeightDecay) {
 TEST(Adam, MatchesTheFormulaAndAdamWDecouples) {
   for (bool decoupled : {false, true}) {
     Tensor p = tensor(std::vector<double>{0.5}, kDouble).requires_grad_();
-    optim::AdamOptions o{.lr = 0.01, .weight_decay = 0.1};
-    std::unique_ptr<optim::Optimizer> opt = decoupled ? std::unique_ptr<optim::Optimizer>(new optim::AdamW({{"p", p}}, o))
-                                                      : std::unique_ptr<optim::Optimizer>(new optim::Adam({{"p", p}}, o));
+    std::unique_ptr<optim::Optimizer> opt =
+        decoupled ? std::unique_ptr<optim::Optimizer>(new optim::AdamW({{"p", p}}, {.lr = 0.01, .weight_decay = 0.1}))
+                  : std::unique_ptr<optim::Optimizer>(new optim::Adam({{"p", p}}, {.lr = 0.01, .weight_decay = 0.1}));
     double m = 0, v = 0, x = 0.5;
     for (int t = 1; t <= 3; ++t) {
       const double g = 0.3 * t;

@@ -2,17 +2,18 @@
 
 namespace strider::tools {
 
-std::vector<std::string> optimizer_names() { return {"sgd", "adamw"}; }
+std::vector<std::string> optimizer_names() { return optim::optimizer_names(); }
 
+// optim's name table with the trainer's recipe on top of PyTorch's defaults: --lr and
+// --weight-decay for every optimizer, and SGD with Nesterov momentum 0.9.
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, optim::NamedParameters params,
                                                  const TrainOptions& o) {
-  if (name == "sgd")
-    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = o.lr, .momentum = 0.9,
-                                                                             .weight_decay = o.weight_decay,
-                                                                             .nesterov = true});
-  STRIDER_CHECK(name == "adamw", "train", "unknown optimizer '", name, "'; use sgd or adamw");
-  return std::make_unique<optim::AdamW>(std::move(params),
-                                        optim::AdamOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+  optim::GroupOptions options{.lr = o.lr, .weight_decay = o.weight_decay};
+  if (name == "sgd") {
+    options.momentum = 0.9;
+    options.nesterov = true;
+  }
+  return optim::make_optimizer(name, std::move(params), options);
 }
 
 }  // namespace strider::tools

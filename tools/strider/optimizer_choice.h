@@ -1,5 +1,6 @@
 #pragma once
-// The optimizers --optimizer offers, and the one place that builds them.
+// The optimizers --optimizer offers (optim::optimizer_names()), and the one place that builds
+// them with the trainer's recipe.
 #include <memory>
 #include <string>
 #include <vector>

@@ -71,6 +71,9 @@ struct Manifest {
   std::map<std::string, TensorRecord> tensors;  // "model/<name>", "optim/<param>/<key>"
   std::string optimizer;       // Optimizer::name(), empty if none was saved
   int64_t optimizer_steps = 0;
+  // Parameters (model names) whose own step count differs from optimizer_steps (one without a
+  // gradient in some steps, or added to the optimizer later; Optimizer::param_step).
+  std::map<std::string, int64_t> optimizer_param_steps;
   std::optional<int64_t> scheduler_step;
   std::optional<DataPosition> data;
   std::vector<std::string> rng;                 // per rank: Generator::state() (empty: not saved)

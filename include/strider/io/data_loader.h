@@ -37,9 +37,10 @@ class DistributedSampler {
   uint64_t seed_;
 };
 
+// batch_size, shuffle and drop_last default as torch.utils.data.DataLoader's.
 struct DataLoaderOptions {
-  int64_t batch_size = 64;
-  bool shuffle = true;
+  int64_t batch_size = 1;
+  bool shuffle = false;
   uint64_t seed = 0;
   bool drop_last = false;
   double mean = 0.0, std = 1.0;  // input = (pixel / 255 - mean) / std

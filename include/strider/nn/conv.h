@@ -6,9 +6,10 @@
 
 namespace strider::nn {
 
+// in_channels, out_channels and kernel_size are required, as in PyTorch.
 struct ConvOptions {
   int64_t in_channels = 0, out_channels = 0;
-  DimVector kernel_size{3};
+  DimVector kernel_size{};
   DimVector stride{1}, padding{0}, dilation{1}, output_padding{0};
   int64_t groups = 1;
   bool bias = true;

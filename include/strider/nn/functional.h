@@ -40,8 +40,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
                 int64_t ignore_index = -100);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
-// Zeroes elements with probability p and scales the rest by 1/(1-p) when training.
-Tensor dropout(const Tensor& input, double p, bool training, Generator* gen = nullptr);
+// Zeroes elements with probability p and scales the rest by 1/(1-p) when training (F.dropout's
+// defaults: p = 0.5, training = true; pass the module's is_training()).
+Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Generator* gen = nullptr);
 // Normalizes over the trailing `normalized_shape` dims; the output is contiguous (SPEC §9).
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);

@@ -3,6 +3,9 @@
 // function draws from `gen` (default: the global generator, seeded by manual_seed). On a
 // deferred stand-in (nn/deferred_init.h) they record what to draw instead, from the
 // counter-based generator when it is materialized, and `gen` is not used.
+#include <optional>
+#include <string>
+
 #include "strider/core/generator.h"
 #include "strider/core/tensor.h"
 
@@ -15,8 +18,10 @@ void normal_(const Tensor& t, double mean = 0.0, double std = 1.0, Generator* ge
 void constant_(const Tensor& t, double value);
 void zeros_(const Tensor& t);
 void ones_(const Tensor& t);
-// gain for a nonlinearity: "relu" sqrt(2), "leaky_relu" sqrt(2/(1+a^2)), "linear"/"sigmoid" 1, "tanh" 5/3.
-double calculate_gain(const std::string& nonlinearity, double a = 0.0);
+// torch.nn.init.calculate_gain: "linear", "conv*", "sigmoid" 1, "tanh" 5/3, "relu" sqrt(2),
+// "leaky_relu" sqrt(2/(1+slope^2)) with slope `param` (PyTorch's default 0.01 when not given),
+// "selu" 3/4.
+double calculate_gain(const std::string& nonlinearity, std::optional<double> param = std::nullopt);
 void kaiming_uniform_(const Tensor& t, double a = 0.0, bool fan_in = true, const std::string& nonlinearity = "leaky_relu",
                       Generator* gen = nullptr);
 void kaiming_normal_(const Tensor& t, double a = 0.0, bool fan_in = true, const std::string& nonlinearity = "leaky_relu",

@@ -1,47 +1,64 @@
 #pragma once
-// Learning-rate schedules: call step() once per epoch (StepLR) or per iteration (warmup cosine).
+// Learning-rate schedules over every param group, with PyTorch's protocol: constructing one takes
+// its initial step (step 0: each group's lr becomes lr_at(0, group)); call step() after each
+// optimizer.step(), once per epoch (StepLR) or per iteration (CosineWithWarmup, OneCycleLR).
+// Each group's base lr is its initial_lr (PyTorch's group["initial_lr"]): the first scheduler
+// built on an optimizer records each group's lr there, later ones start from it. Schedules are
+// closed forms of the step, so a resumed run only needs last_step() (set_last_step).
+// LambdaLR and OneCycleLR are in their own headers.
+#include <cstdint>
+#include <vector>
+
 #include "strider/optim/optimizer.h"
 
 namespace strider::optim {
 
 class LRScheduler {
  public:
-  explicit LRScheduler(Optimizer& opt) : opt_(opt), base_lr_(opt.lr()) {}
+  explicit LRScheduler(Optimizer& opt);
   virtual ~LRScheduler() = default;
-  void step() {
-    ++epoch_;
-    opt_.set_lr(lr_at(epoch_));
-  }
-  virtual double lr_at(int64_t step) const = 0;
-  int64_t last_step() const { return epoch_; }
-  // Resumes at `step` (a checkpoint's): the optimizer's lr becomes lr_at(step).
-  void set_last_step(int64_t step) {
-    epoch_ = step;
-    opt_.set_lr(step > 0 ? lr_at(step) : base_lr_);
-  }
+  // The next step: every group's lr (and what else the schedule sets) becomes that step's.
+  void step();
+  // Group `group`'s lr at `step`.
+  virtual double lr_at(int64_t step, size_t group) const = 0;
+  int64_t last_step() const { return last_step_; }
+  // Resumes at `step` (a checkpoint's): the optimizer gets step's values, as if stepped there.
+  void set_last_step(int64_t step);
+  // The lr of every group that the last step (or construction) set (PyTorch's get_last_lr()).
+  const std::vector<double>& get_last_lr() const { return last_lr_; }
+  const std::vector<double>& base_lrs() const { return base_lrs_; }
 
  protected:
+  // Sets step's values on the optimizer. Each scheduler's constructor calls initial_step() last.
+  virtual void apply(int64_t step);
+  void initial_step() { set_last_step(0); }
   Optimizer& opt_;
-  double base_lr_;
-  int64_t epoch_ = 0;
+  std::vector<double> base_lrs_;
+
+ private:
+  int64_t last_step_ = 0;
+  std::vector<double> last_lr_;
 };
 
-// lr = base * gamma^(floor(step / step_size)).
+// torch.optim.lr_scheduler.StepLR: lr = base * gamma^floor(step / step_size).
 class StepLR : public LRScheduler {
  public:
   StepLR(Optimizer& opt, int64_t step_size, double gamma = 0.1);
-  double lr_at(int64_t step) const override;
+  double lr_at(int64_t step, size_t group) const override;
 
  private:
   int64_t step_size_;
   double gamma_;
 };
 
-// Linear warmup from 0 over `warmup` steps, then cosine decay to min_lr at `total` steps.
+// Strider's warmup schedule (no PyTorch counterpart of this name): linear warmup that reaches
+// base / warmup at step 0 (not 0: the first step trains) and base at step warmup - 1, i.e.
+// lr = base * (step + 1) / warmup for step < warmup; then cosine decay from base at step
+// `warmup` to min_lr at step `total` (held after). min_lr is the same for every group.
 class CosineWithWarmup : public LRScheduler {
  public:
   CosineWithWarmup(Optimizer& opt, int64_t warmup, int64_t total, double min_lr = 0.0);
-  double lr_at(int64_t step) const override;
+  double lr_at(int64_t step, size_t group) const override;
 
  private:
   int64_t warmup_, total_;

@@ -1,25 +1,32 @@
 #pragma once
-// Optimizers keep per-parameter state keyed by parameter name, so a sharded optimizer or a
-// checkpoint can address it by name. Steps run without recording a graph and update the
-// parameters in place (their layout, channels-last included, is kept).
+// The optimizer base: parameters in groups (PyTorch's param_groups, optim/param_group.h), state
+// per parameter keyed by parameter name (so a sharded optimizer or a checkpoint can address it by
+// name), a step count per parameter as PyTorch keeps it, and hooks around the step. Steps run
+// without recording a graph and update the parameters in place (their layout, channels-last
+// included, is kept). The optimizers are in optim/sgd.h and optim/adam.h; optim/make_optimizer.h
+// builds one by name.
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "strider/core/tensor.h"
+#include "strider/optim/optimizer_state_dict.h"
+#include "strider/optim/param_group.h"
 
 namespace strider::optim {
 
-using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 using OptimizerState = std::map<std::string, std::map<std::string, Tensor>>;
 
 class Optimizer {
  public:
-  explicit Optimizer(NamedParameters params, double lr);
   virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
   // The step pre-hooks in order, begin_step(), one update of every parameter with a gradient
   // (between its update hooks), then the step post-hooks in order. While another component
   // applies the updates (set_stepped_by), it applies nothing: it only checks that no parameter
@@ -52,90 +59,123 @@ class Optimizer {
   };
   int register_param_update_hooks(ParamUpdateHooks hooks);
   void remove_step_hook(int handle);
-  // "sgd", "adam", "adamw": what a checkpoint records, so a resume cannot mix optimizers.
+  // "sgd", "adam", "adamw" (optimizer_names()): what a checkpoint records, so a resume cannot
+  // mix optimizers.
   virtual std::string name() const = 0;
-  // The state tensors each parameter gets once it has stepped ({} for plain SGD).
-  virtual std::vector<std::string> state_keys() const = 0;
-  // Drops gradients (set to none, as PyTorch 2.x does by default).
+  // The state tensors a parameter of group `group` gets once it has stepped ({} for SGD
+  // without momentum).
+  virtual std::vector<std::string> state_keys(size_t group) const = 0;
+  // Those of every group together.
+  std::vector<std::string> state_keys() const;
+  // Drops gradients (set to none, as PyTorch 2.x does by default; 1.13 zeroed them).
   void zero_grad();
-  double lr() const { return lr_; }
-  void set_lr(double lr) { lr_ = lr; }
+
+  // Parameter groups. params() lists every group's parameters, group after group (indices stay
+  // valid: groups are only ever appended).
+  size_t num_param_groups() const { return group_params_.size(); }
+  // Group g's parameters and every option the optimizer has.
+  ParamGroup param_group(size_t g) const;
+  std::vector<ParamGroup> param_groups() const;
+  // Group g's options alone (every option the optimizer has, set).
+  GroupOptions param_group_options(size_t g) const;
+  // Sets the options `changes` sets for group g, checked as at construction; throws naming the
+  // option, and the group is unchanged.
+  void set_group_options(size_t g, const GroupOptions& changes);
+  // The same without checking the values (an option the optimizer lacks is still an Error), as
+  // PyTorch's schedulers assign group["lr"] and group["momentum"]: OneCycleLR's linear schedule
+  // ends one step past its last, with an lr below zero that no optimizer step uses.
+  void assign_group_options(size_t g, const GroupOptions& changes);
+  // Appends a group (PyTorch's add_param_group): options it leaves unset take the values the
+  // optimizer was built with. Its parameters must be new to the optimizer.
+  void add_param_group(ParamGroup group);
+  // The group params()[index] belongs to.
+  size_t group_of(size_t index) const;
+  double lr(size_t group = 0) const;
+  // Assigns group lrs (assign_group_options).
+  void set_lr(double lr);  // every group's
+  void set_lr(size_t group, double lr);
+  // A scheduler's base lr of the group (PyTorch's group["initial_lr"]): the first scheduler
+  // built on the optimizer sets it, later ones read it.
+  std::optional<double> initial_lr(size_t group) const;
+  void set_initial_lr(size_t group, double lr);
+
   const NamedParameters& params() const { return params_; }
-  // Replaces the parameter tensors (same names), e.g. after FSDP re-sharding or offload.
+  // Replaces the parameter tensors (same names in the same order), e.g. after FSDP re-sharding.
   void set_params(NamedParameters params);
-  // name -> state tensors ("momentum_buffer", "exp_avg", "exp_avg_sq", ...) and the step count.
+  // name -> state tensors ("momentum_buffer", "exp_avg", "exp_avg_sq", ...).
   std::map<std::string, std::map<std::string, Tensor>>& state() { return state_; }
   const OptimizerState& state() const { return state_; }
+  // Calls of step() (or partial steps begun).
   int64_t step_count() const { return steps_; }
   void set_step_count(int64_t s) { steps_ = s; }
-  // Replaces the state and step count, all or nothing: every entry names a parameter, has
-  // exactly state_keys(), each its parameter's shape and dtype with finite values; once
-  // step_count > 0 every parameter that requires grad has an entry. Otherwise throws naming
-  // the tensor, and the optimizer is unchanged. `what` names the source in messages.
-  void load_state(const OptimizerState& state, int64_t step_count, const std::string& what);
+  // Updates parameter `index` has had (PyTorch's state["step"]): a parameter without a gradient
+  // in a step, or added later, has fewer than step_count(). Adam's bias correction uses it.
+  int64_t param_step(size_t index) const { return param_steps_.at(index); }
+  // By name, the parameters whose count differs from step_count() (what a checkpoint records).
+  std::map<std::string, int64_t> param_steps_differing() const;
+  // Replaces the state and step counts, all or nothing: every entry names a parameter and has
+  // exactly its group's state_keys(), each its parameter's shape and dtype with finite values.
+  // A parameter's step count is `param_steps[name]` if listed, else step_count (0 for one
+  // without state that does not require grad); a parameter with a nonzero count needs state (if
+  // its group keeps any), one with count 0 must have none. Otherwise throws naming the tensor,
+  // and the optimizer is unchanged. `what` names the source in messages.
+  void load_state(const OptimizerState& state, int64_t step_count, const std::string& what,
+                  const std::map<std::string, int64_t>& param_steps = {});
+  // PyTorch's layout (optim/optimizer_state_dict.h). load_state_dict needs the same number of
+  // groups with the same number of parameters each, takes the groups' options (as PyTorch
+  // does, initial_lr too) and casts state to its parameter's dtype; all or nothing.
+  // step_count() becomes the largest parameter step (SGD, whose PyTorch state has no step,
+  // keeps its count; a parameter with state counts it).
+  OptimizerStateDict state_dict() const;
+  void load_state_dict(const OptimizerStateDict& dict, const std::string& what = "the optimizer state dict");
+  // Everything load_state and load_state_dict replace, to put back after a failed load
+  // elsewhere (a checkpoint load that another rank failed).
+  struct Snapshot {
+    OptimizerState state;
+    int64_t steps = 0;
+    std::vector<int64_t> param_steps;
+  };
+  Snapshot snapshot() const { return {state_, steps_, param_steps_}; }
+  void restore(Snapshot s);
   // Throws naming the first parameter whose tensor was retired (core/storage.h: its values
   // moved, as into FSDP's shards) and why; step() and begin_partial_step() call it first.
   void check_params_alive() const;
 
  protected:
-  // Once per step, before any parameter (the step count and what follows from it).
+  Optimizer() = default;
+  // For the constructors: adds the groups (add_param_group) and checks that there is a parameter.
+  void add_param_groups(std::vector<ParamGroup> groups);
+  // What the optimizer is called in messages ("SGD", "AdamW").
+  virtual const char* display_name() const = 0;
+  // Group g's options, every one the optimizer has set.
+  virtual GroupOptions group_options(size_t g) const = 0;
+  // Appends a group's options: the optimizer's own with `overrides` applied; throws on an option
+  // it does not have or an invalid value, before changing anything. `where` names the group.
+  virtual void append_group_options(const GroupOptions& overrides, const std::string& where) = 0;
+  // Group g's options with `changes` applied; the same checks of the values if `check`.
+  virtual void change_group_options(size_t g, const GroupOptions& changes, const std::string& where, bool check) = 0;
+  // Whether PyTorch's state for this optimizer holds "step" (Adam does, SGD does not).
+  virtual bool keeps_step_state() const { return false; }
+  // Once per step, before any parameter.
   virtual void begin_step() { ++steps_; }
-  // One parameter, which has a gradient; `state` is its entry of state().
-  virtual void update(const std::string& name, Tensor& param, std::map<std::string, Tensor>& state) = 0;
+  // Parameter `index`, which has a gradient and whose param_step() already counts this update;
+  // `state` is its entry of state().
+  virtual void update(size_t index, Tensor& param, std::map<std::string, Tensor>& state) = 0;
+
   NamedParameters params_;
-  double lr_;
   int64_t steps_ = 0;
   OptimizerState state_;
 
  private:
+  std::vector<std::vector<size_t>> group_params_;  // indices into params_
+  std::vector<size_t> group_of_;                   // per parameter
+  std::vector<std::optional<double>> initial_lr_;  // per group
+  std::vector<int64_t> param_steps_;               // per parameter
   std::map<int, std::function<void()>> pre_hooks_, post_hooks_;
   std::map<int, ParamUpdateHooks> param_hooks_;
   int next_hook_ = 0;
   std::string stepped_by_;
   std::shared_ptr<const void> alive_ = std::make_shared<int>(0);
-};
-
-struct SGDOptions {
-  double lr = 0.01, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
-  bool nesterov = false;
-};
-
-class SGD : public Optimizer {
- public:
-  SGD(NamedParameters params, SGDOptions options);
-  std::string name() const override { return "sgd"; }
-  std::vector<std::string> state_keys() const override;
-
- protected:
-  void update(const std::string& name, Tensor& param, std::map<std::string, Tensor>& state) override;
-
- private:
-  SGDOptions o_;
-};
-
-struct AdamOptions {
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
-  bool decoupled_weight_decay = false;  // true: AdamW
-};
-
-class Adam : public Optimizer {
- public:
-  Adam(NamedParameters params, AdamOptions options);
-  std::string name() const override { return o_.decoupled_weight_decay ? "adamw" : "adam"; }
-  std::vector<std::string> state_keys() const override { return {"exp_avg", "exp_avg_sq"}; }
-
- protected:
-  void begin_step() override;
-  void update(const std::string& name, Tensor& param, std::map<std::string, Tensor>& state) override;
-
- private:
-  AdamOptions o_;
-  double bias_correction1_ = 1, bias_correction2_ = 1;  // 1 - beta^step of this step
-};
-
-class AdamW : public Adam {
- public:
-  AdamW(NamedParameters params, AdamOptions options);
 };
 
 }  // namespace strider::optim

@@ -1,0 +1,57 @@
+#pragma once
+// Adam and AdamW, as torch.optim.Adam and torch.optim.AdamW (PyTorch 1.13), per group, with each
+// parameter's own step count t (Optimizer::param_step):
+//   g = maximize ? -grad : grad
+//   Adam:  g += weight_decay * p          AdamW: p *= 1 - lr * weight_decay
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+//   v_max = max(v_max, v) with amsgrad (used for v below)
+//   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// State: "exp_avg", "exp_avg_sq" (and "max_exp_avg_sq" with amsgrad). The two differ only in
+// weight_decay's default (0 for Adam, 0.01 for AdamW, as PyTorch) and in how it decays.
+#include <vector>
+
+#include "strider/optim/optimizer.h"
+
+namespace strider::optim {
+
+struct AdamOptions {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+  bool amsgrad = false, maximize = false;
+  // true: decay as AdamW (PyTorch 2.x's Adam has the same switch); prefer AdamW.
+  bool decoupled_weight_decay = false;
+};
+
+struct AdamWOptions {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-2;
+  bool amsgrad = false, maximize = false;
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(NamedParameters params, AdamOptions options = {});
+  Adam(std::vector<ParamGroup> groups, AdamOptions options = {});
+  std::string name() const override { return defaults_.decoupled_weight_decay ? "adamw" : "adam"; }
+  std::vector<std::string> state_keys(size_t group) const override;
+  using Optimizer::state_keys;
+  const AdamOptions& options(size_t group) const { return groups_.at(group); }
+
+ protected:
+  const char* display_name() const override { return defaults_.decoupled_weight_decay ? "AdamW" : "Adam"; }
+  GroupOptions group_options(size_t g) const override;
+  void append_group_options(const GroupOptions& overrides, const std::string& where) override;
+  void change_group_options(size_t g, const GroupOptions& changes, const std::string& where, bool check) override;
+  bool keeps_step_state() const override { return true; }
+  void update(size_t index, Tensor& param, std::map<std::string, Tensor>& state) override;
+
+ private:
+  AdamOptions defaults_;
+  std::vector<AdamOptions> groups_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(NamedParameters params, AdamWOptions options = {});
+  AdamW(std::vector<ParamGroup> groups, AdamWOptions options = {});
+};
+
+}  // namespace strider::optim
