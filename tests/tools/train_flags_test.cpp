@@ -108,7 +108,7 @@ TEST(TrainFlagsTest, EveryRowIsAnOptionOfTheParser) {
 
 TEST(TrainFlagsTest, ChecksComeFromTheTable) {
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
-           {"--fsdp", "zero3"}, {"--threads", "0"}, {"--optimizer", "adam"}, {"--model", "mlp"}, {"--lr", "0"}}) {
+           {"--fsdp", "zero3"}, {"--threads", "0"}, {"--optimizer", "adagrad"}, {"--model", "mlp"}, {"--lr", "0"}}) {
     TrainOptions o;
     CLI::App app;
     add_train_flags(app, o);
