@@ -4,6 +4,7 @@
 #include <chrono>
 #include <tuple>
 
+#include "core/make_tensor.h"
 #include "fsdp/gradient_scratch.h"
 #include "fsdp/offload_step_stream.h"
 #include "fsdp/offload_tier.h"
@@ -24,8 +25,7 @@ namespace {
 
 // A fresh 1-d tensor whose bytes come from `allocator` (compute memory or the offload tier).
 Tensor flat_tensor(int64_t numel, ScalarType dtype, Allocator& allocator) {
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(numel) * element_size(dtype), allocator);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, DimVector{numel}, DimVector{1}, 0));
+  return make_tensor({numel}, {1}, dtype, allocator);
 }
 
 // Adds the seconds since it was made to a counter when it goes out of scope.
