@@ -442,14 +442,14 @@ bool FlatParamUnit::accumulating() const {
 Tensor FlatParamUnit::offload_grad_buffer() {
   // A new buffer if someone kept last step's gradients (they must not change under them).
   if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1)
-    offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::instance());
+    offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::of_process());
   return offload_grads_;
 }
 
 void FlatParamUnit::release_consumed_grads() {
   // Any other holder (a shard's .grad, a user's reference) still needs the values.
   if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1) return;
-  GradientScratch::instance().release(offload_grads_);
+  GradientScratch::of_process().release(offload_grads_);
 }
 
 void FlatParamUnit::on_grad_ready(size_t i) {

@@ -1,7 +1,7 @@
 // to / contiguous / clone / copy_ / fill_: SPEC §6.
 #include "core/make_tensor.h"
 #include "kernels/copy.h"
-#include "ops/kernel_list.h"
+#include "ops/kernel_dispatch.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
 #include "strider/ops/convert.h"

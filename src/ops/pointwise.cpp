@@ -3,7 +3,7 @@
 
 #include "core/make_tensor.h"
 #include "kernels/pointwise.h"
-#include "ops/kernel_list.h"
+#include "ops/kernel_dispatch.h"
 #include "ops/pointwise_layout.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
