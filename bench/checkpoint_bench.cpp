@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     const checkpoint::TrainingState state{.model = model.get(), .optimizer = &opt};
     std::map<std::string, uint64_t> unit_bytes;
     for (fsdp::ParameterShard& s : model->parameter_shards())
-      unit_bytes[s.unit] += static_cast<uint64_t>(s.rows.numel()) * element_size(s.rows.dtype());
+      unit_bytes[s.unit] += s.rows.nbytes();
     uint64_t largest_unit = 0;
     for (auto& [u, b] : unit_bytes) largest_unit = std::max(largest_unit, b);
     const double largest_unit_shard = max_over_ranks(*pg, static_cast<double>(largest_unit));

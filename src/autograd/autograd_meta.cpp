@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "core/make_tensor.h"
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
@@ -143,10 +144,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   autograd::backward({*this}, {gradient}, retain_graph);
 }
 
-Tensor Tensor::detach() const {
-  return Tensor(std::make_shared<TensorImpl>(storage(), dtype(), sizes().vec(), strides().vec(),
-                                             storage_offset()));
-}
+Tensor Tensor::detach() const { return alias(*this); }
 
 void Tensor::retain_grad() const {
   auto* m = meta_of(*this);

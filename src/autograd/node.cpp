@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "core/make_tensor.h"
 #include "strider/ops/convert.h"
 
 namespace strider::autograd {
@@ -13,8 +14,7 @@ Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(g_next_seque
 
 SavedTensor::SavedTensor(const Tensor& t) {
   if (!t.defined()) return;
-  data_ = Tensor(std::make_shared<TensorImpl>(t.storage(), t.dtype(), t.sizes().vec(),
-                                              t.strides().vec(), t.storage_offset()));
+  data_ = alias(t);
   version_ = t.storage()->version();
 }
 

@@ -1,5 +1,6 @@
 #include "strider/autograd/record.h"
 
+#include "core/make_tensor.h"
 #include "strider/autograd/autograd_meta.h"
 
 namespace strider::autograd {
@@ -22,8 +23,7 @@ void attach_outputs(const std::shared_ptr<Node>& node, const Outputs& outputs) {
       // A fresh impl: the op's output may alias an input's impl (a no-op view, to() returning
       // self), whose autograd state must not change.
       AutogradMeta* existing = meta_of(*out);
-      if (existing) *out = Tensor(std::make_shared<TensorImpl>(out->storage(), out->dtype(),
-                                  out->sizes().vec(), out->strides().vec(), out->storage_offset()));
+      if (existing) *out = alias(*out);
       AutogradMeta& m = ensure_meta(*out);
       m.requires_grad = true;
       m.grad_fn = node;

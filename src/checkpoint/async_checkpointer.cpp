@@ -121,9 +121,8 @@ void AsyncCheckpointer::save(int64_t step, const TrainingState& state) {
   const int rank = s.pg ? s.pg->rank() : 0, world = s.pg ? s.pg->size() : 1;
   s.plan = std::make_unique<detail::SavePlan>(detail::plan_save(s.run_dir, step, state, rank, world, true));
   uint64_t copied = 0;
-  for (const detail::Piece& p : s.plan->pieces) copied += static_cast<uint64_t>(p.data.numel()) * element_size(p.data.dtype());
-  for (const detail::SavePlan::Live& l : s.plan->live)
-    copied -= static_cast<uint64_t>(l.rows.numel()) * element_size(l.rows.dtype());
+  for (const detail::Piece& p : s.plan->pieces) copied += p.data.nbytes();
+  for (const detail::SavePlan::Live& l : s.plan->live) copied -= l.rows.nbytes();
   s.stats.snapshot_bytes = std::max(s.stats.snapshot_bytes, copied);
   ++s.stats.saves;
 

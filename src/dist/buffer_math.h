@@ -3,6 +3,7 @@
 // the ops layer (dist sits directly above core).
 #include <cstring>
 
+#include "core/make_tensor.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/tensor.h"
 #include "strider/dist/process_group.h"
@@ -26,11 +27,8 @@ inline void mark_written(const Tensor& t) {
   if (t.defined() && t.storage()) t.storage()->bump_generation();
 }
 
-// A new 1-d tensor of `n` elements (dist sits below ops, so no ops::empty here).
-inline Tensor flat_buffer(int64_t n, ScalarType dtype) {
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(n) * element_size(dtype), cpu_allocator());
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, DimVector{n}, DimVector{1}, 0));
-}
+// A new 1-d tensor of `n` elements (dist sits below ops: core's make_tensor, not ops::empty).
+inline Tensor flat_buffer(int64_t n, ScalarType dtype) { return make_tensor({n}, {1}, dtype); }
 
 // Byte copy between two dense tensors of one dtype and element count.
 inline void copy_dense(const Tensor& dst, const Tensor& src) {

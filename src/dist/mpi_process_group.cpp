@@ -104,8 +104,6 @@ void check_rc(int rc, const MpiProcessGroup* pg, const char* op) {
   }
 }
 
-int64_t bytes_of(const Tensor& t) { return t.numel() * static_cast<int64_t>(element_size(t.dtype())); }
-
 }  // namespace
 
 std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) {
@@ -209,7 +207,7 @@ std::shared_ptr<Work> submit(detail::CommThread& comm, detail::CollectiveSignatu
 std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceOp op) {
   detail::mark_written(t);
   check_dense(t, "all_reduce");
-  const Algorithm algo = algorithm_for(Collective::AllReduce, bytes_of(t));
+  const Algorithm algo = algorithm_for(Collective::AllReduce, t.nbytes());
   return submit(*comm_, signature(detail::CollectiveOp::AllReduce, &t, static_cast<int64_t>(op), step()), [this, t, op, algo](detail::RequestWaiter& waiter) {
     const MPI_Op mop = mpi_op(t.dtype(), op == ReduceOp::Avg ? ReduceOp::Sum : op);
     if (algo == Algorithm::Ring && size_ > 1) {
@@ -225,7 +223,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
       check_rc(MPI_Iallreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), mop,
                               comm_->data_comm(), &req), this, "all_reduce");
       waiter.wait(&req);
-      bytes_sent_ += 2 * bytes_of(t) * (size_ - 1) / size_;
+      bytes_sent_ += 2 * t.nbytes() * (size_ - 1) / size_;
     }
     if (op == ReduceOp::Avg) detail::scale_in_place(t, 1.0 / size_);
   });
@@ -237,11 +235,11 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
   check_dense(in, "all_gather");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, "all_gather", "output of ",
                 out.numel(), " ", out.dtype(), " elements cannot hold ", size_, " x ", in.numel(), " ", in.dtype());
-  const Algorithm algo = algorithm_for(Collective::AllGather, bytes_of(out));
+  const Algorithm algo = algorithm_for(Collective::AllGather, out.nbytes());
   return submit(*comm_, signature(detail::CollectiveOp::AllGather, &in, 0, step()), [this, out, in, algo](detail::RequestWaiter& waiter) {
     if (algo == Algorithm::Ring) {
-      const int64_t bytes = bytes_of(in);
-      std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), static_cast<size_t>(bytes));
+      const size_t bytes = in.nbytes();
+      std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), bytes);
       detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
       detail::ring_all_gather(c, out.data(), detail::even_blocks(in.numel(), size_), in.dtype());
       return;
@@ -251,7 +249,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
                             static_cast<int>(in.numel()), mpi_type(out.dtype()), comm_->data_comm(), &req),
              this, "all_gather");
     waiter.wait(&req);
-    bytes_sent_ += bytes_of(in) * (size_ - 1);
+    bytes_sent_ += in.nbytes() * (size_ - 1);
   });
 }
 
@@ -264,7 +262,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_to_all_async(const Tensor& out, const
                 " and ", out.numel(), " ", out.dtype(), " elements");
   return submit(*comm_, signature(detail::CollectiveOp::AllToAll, &in, 0, step()), [this, out, in](detail::RequestWaiter& waiter) {
     detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
-    detail::pairwise_all_to_all(c, in.data(), out.data(), bytes_of(in) / size_);
+    detail::pairwise_all_to_all(c, in.data(), out.data(), in.nbytes() / size_);
   });
 }
 
@@ -275,7 +273,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
   STRIDER_CHECK(out.dtype() == in.dtype() && in.numel() == out.numel() * size_, "reduce_scatter", "input of ",
                 in.numel(), " ", in.dtype(), " elements does not split into ", size_, " blocks of ", out.numel(),
                 " ", out.dtype());
-  const Algorithm algo = algorithm_for(Collective::ReduceScatter, bytes_of(in));
+  const Algorithm algo = algorithm_for(Collective::ReduceScatter, in.nbytes());
   return submit(*comm_, signature(detail::CollectiveOp::ReduceScatter, &out, static_cast<int64_t>(op), step()), [this, out, in, op, algo](detail::RequestWaiter& waiter) {
     const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
     if (algo == Algorithm::Ring) {
@@ -288,7 +286,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
                                          mpi_op(in.dtype(), base_op), comm_->data_comm(), &req),
                this, "reduce_scatter");
       waiter.wait(&req);
-      bytes_sent_ += bytes_of(out) * (size_ - 1);
+      bytes_sent_ += out.nbytes() * (size_ - 1);
     }
     if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
   });
@@ -303,7 +301,7 @@ std::shared_ptr<Work> MpiProcessGroup::broadcast_async(const Tensor& t, int root
     check_rc(MPI_Ibcast(t.data(), static_cast<int>(t.numel()), mpi_type(t.dtype()), root, comm_->data_comm(), &req),
              this, "broadcast");
     waiter.wait(&req);
-    if (rank_ == root) bytes_sent_ += bytes_of(t);
+    if (rank_ == root) bytes_sent_ += t.nbytes();
   });
 }
 
@@ -316,7 +314,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out
                 [this, out, in, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
     const size_t item = element_size(in.dtype());
     detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
-    detail::ring_all_gather_segments(c, in.data(), bytes_of(in), [&](const void* segment, int q) {
+    detail::ring_all_gather_segments(c, in.data(), in.nbytes(), [&](const void* segment, int q) {
       detail::scatter_pieces(out.data(), segment, pieces, q, item);
     });
   });

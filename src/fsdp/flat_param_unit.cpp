@@ -4,6 +4,7 @@
 #include <chrono>
 #include <tuple>
 
+#include "core/make_tensor.h"
 #include "fsdp/gradient_scratch.h"
 #include "fsdp/offload_step_stream.h"
 #include "fsdp/offload_tier.h"
@@ -24,8 +25,7 @@ namespace {
 
 // A fresh 1-d tensor whose bytes come from `allocator` (compute memory or the offload tier).
 Tensor flat_tensor(int64_t numel, ScalarType dtype, Allocator& allocator) {
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(numel) * element_size(dtype), allocator);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, DimVector{numel}, DimVector{1}, 0));
+  return make_tensor({numel}, {1}, dtype, allocator);
 }
 
 // Adds the seconds since it was made to a counter when it goes out of scope.
@@ -41,8 +41,6 @@ class AddElapsed {
   std::chrono::steady_clock::time_point start_;
 };
 
-
-int64_t bytes_of(const Tensor& t) { return t.numel() * static_cast<int64_t>(element_size(t.dtype())); }
 
 MemoryFormat dense_format(const Tensor& p, const std::string& name) {
   if (p.is_contiguous()) return MemoryFormat::Contiguous;
@@ -201,10 +199,10 @@ void FlatParamUnit::gather_async() {
   } else {
     AddElapsed t(tree_->stats.copy_seconds);
     send_ = shard_flat_.to(compute_dtype_);
-    tree_->stats.copied_bytes += bytes_of(send_);
+    tree_->stats.copied_bytes += send_.nbytes();
   }
   ++tree_->stats.all_gathers;
-  tree_->stats.gathered_bytes += bytes_of(full_flat_);
+  tree_->stats.gathered_bytes += full_flat_.nbytes();
   dist::CollectiveLabel label("unit '" + name_ + "' parameters");
   gather_work_ = plan_.shard_group->all_gather_pieces_async(full_flat_, send_, pieces_);
   gathered_version_ = shard_flat_.storage()->version();
@@ -258,7 +256,7 @@ void FlatParamUnit::use_cast_params() {
   AddElapsed t(tree_->stats.copy_seconds);
   for (ParamSlot& s : params_) {
     Tensor cast = s.full.to(compute_dtype_);
-    tree_->stats.copied_bytes += bytes_of(cast);
+    tree_->stats.copied_bytes += cast.nbytes();
     s.owner->set_param(s.name, cast);
   }
 }
@@ -320,7 +318,7 @@ bool FlatParamUnit::needed_early_in_backward() const {
   auto it = std::find(order.begin(), order.end(), this);
   if (it == order.end()) return false;
   int64_t from_here_on = 0;  // shard bytes of this unit and those after it in forward
-  for (; it != order.end(); ++it) from_here_on += bytes_of((*it)->shard_flat_);
+  for (; it != order.end(); ++it) from_here_on += (*it)->shard_flat_.nbytes();
   return from_here_on <= tree_->options.cpu_offload.read_ahead_bytes;
 }
 
@@ -349,7 +347,7 @@ void FlatParamUnit::read_ahead_shards(int direction) {
     FlatParamUnit* next = order[static_cast<size_t>(j)];
     if (!next->plan_.gathers_on_demand() || next->params_.empty() || next->state_ != State::Sharded) continue;
     if (bytes >= tree_->options.cpu_offload.read_ahead_bytes) break;
-    bytes += bytes_of(next->shard_flat_);
+    bytes += next->shard_flat_.nbytes();
     if (!next->shard_read_ahead_) ahead.push_back(next);
     read_state(*next);
   }
@@ -444,14 +442,14 @@ bool FlatParamUnit::accumulating() const {
 Tensor FlatParamUnit::offload_grad_buffer() {
   // A new buffer if someone kept last step's gradients (they must not change under them).
   if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1)
-    offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::instance());
+    offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::of_process());
   return offload_grads_;
 }
 
 void FlatParamUnit::release_consumed_grads() {
   // Any other holder (a shard's .grad, a user's reference) still needs the values.
   if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1) return;
-  GradientScratch::instance().release(offload_grads_);
+  GradientScratch::of_process().release(offload_grads_);
 }
 
 void FlatParamUnit::on_grad_ready(size_t i) {
@@ -495,7 +493,7 @@ void FlatParamUnit::launch_reduce() {
     if (!grad_seen_[i])
       for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, params_[i].shard_offset, Tensor(), params_[i].chunk_numel);
   ++tree_->stats.reduce_scatters;
-  tree_->stats.reduced_bytes += bytes_of(grad_flat_);
+  tree_->stats.reduced_bytes += grad_flat_.nbytes();
   dist::CollectiveLabel label("unit '" + name_ + "' gradients");
   const auto allocate = [this](ScalarType t, int64_t numel) { return gradient_buffer(t, numel); };
   const bool flat = plan_.flat_shards();
@@ -577,7 +575,7 @@ void FlatParamUnit::deliver_gradients() {
   {
     AddElapsed t(tree_->stats.copy_seconds);
     g = codec_->decode(reduced_, dtype_, [this](ScalarType t, int64_t numel) { return gradient_buffer(t, numel); });
-    if (g.defined() && !g.is_same(reduced_)) tree_->stats.copied_bytes += bytes_of(g);
+    if (g.defined() && !g.is_same(reduced_)) tree_->stats.copied_bytes += g.nbytes();
   }
   reduced_ = Tensor();
   if (!g.defined()) return;  // deterministic mode: micro-batches of this step are still to come

@@ -243,7 +243,7 @@ void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes, const std::ve
   };
   for (auto it = refs.rbegin(); it != refs.rend(); ++it) {
     const Tensor p = it->owner->param(it->name);
-    const int64_t b = p.numel() * static_cast<int64_t>(element_size(p.dtype()));
+    const int64_t b = static_cast<int64_t>(p.nbytes());
     const bool other_dtype = !bucket.empty() && bucket.front().owner->param(bucket.front().name).dtype() != p.dtype();
     if (other_dtype || (!bucket.empty() && bytes + b > bucket_bytes)) close_bucket();
     bucket.push_back(*it);

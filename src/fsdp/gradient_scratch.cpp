@@ -10,7 +10,7 @@
 #include "strider/core/error.h"
 
 namespace strider::fsdp::detail {
-GradientScratch& GradientScratch::instance() { return Context::process().slot<GradientScratch>(); }
+GradientScratch& GradientScratch::of_process() { return Context::process().slot<GradientScratch>(); }
 
 void* GradientScratch::allocate(size_t nbytes) {
   void* p = mmap(nullptr, page_round(nbytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

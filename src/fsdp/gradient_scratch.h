@@ -10,7 +10,8 @@ namespace strider::fsdp::detail {
 
 class GradientScratch final : public Allocator {
  public:
-  static GradientScratch& instance();
+  // The process's scratch: a slot of Context::process(), so never destroyed.
+  static GradientScratch& of_process();
   void* allocate(size_t nbytes) override;
   void deallocate(void* ptr, size_t nbytes) override;
   // Drops t's pages from resident memory; its contents become zeros.

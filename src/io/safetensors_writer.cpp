@@ -127,7 +127,7 @@ void SafetensorsWriter::write(const void* bytes, size_t n) {
 void SafetensorsWriter::write(const Tensor& t) {
   autograd::NoGradGuard no_grad;
   const Tensor c = t.contiguous();  // row-major bytes, as safetensors stores them
-  write(c.data(), static_cast<size_t>(c.numel()) * element_size(c.dtype()));
+  write(c.data(), c.nbytes());
 }
 
 WrittenSafetensors SafetensorsWriter::finish() {

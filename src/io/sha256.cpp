@@ -86,7 +86,7 @@ std::string tensors_sha256(const std::map<std::string, Tensor>& tensors) {
     put_le64(h, static_cast<uint64_t>(t.dim()));
     for (int64_t s : t.sizes()) put_le64(h, static_cast<uint64_t>(s));
     const Tensor c = t.contiguous();  // logical order (x86 stores values little-endian)
-    h.update(c.data(), static_cast<size_t>(c.numel()) * element_size(c.dtype()));
+    h.update(c.data(), c.nbytes());
   }
   return h.hex_digest();
 }

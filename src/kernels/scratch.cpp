@@ -1,18 +1,13 @@
 #include "kernels/scratch.h"
 
+#include "core/make_tensor.h"
 #include "strider/core/layout.h"
 
 namespace strider::kernels {
 namespace {
 
 Tensor allocate(DimVector sizes, DimVector strides, ScalarType dtype) {
-  int64_t span = 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) span = 0;
-    if (span) span += (sizes[d] - 1) * strides[d];
-  }
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(span) * element_size(dtype), cpu_allocator());
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes), std::move(strides), 0));
+  return make_tensor(std::move(sizes), std::move(strides), dtype);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/make_tensor.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/core/allocator.h"
 #include "strider/core/context.h"
@@ -70,7 +71,7 @@ Tensor make_stand_in(ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, u
   auto storage = std::make_shared<StorageImpl>(0, cpu_allocator());
   storage->release();  // no memory until materialized
   registry().add(storage, seed, std::move(recipe));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, sizes.vec(), strides.vec(), 0));
+  return make_tensor(std::move(storage), dtype, sizes.vec(), strides.vec(), 0);
 }
 
 Entry entry_of(const Tensor& t, const std::string& name) {
@@ -137,9 +138,7 @@ void materialize_rows(const Tensor& t, const std::string& name, int64_t row_begi
 }
 
 Tensor materialize_tensor(const Tensor& t, const std::string& name) {
-  const int64_t bytes = t.numel() * static_cast<int64_t>(element_size(t.dtype()));
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(bytes), cpu_allocator());
-  Tensor out(std::make_shared<TensorImpl>(std::move(storage), t.dtype(), t.sizes().vec(), t.strides().vec(), 0));
+  Tensor out = make_tensor(t.sizes().vec(), t.strides().vec(), t.dtype());
   materialize_rows(t, name, 0, out);
   return out;
 }

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "core/make_tensor.h"
 #include "kernels/attention.h"
-#include "ops/kernel_list.h"
-#include "ops/make_tensor.h"
+#include "ops/kernel_dispatch.h"
 #include "strider/core/layout.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"

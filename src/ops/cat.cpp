@@ -1,6 +1,6 @@
 #include "strider/ops/cat.h"
 
-#include "ops/make_tensor.h"
+#include "core/make_tensor.h"
 #include "ops/pointwise_layout.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"

@@ -1,7 +1,7 @@
 // to / contiguous / clone / copy_ / fill_: SPEC §6.
+#include "core/make_tensor.h"
 #include "kernels/copy.h"
-#include "ops/kernel_list.h"
-#include "ops/make_tensor.h"
+#include "ops/kernel_dispatch.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
 #include "strider/ops/convert.h"
@@ -17,7 +17,7 @@ Tensor to(const Tensor& self, ScalarType dtype, MemoryFormat fmt, bool copy) {
   if (dtype == self.dtype() && !copy &&
       (fmt == MemoryFormat::Preserve || self.suggest_memory_format() == fmt))
     return self;
-  Tensor out = ops::make_tensor(self.sizes().vec(), like_strides(self, fmt, "to"), dtype);
+  Tensor out = make_tensor(self.sizes().vec(), like_strides(self, fmt, "to"), dtype);
   copy_(out, self);
   if (fmt == MemoryFormat::Preserve) ops::check_memory_format_kept("to", {&self}, out);
   return out;
@@ -32,7 +32,7 @@ Tensor contiguous(const Tensor& self, MemoryFormat fmt) {
 }
 
 Tensor clone(const Tensor& self, MemoryFormat fmt) {
-  Tensor out = ops::make_tensor(self.sizes().vec(), like_strides(self, fmt, "clone"), self.dtype());
+  Tensor out = make_tensor(self.sizes().vec(), like_strides(self, fmt, "clone"), self.dtype());
   copy_(out, self);
   if (fmt == MemoryFormat::Preserve) ops::check_memory_format_kept("clone", {&self}, out);
   return out;

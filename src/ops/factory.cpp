@@ -3,61 +3,25 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/make_tensor.h"
 #include "kernels/copy.h"
-#include "ops/make_tensor.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/view.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/layout.h"
 
 namespace strider {
-namespace ops {
-
-int64_t storage_span(IntArrayRef sizes, IntArrayRef strides) {
-  int64_t span = 1;
-  for (size_t d = 0; d < sizes.size(); ++d)
-    if (sizes[d] == 0) return 0;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    int64_t reach = 0;
-    STRIDER_CHECK(!__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) && !__builtin_add_overflow(span, reach, &span),
-                  "empty_strided", "size ", sizes, " with strides ", strides, " spans more elements than fit in 64 bits");
-  }
-  return span;
-}
-
-Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype, Allocator& allocator) {
-  checked_numel(sizes, "empty");
-  for (int64_t s : strides)
-    STRIDER_CHECK(s >= 0, "empty_strided", "negative stride in ", IntArrayRef(strides),
-                  "; strides must be >= 0");
-  const int64_t span = storage_span(sizes, strides);
-  int64_t bytes = 0;
-  STRIDER_CHECK(!__builtin_mul_overflow(span, static_cast<int64_t>(element_size(dtype)), &bytes), "empty", "size ",
-                IntArrayRef(sizes), " of ", dtype, " needs more bytes than fit in 64 bits");
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(bytes), allocator);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes),
-                                             std::move(strides), 0));
-}
-
-Tensor dense_in_format(const Tensor& t, MemoryFormat fmt) {
-  Tensor c = contiguous(t, fmt);
-  DimVector want = layout::strides_for_format(c.sizes(), fmt, "dense_in_format");
-  if (c.strides() == IntArrayRef(want) || c.numel() == 0) return c;
-  return as_strided(c, c.sizes(), want);
-}
-
-}  // namespace ops
 
 Tensor empty(IntArrayRef sizes, TensorOptions options) {
   checked_numel(sizes, "empty");  // before any stride is computed from the sizes
-  return ops::make_tensor(sizes.vec(), layout::strides_for_format(sizes, options.memory_format(), "empty"),
-                          options.dtype());
+  return make_tensor(sizes.vec(), layout::strides_for_format(sizes, options.memory_format(), "empty"),
+                     options.dtype());
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
   STRIDER_CHECK(sizes.size() == strides.size(), "empty_strided", "sizes ", sizes, " and strides ",
                 strides, " must have the same length");
-  return ops::make_tensor(sizes.vec(), strides.vec(), options.dtype());
+  return make_tensor(sizes.vec(), strides.vec(), options.dtype());
 }
 
 Tensor zeros(IntArrayRef sizes, TensorOptions options) { return full(sizes, 0, options); }
@@ -127,10 +91,10 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
   STRIDER_CHECK(data != nullptr || product(sizes) == 0, "from_blob", "null data pointer for size ", sizes);
   STRIDER_CHECK(sizes.size() == strides.size(), "from_blob", "sizes ", sizes, " and strides ",
                 strides, " must have the same length");
-  int64_t span = ops::storage_span(sizes, strides);
+  int64_t span = storage_span(sizes, strides);
   auto storage = std::make_shared<StorageImpl>(data, static_cast<size_t>(span) * element_size(dtype),
                                                std::move(deleter));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, sizes.vec(), strides.vec(), 0));
+  return make_tensor(std::move(storage), dtype, sizes.vec(), strides.vec(), 0);
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, ScalarType dtype, std::function<void(void*)> deleter) {
@@ -165,7 +129,7 @@ Tensor empty_like(const Tensor& t, MemoryFormat fmt) { return empty_like(t, t.dt
 
 Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt) {
   Allocator* tier = t.storage() ? t.storage()->allocator() : nullptr;
-  return ops::make_tensor(t.sizes().vec(), like_strides(t, fmt, "empty_like"), dtype,
+  return make_tensor(t.sizes().vec(), like_strides(t, fmt, "empty_like"), dtype,
                           tier && tier->propagates_to_like() ? *tier : cpu_allocator());
 }
 

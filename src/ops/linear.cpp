@@ -1,8 +1,8 @@
 #include "strider/ops/linear.h"
 
+#include "core/make_tensor.h"
 #include "kernels/matmul.h"
-#include "ops/kernel_list.h"
-#include "ops/make_tensor.h"
+#include "ops/kernel_dispatch.h"
 #include "strider/core/layout.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/view.h"

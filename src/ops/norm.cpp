@@ -2,9 +2,9 @@
 // parameter dtypes; the kernels' implementation lists (kernels/norm.h) compute.
 #include "strider/ops/norm.h"
 
+#include "core/make_tensor.h"
 #include "kernels/norm.h"
-#include "ops/kernel_list.h"
-#include "ops/make_tensor.h"
+#include "ops/kernel_dispatch.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
 #include "strider/ops/convert.h"

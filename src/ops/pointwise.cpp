@@ -1,9 +1,9 @@
 // Elementwise ops: promote, decide the layout (pointwise_layout), allocate, run the kernel.
 #include "strider/ops/pointwise.h"
 
+#include "core/make_tensor.h"
 #include "kernels/pointwise.h"
-#include "ops/kernel_list.h"
-#include "ops/make_tensor.h"
+#include "ops/kernel_dispatch.h"
 #include "ops/pointwise_layout.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"

@@ -2,9 +2,10 @@
 // implementation lists (kernels/pool.h) compute.
 #include "strider/ops/pool.h"
 
+#include "core/make_tensor.h"
 #include "kernels/pool.h"
-#include "ops/kernel_list.h"
-#include "ops/make_tensor.h"
+#include "ops/dense_in_format.h"
+#include "ops/kernel_dispatch.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
 #include "strider/ops/convert.h"

@@ -1,5 +1,5 @@
 // resize_ / resize_as_ (SPEC §6.6): change the size in place, restriding per the format.
-#include "ops/make_tensor.h"
+#include "core/make_tensor.h"
 #include "strider/core/layout.h"
 #include "strider/core/tensor.h"
 #include "strider/ops/convert.h"
@@ -20,7 +20,7 @@ const Tensor& resize_(const Tensor& self, IntArrayRef new_sizes, std::optional<M
   } else {
     strides_new = layout::contiguous_strides(new_sizes);
   }
-  const int64_t span = ops::storage_span(new_sizes, strides_new);
+  const int64_t span = storage_span(new_sizes, strides_new);
   if (span > 0)
     self.storage()->grow(static_cast<size_t>(self.storage_offset() + span) * self.element_size());
   self.impl()->set_sizes_and_strides(new_sizes.vec(), std::move(strides_new));

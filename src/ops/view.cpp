@@ -2,6 +2,7 @@
 // when no view exists.
 #include <algorithm>
 
+#include "core/make_tensor.h"
 #include "strider/core/layout.h"
 #include "strider/core/tensor.h"
 #include "strider/ops/convert.h"
@@ -9,11 +10,6 @@
 
 namespace strider::ops {
 namespace {
-
-Tensor make_view(const Tensor& self, DimVector sizes, DimVector strides, int64_t offset) {
-  return Tensor(std::make_shared<TensorImpl>(self.storage(), self.dtype(), std::move(sizes),
-                                             std::move(strides), offset));
-}
 
 // Resolves a single -1 in `sizes` against `numel`.
 DimVector infer_size(IntArrayRef sizes, int64_t numel, const char* op) {
@@ -48,13 +44,13 @@ Tensor view(const Tensor& self, IntArrayRef sizes) {
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead. "
                 "(input ", self.sizes(), "@", self.strides(), " cannot be viewed as ", IntArrayRef(shape), ")");
-  return make_view(self, std::move(shape), std::move(*st), self.storage_offset());
+  return alias_with(self, std::move(shape), std::move(*st), self.storage_offset());
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   DimVector shape = infer_size(sizes, self.numel(), "reshape");
   if (auto st = layout::view_strides(self.sizes(), self.strides(), shape))
-    return make_view(self, std::move(shape), std::move(*st), self.storage_offset());
+    return alias_with(self, std::move(shape), std::move(*st), self.storage_offset());
   return view(clone(self, MemoryFormat::Contiguous), shape);
 }
 
@@ -71,7 +67,7 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
     sz[i] = self.sizes()[d];
     st[i] = self.strides()[d];
   }
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset());
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset());
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -79,13 +75,13 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
   if (n == 0) {
     layout::wrap_dim(dim0, n, "transpose");
     layout::wrap_dim(dim1, n, "transpose");
-    return make_view(self, {}, {}, self.storage_offset());
+    return alias_with(self, {}, {}, self.storage_offset());
   }
   int64_t a = layout::wrap_dim(dim0, n, "transpose"), b = layout::wrap_dim(dim1, n, "transpose");
   DimVector sz = self.sizes().vec(), st = self.strides().vec();
   std::swap(sz[a], sz[b]);
   std::swap(st[a], st[b]);
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset());
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset());
 }
 
 Tensor t(const Tensor& self) {
@@ -105,7 +101,7 @@ Tensor narrow(const Tensor& self, int64_t d, int64_t start, int64_t length) {
                 length, ") exceeds dimension ", d, " of size ", size, " (shape ", self.sizes(), ")");
   DimVector sz = self.sizes().vec();
   sz[d] = length;
-  return make_view(self, std::move(sz), self.strides().vec(), self.storage_offset() + start * self.strides()[d]);
+  return alias_with(self, std::move(sz), self.strides().vec(), self.storage_offset() + start * self.strides()[d]);
 }
 
 Tensor slice(const Tensor& self, int64_t d, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
@@ -122,7 +118,7 @@ Tensor slice(const Tensor& self, int64_t d, std::optional<int64_t> start_opt, st
   DimVector sz = self.sizes().vec(), st = self.strides().vec();
   sz[d] = (end - start + step - 1) / step;
   st[d] *= step;
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset() + start * self.strides()[d]);
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset() + start * self.strides()[d]);
 }
 
 Tensor select(const Tensor& self, int64_t d, int64_t index) {
@@ -135,7 +131,7 @@ Tensor select(const Tensor& self, int64_t d, int64_t index) {
   DimVector sz = self.sizes().vec(), st = self.strides().vec();
   sz.erase(sz.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset() + index * self.strides()[d]);
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset() + index * self.strides()[d]);
 }
 
 Tensor expand(const Tensor& self, IntArrayRef target) {
@@ -166,7 +162,7 @@ Tensor expand(const Tensor& self, IntArrayRef target) {
     st[i] = stride;
   }
   if (td == 0) std::fill(st.begin(), st.end(), 0);
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset());
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset());
 }
 
 Tensor squeeze(const Tensor& self) {
@@ -176,20 +172,20 @@ Tensor squeeze(const Tensor& self) {
       sz.push_back(self.sizes()[d]);
       st.push_back(self.strides()[d]);
     }
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset());
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset());
 }
 
 Tensor squeeze(const Tensor& self, int64_t d) {
   if (self.dim() == 0) {
     layout::wrap_dim(d, 0, "squeeze");
-    return make_view(self, {}, {}, self.storage_offset());
+    return alias_with(self, {}, {}, self.storage_offset());
   }
   d = layout::wrap_dim(d, self.dim(), "squeeze");
-  if (self.sizes()[d] != 1) return make_view(self, self.sizes().vec(), self.strides().vec(), self.storage_offset());
+  if (self.sizes()[d] != 1) return alias(self);
   DimVector sz = self.sizes().vec(), st = self.strides().vec();
   sz.erase(sz.begin() + d);
   st.erase(st.begin() + d);
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset());
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset());
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t d) {
@@ -198,7 +194,7 @@ Tensor unsqueeze(const Tensor& self, int64_t d) {
   int64_t new_stride = d < self.dim() ? sz[d] * st[d] : 1;
   sz.insert(sz.begin() + d, 1);
   st.insert(st.begin() + d, new_stride);
-  return make_view(self, std::move(sz), std::move(st), self.storage_offset());
+  return alias_with(self, std::move(sz), std::move(st), self.storage_offset());
 }
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
@@ -234,7 +230,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sz, IntArrayRef st, std::optio
                 ", strides ", st, ", storage offset ", offset,
                 " require a storage of at least ", max_index + 1, " elements, but it has ",
                 storage_elems);
-  return make_view(self, sz.vec(), st.vec(), offset);
+  return alias_with(self, sz.vec(), st.vec(), offset);
 }
 
 }  // namespace strider::ops

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/make_tensor.h"
 #include "kernels/cpu_isa.h"
 #include "strider/core/context.h"
 #include "strider/core/error.h"
@@ -208,9 +209,7 @@ dnnl::memory weights_in(const Tensor& weight, const dnnl::memory::desc& user, co
       return e.memory;
     }
   CachedWeights e{weight.storage(), weight.storage_offset(), weight.storage()->generation(), user, want, Tensor(), {}};
-  auto bytes = std::make_shared<StorageImpl>(want.get_size(), cpu_allocator());
-  e.bytes = Tensor(std::make_shared<TensorImpl>(std::move(bytes), kByte, DimVector{static_cast<int64_t>(want.get_size())},
-                                                DimVector{1}, 0));
+  e.bytes = make_tensor({static_cast<int64_t>(want.get_size())}, {1}, kByte);
   e.memory = dnnl::memory(want, engine(), e.bytes.data());
   reorder_into(src, e.memory);
   c.bytes += e.bytes.nbytes();

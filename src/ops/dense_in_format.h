@@ -1,13 +1,8 @@
 #pragma once
-// Allocation with decided geometry: every op that creates a tensor ends here.
+// A tensor re-described for kernel libraries that read a layout from strides alone.
 #include "strider/core/tensor.h"
 
 namespace strider::ops {
-
-// Elements the storage must hold for (sizes, strides) starting at offset 0.
-int64_t storage_span(IntArrayRef sizes, IntArrayRef strides);
-
-Tensor make_tensor(DimVector sizes, DimVector strides, ScalarType dtype, Allocator& allocator = cpu_allocator());
 
 // `t` made dense in `fmt` and described with `fmt`'s formula strides, size-1 dims included: the
 // same bytes, but a kernel library sees one unambiguous layout (an N1HW tensor dense in NHWC

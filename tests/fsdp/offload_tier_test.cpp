@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "core/make_tensor.h"
 #include "fsdp/offload_tier.h"
 #include "support/compare.h"
 
@@ -22,8 +23,7 @@ using fsdp::detail::OffloadTier;
 
 // A float tensor of n elements in the tier, filled with i * scale.
 Tensor in_tier(OffloadTier& tier, int64_t n, double scale) {
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(n) * 4, tier);
-  Tensor t(std::make_shared<TensorImpl>(storage, kFloat, DimVector{n}, DimVector{1}, 0));
+  Tensor t = make_tensor({n}, {1}, kFloat, tier);
   t.copy_(arange(n).to(kFloat) * scale);
   return t;
 }
