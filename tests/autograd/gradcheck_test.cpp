@@ -29,6 +29,32 @@ TEST(Gradcheck, BinaryOpsWithBroadcasting) {
   }
 }
 
+TEST(Gradcheck, EveryArithmeticRow) {
+  // Every arithmetic row of the binary op table (their gradients are written by hand), on
+  // positive operands with broadcasting, with a Scalar and with alpha where the signature has them.
+  int rows = 0;
+  for (MemoryFormat f : {MemoryFormat::Contiguous, CL}) {
+    Tensor a = leaf({2, 3, 2, 2}, 9, 0.5, 1.5, f), b = leaf({1, 3, 1, 1}, 10, 0.5, 1.5);
+#define STRIDER_ROW(Enum, function, signature, kind, ...) STRIDER_GRADIENT_##kind(function, signature)
+#define STRIDER_GRADIENT_Compare(function, signature)
+#define STRIDER_GRADIENT_Logical(function, signature)
+#define STRIDER_GRADIENT_Arith(function, signature) STRIDER_SIGNATURE_##signature(function)
+#define STRIDER_SIGNATURE_None(function)
+#define STRIDER_SIGNATURE_Tensors(function) \
+  ++rows;                                   \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0], x[1]); }, {a, b})) << #function;
+#define STRIDER_SIGNATURE_TensorOrScalar(function) \
+  STRIDER_SIGNATURE_Tensors(function)              \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0], Scalar(1.25)); }, {a})) << #function;
+#define STRIDER_SIGNATURE_Alpha(function)   \
+  STRIDER_SIGNATURE_TensorOrScalar(function) \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0], x[1], 2.5); }, {a, b})) << #function;
+    STRIDER_BINARY_OPS(STRIDER_ROW)
+#undef STRIDER_ROW
+  }
+  EXPECT_GE(rows, 2 * 7);
+}
+
 TEST(Gradcheck, ScalarOperands) {
   Tensor a = leaf({3, 4}, 3, 0.5, 2);
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0] + 2.0; }, {a}));
@@ -97,17 +123,17 @@ TEST(Gradcheck, EveryReductionRow) {
   Tensor a = leaf({3, 4, 2, 2}, 8, 0.5, 1.5, CL);
   int rows = 0;
 #define STRIDER_ROW(Enum, function, name, signature, rule, empty, accumulate, result, saves, ...) \
-  STRIDER_CHECK_##saves(function, signature)
-#define STRIDER_CHECK_NoGrad(function, signature)
-#define STRIDER_CHECK_Shapes(function, signature)                                                             \
+  STRIDER_REDUCTION_CHECK_##saves(function, signature)
+#define STRIDER_REDUCTION_CHECK_NoGrad(function, signature)
+#define STRIDER_REDUCTION_CHECK_Shapes(function, signature)                                                             \
   ++rows;                                                                                                     \
   EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0]); }, {a})) << #function;                        \
   EXPECT_TRUE(gradcheck([](const V& x) { return STRIDER_CALL_##signature(function, x[0], kSome, true); }, {a})) \
       << #function;                                                                                           \
   EXPECT_TRUE(gradcheck([](const V& x) { return STRIDER_CALL_##signature(function, x[0], kOne, false); }, {a})) \
       << #function;
-#define STRIDER_CHECK_Input(function, signature) STRIDER_CHECK_Shapes(function, signature)
-#define STRIDER_CHECK_InputOutput(function, signature) STRIDER_CHECK_Shapes(function, signature)
+#define STRIDER_REDUCTION_CHECK_Input(function, signature) STRIDER_REDUCTION_CHECK_Shapes(function, signature)
+#define STRIDER_REDUCTION_CHECK_InputOutput(function, signature) STRIDER_REDUCTION_CHECK_Shapes(function, signature)
   STRIDER_REDUCE_OPS(STRIDER_ROW)
 #undef STRIDER_ROW
   EXPECT_GE(rows, 6);

@@ -75,7 +75,16 @@ TEST(PointwiseConformance, UnaryOpsMatchReference) {
 }
 
 TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
-  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> ops = {
+  // Every binary row of the op table with a function (on positive operands, in every row's
+  // domain), then forms with other arguments and operands by hand.
+#define STRIDER_ROW(Enum, function, signature, ...) STRIDER_PAIR_##signature(function)
+#define STRIDER_PAIR_Tensors(function) \
+  {#function, [](const Tensor& a, const Tensor& b) { return function(abs(a) + 0.5, abs(b) + 0.5); }},
+#define STRIDER_PAIR_TensorOrScalar(function) STRIDER_PAIR_Tensors(function)
+#define STRIDER_PAIR_Alpha(function) STRIDER_PAIR_Tensors(function)
+#define STRIDER_PAIR_None(function)
+  std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> ops = {
+      STRIDER_BINARY_OPS(STRIDER_ROW)
       {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }},
       {"add_alpha", [](const Tensor& a, const Tensor& b) { return add(a, b, 2.5); }},
       {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }},
@@ -86,6 +95,7 @@ TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
       {"where", [](const Tensor& a, const Tensor& b) { return where(gt(a, 0), a, b); }},
       {"addcmul", [](const Tensor& a, const Tensor& b) { return addcmul(a, b, a, 0.5); }},
   };
+#undef STRIDER_ROW
   for (ScalarType dt : {kFloat, kBFloat16, kDouble}) {
     auto as = layouts_4d({2, 5, 6, 7}, dt, 1);
     auto bs = layouts_4d({2, 5, 6, 7}, dt, 2);
