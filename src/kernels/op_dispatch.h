@@ -1,7 +1,7 @@
 #pragma once
 // Turns a runtime op enum into a compile-time constant, so each op gets its own inner loop and
 // the compiler folds the op's switch away (vectorizing what remains). The cases are the rows of
-// kernels/pointwise_table.h.
+// core/pointwise_table.h.
 #include "kernels/pointwise.h"
 
 namespace strider::kernels {

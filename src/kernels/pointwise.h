@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "kernels/implementation_list.h"
-#include "kernels/pointwise_table.h"
+#include "strider/core/pointwise_table.h"
 #include "strider/core/tensor.h"
 
 namespace strider::kernels {
 
-// The rows of kernels/pointwise_table.h.
+// The rows of core/pointwise_table.h.
 #define STRIDER_ENUM_ENTRY(Enum, ...) Enum,
 enum class UnaryOp { STRIDER_UNARY_OPS(STRIDER_ENUM_ENTRY) };
 enum class BinaryOp { STRIDER_BINARY_OPS(STRIDER_ENUM_ENTRY) };
@@ -34,21 +34,21 @@ enum class DtypeRule { Same, SameNotBool, Floating, Bool };
 enum class BinaryKind { Arith, Compare, Logical };
 
 constexpr DtypeRule dtype_rule(UnaryOp op) {
-#define STRIDER_RULE(Enum, fn, kind, rule, ...) \
+#define STRIDER_RULE(Enum, fn, signature, kind, rule, ...) \
   if (op == UnaryOp::Enum) return DtypeRule::rule;
   STRIDER_UNARY_OPS(STRIDER_RULE)
 #undef STRIDER_RULE
   return DtypeRule::Same;
 }
 constexpr DtypeRule dtype_rule(BinaryOp op) {
-#define STRIDER_RULE(Enum, fn, kind, rule, ...) \
+#define STRIDER_RULE(Enum, fn, signature, kind, rule, ...) \
   if (op == BinaryOp::Enum) return DtypeRule::rule;
   STRIDER_BINARY_OPS(STRIDER_RULE)
 #undef STRIDER_RULE
   return DtypeRule::Same;
 }
 constexpr BinaryKind kind(BinaryOp op) {
-#define STRIDER_KIND(Enum, fn, k, ...) \
+#define STRIDER_KIND(Enum, fn, signature, k, ...) \
   if (op == BinaryOp::Enum) return BinaryKind::k;
   STRIDER_BINARY_OPS(STRIDER_KIND)
 #undef STRIDER_KIND

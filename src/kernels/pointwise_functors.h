@@ -1,5 +1,5 @@
 #pragma once
-// The math of each elementwise op, from the rows of kernels/pointwise_table.h. `exact` uses
+// The math of each elementwise op, from the rows of core/pointwise_table.h. `exact` uses
 // <cmath> and is what the reference kernels run (and what the fast kernels run for float64 and
 // integers); `fast` is the vectorizable float32 form used by the cpu kernels for float32,
 // bfloat16 and float16. The helpers below are the rows' math that needs more than an expression.
@@ -64,7 +64,7 @@ inline M minimum_exact(M x, M y) {
 // One row's exact math, with its op a compile-time constant.
 template <UnaryOp OP, class M>
 inline M exact_unary(M x, [[maybe_unused]] const PointwiseArgs& a) {
-#define STRIDER_EXACT(Enum, function, kind, rule, domain, exact, ...) \
+#define STRIDER_EXACT(Enum, function, signature, kind, rule, domain, exact, ...) \
   if constexpr (OP == UnaryOp::Enum) return static_cast<M>(exact);
   STRIDER_UNARY_OPS(STRIDER_EXACT)
 #undef STRIDER_EXACT
@@ -74,7 +74,7 @@ inline M exact_unary(M x, [[maybe_unused]] const PointwiseArgs& a) {
 template <UnaryOp OP>
 inline float fast_unary(float x, [[maybe_unused]] const PointwiseArgs& a) {
   using M [[maybe_unused]] = float;
-#define STRIDER_FAST(Enum, function, kind, rule, domain, exact, fast, ...) \
+#define STRIDER_FAST(Enum, function, signature, kind, rule, domain, exact, fast, ...) \
   if constexpr (OP == UnaryOp::Enum) return static_cast<float>(fast);
   STRIDER_UNARY_OPS(STRIDER_FAST)
 #undef STRIDER_FAST
@@ -82,7 +82,7 @@ inline float fast_unary(float x, [[maybe_unused]] const PointwiseArgs& a) {
 
 template <BinaryOp OP, class M>
 inline M exact_binary(M x, M y, [[maybe_unused]] const PointwiseArgs& a) {
-#define STRIDER_EXACT(Enum, function, kind, rule, exact) \
+#define STRIDER_EXACT(Enum, function, signature, kind, rule, exact) \
   if constexpr (OP == BinaryOp::Enum) return static_cast<M>(exact);
   STRIDER_BINARY_OPS(STRIDER_EXACT)
 #undef STRIDER_EXACT
@@ -91,7 +91,7 @@ inline M exact_binary(M x, M y, [[maybe_unused]] const PointwiseArgs& a) {
 template <BinaryOp OP, class M>
 inline bool exact_compare(M x, M y) {
   [[maybe_unused]] const PointwiseArgs a{};  // the arithmetic rows' expressions name it
-#define STRIDER_EXACT(Enum, function, kind, rule, exact) \
+#define STRIDER_EXACT(Enum, function, signature, kind, rule, exact) \
   if constexpr (OP == BinaryOp::Enum) return static_cast<bool>(exact);
   STRIDER_BINARY_OPS(STRIDER_EXACT)
 #undef STRIDER_EXACT

@@ -16,12 +16,13 @@ template <class T>
 struct Accumulator {
   using Acc = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double, int64_t>;
   ReduceOp op;
+  Accumulate kind;
   Acc sum = 0;
   Acc prod = 1;
   Acc best = 0;
   int64_t best_index = -1;
 
-  explicit Accumulator(ReduceOp o) : op(o) {}
+  explicit Accumulator(ReduceOp o) : op(o), kind(accumulation(o)) {}
 
   static bool is_nan(Acc v) {
     if constexpr (std::is_floating_point_v<Acc>) return std::isnan(v);
@@ -30,7 +31,7 @@ struct Accumulator {
 
   // Max/min keep the first occurrence; a NaN wins and then stays (PyTorch's propagation).
   void add_best(Acc v, int64_t index) {
-    bool better = op == ReduceOp::Max || op == ReduceOp::Argmax ? v > best : v < best;
+    bool better = kind == Accumulate::Max ? v > best : v < best;
     if (best_index < 0 || (!is_nan(best) && (better || is_nan(v)))) {
       best = v;
       best_index = index;
@@ -38,12 +39,24 @@ struct Accumulator {
   }
 
   void add(Acc v, int64_t index) {
-    switch (op) {
-      case ReduceOp::Sum: case ReduceOp::Mean: case ReduceOp::Var: sum += v; break;
-      case ReduceOp::Prod: prod *= v; break;
-      default: add_best(v, index); break;
+    switch (kind) {
+      case Accumulate::Sum: case Accumulate::Centered: sum += v; break;
+      case Accumulate::Prod: prod *= v; break;
+      case Accumulate::Max: case Accumulate::Min: add_best(v, index); break;
     }
   }
 };
+
+// One output's value: the row's result column, from the accumulator, the element count n and,
+// for Centered rows, the squared deviations from the mean sq.
+template <class TO, class T>
+TO finish(ReduceOp op, [[maybe_unused]] const Accumulator<T>& acc, [[maybe_unused]] int64_t n,
+          [[maybe_unused]] double sq, [[maybe_unused]] const ReduceArgs& a) {
+#define STRIDER_RESULT(Enum, function, name, signature, rule, empty, accumulate, result, ...) \
+  case ReduceOp::Enum: return static_cast<TO>(result);
+  switch (op) { STRIDER_REDUCE_OPS(STRIDER_RESULT) }
+#undef STRIDER_RESULT
+  return TO();
+}
 
 }  // namespace strider::kernels

@@ -79,7 +79,10 @@ Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
   return out;
 }
 
+// Logical rows (kernels::BinaryKind::Logical) take their operands as bool.
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, PointwiseArgs args = {}) {
+  if (kernels::kind(op) == kernels::BinaryKind::Logical)
+    return binary_op(op, PointwiseInput{to(a, kBool)}, PointwiseInput{to(b, kBool)}, args);
   return binary_op(op, PointwiseInput{a}, PointwiseInput{b}, args);
 }
 Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, PointwiseArgs args = {}) {
@@ -129,33 +132,46 @@ PointwiseArgs clamp_args(const std::optional<Scalar>& lo, const std::optional<Sc
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_op(BinaryOp::Add, a, b, alpha_args(alpha)); }
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary_op(BinaryOp::Add, a, b, alpha_args(alpha)); }
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_op(BinaryOp::Sub, a, b, alpha_args(alpha)); }
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return binary_op(BinaryOp::Sub, a, b, alpha_args(alpha)); }
+// The table's rows (core/pointwise_table.h): unary rows of kind Plain and NoGrad, and every
+// binary row by its signature. The Custom rows' functions and the reversed scalar forms follow.
+#define STRIDER_UNARY_FUNCTION(Enum, function, signature, kind, ...) STRIDER_UNARY_##kind(Enum, function)
+#define STRIDER_UNARY_Plain(Enum, function) \
+  Tensor function(const Tensor& a) { return unary_op(UnaryOp::Enum, a); }
+#define STRIDER_UNARY_NoGrad(Enum, function) STRIDER_UNARY_Plain(Enum, function)
+#define STRIDER_UNARY_Custom(Enum, function)
+STRIDER_UNARY_OPS(STRIDER_UNARY_FUNCTION)
+
+#define STRIDER_BINARY_FUNCTION(Enum, function, signature, ...) STRIDER_BINARY_##signature(Enum, function)
+#define STRIDER_BINARY_Alpha(Enum, function)                                 \
+  Tensor function(const Tensor& a, const Tensor& b, const Scalar& alpha) { \
+    return binary_op(BinaryOp::Enum, a, b, alpha_args(alpha));             \
+  }                                                                         \
+  Tensor function(const Tensor& a, const Scalar& b, const Scalar& alpha) { \
+    return binary_op(BinaryOp::Enum, a, b, alpha_args(alpha));             \
+  }
+#define STRIDER_BINARY_TensorOrScalar(Enum, function)                                            \
+  Tensor function(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Enum, a, b); } \
+  Tensor function(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Enum, a, b); }
+#define STRIDER_BINARY_Tensors(Enum, function) \
+  Tensor function(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Enum, a, b); }
+#define STRIDER_BINARY_None(Enum, function)
+STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
+
 Tensor rsub(const Tensor& a, const Scalar& b) {
   return binary_op(BinaryOp::Sub, PointwiseInput{a}, wrap(b), {}, /*lhs_first=*/false);
 }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Mul, a, b); }
-Tensor mul(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Mul, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Div, a, b); }
-Tensor div(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Div, a, b); }
 Tensor rdiv(const Tensor& a, const Scalar& b) {
   return binary_op(BinaryOp::Div, PointwiseInput{a}, wrap(b), {}, /*lhs_first=*/false);
 }
-Tensor pow(const Tensor& a, const Tensor& e) { return binary_op(BinaryOp::Pow, a, e); }
+Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
+  return binary_op(BinaryOp::ThresholdBackward, grad, result);
+}
 Tensor pow(const Tensor& a, const Scalar& e) {
   PointwiseArgs p;
   p.exponent = e.to_double();
   if (is_floating_point(a.dtype()) || e.is_floating_point()) return unary_op(UnaryOp::PowScalar, a, p);
   return binary_op(BinaryOp::Pow, a, e);
 }
-Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Maximum, a, b); }
-Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
-  return binary_op(BinaryOp::ThresholdBackward, grad, result);
-}
-Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
-
 Tensor gelu(const Tensor& a, std::string_view approximate) {
   STRIDER_CHECK(approximate == "none" || approximate == "tanh", "gelu", "approximate must be "
                 "'none' or 'tanh', got '", std::string(approximate), "'");
@@ -164,23 +180,6 @@ Tensor gelu(const Tensor& a, std::string_view approximate) {
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return unary_op(UnaryOp::Clamp, a, clamp_args(lo, hi));
 }
-
-// The table's plain rows (kernels/pointwise_table.h); Custom and Arith rows are written above.
-#define STRIDER_UNARY_FUNCTION(Enum, function, kind, ...) STRIDER_UNARY_##kind(Enum, function)
-#define STRIDER_UNARY_Plain(Enum, function) \
-  Tensor function(const Tensor& a) { return unary_op(UnaryOp::Enum, a); }
-#define STRIDER_UNARY_NoGrad(Enum, function) STRIDER_UNARY_Plain(Enum, function)
-#define STRIDER_UNARY_Custom(Enum, function)
-STRIDER_UNARY_OPS(STRIDER_UNARY_FUNCTION)
-
-#define STRIDER_BINARY_FUNCTION(Enum, function, kind, ...) STRIDER_BINARY_##kind(Enum, function)
-#define STRIDER_BINARY_Compare(Enum, function)                                                    \
-  Tensor function(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Enum, a, b); } \
-  Tensor function(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Enum, a, b); }
-#define STRIDER_BINARY_Logical(Enum, function) \
-  Tensor function(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Enum, to(a, kBool), to(b, kBool)); }
-#define STRIDER_BINARY_Arith(Enum, function)
-STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
 
 bool equal(const Tensor& a, const Tensor& b) {
   if (a.sizes() != b.sizes()) return false;

@@ -27,6 +27,44 @@ std::vector<bool> reduced_mask(const Tensor& t, IntArrayRef dims, const char* op
   return mask;
 }
 
+// The table's empty and dtype_rule columns (core/reduce_table.h).
+enum class EmptyResult { Zero, One, NaN, Refused };
+constexpr EmptyResult empty_result(ReduceOp op) {
+#define STRIDER_EMPTY(Enum, function, name, signature, rule, empty, ...) \
+  if (op == ReduceOp::Enum) return EmptyResult::empty;
+  STRIDER_REDUCE_OPS(STRIDER_EMPTY)
+#undef STRIDER_EMPTY
+  return EmptyResult::NaN;
+}
+
+ScalarType sum_dtype(ScalarType t) { return is_integral(t, true) ? kLong : t; }
+
+ScalarType floating_only(const Tensor& t, const char* op) {
+  STRIDER_CHECK(is_floating_point(t.dtype()), op, "could not infer output dtype: input dtype ",
+                t.dtype(), " is not floating point (shape ", t.sizes(),
+                "); convert with .to(kFloat) first");
+  return t.dtype();
+}
+
+enum class DtypeRule { Same, Long, IntegersToLong, FloatingOnly };
+constexpr DtypeRule dtype_rule(ReduceOp op) {
+#define STRIDER_RULE(Enum, function, name, signature, rule, ...) \
+  if (op == ReduceOp::Enum) return DtypeRule::rule;
+  STRIDER_REDUCE_OPS(STRIDER_RULE)
+#undef STRIDER_RULE
+  return DtypeRule::Same;
+}
+
+ScalarType result_dtype(ReduceOp op, const Tensor& t) {
+  switch (dtype_rule(op)) {
+    case DtypeRule::Same: return t.dtype();
+    case DtypeRule::Long: return kLong;
+    case DtypeRule::IntegersToLong: return sum_dtype(t.dtype());
+    case DtypeRule::FloatingOnly: return floating_only(t, kernels::name(op));
+  }
+  return t.dtype();
+}
+
 Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, ScalarType out_dtype,
               kernels::ReduceArgs args = {}) {
   const char* name = kernels::name(op);
@@ -44,9 +82,8 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, Scal
       out_sizes.push_back(t.sizes()[d]);
     }
   }
-  const bool needs_element = op == ReduceOp::Max || op == ReduceOp::Min ||
-                             op == ReduceOp::Argmax || op == ReduceOp::Argmin;
-  STRIDER_CHECK(!needs_element || length > 0 || product(out_sizes) == 0, name,
+  const EmptyResult empty = empty_result(op);
+  STRIDER_CHECK(empty != EmptyResult::Refused || length > 0 || product(out_sizes) == 0, name,
                 "cannot reduce over a zero-size dimension (input shape ", t.sizes(), ", dims ", dims,
                 "): the result has no identity; reduce over non-empty dims");
   Tensor out = make_tensor(out_sizes, layout::contiguous_strides(out_sizes), out_dtype);
@@ -55,67 +92,55 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, Scal
   for (int64_t d = 0; d < t.dim(); ++d) view_strides[d] = mask[d] ? 0 : keep_strides[d];
   Tensor kview = as_strided(out, t.sizes(), view_strides, 0);
   if (length == 0) {
-    fill_(out, op == ReduceOp::Prod ? 1.0 : (op == ReduceOp::Sum ? 0.0 : NAN));
+    fill_(out, empty == EmptyResult::One ? 1.0 : (empty == EmptyResult::Zero ? 0.0 : NAN));
     return out;
   }
   kernels::reduce({op, kview, t, args}, dispatch(name));
   return out;
 }
 
-ScalarType sum_dtype(ScalarType t) { return is_integral(t, true) ? kLong : t; }
-
-ScalarType floating_only(const Tensor& t, const char* op) {
-  STRIDER_CHECK(is_floating_point(t.dtype()), op, "could not infer output dtype: input dtype ",
-                t.dtype(), " is not floating point (shape ", t.sizes(),
-                "); convert with .to(kFloat) first");
-  return t.dtype();
-}
-
 }  // namespace
 
-Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  ScalarType out = dtype.value_or(sum_dtype(t.dtype()));
-  Tensor in = dtype && *dtype != t.dtype() ? to(t, *dtype) : t;
-  return reduce(ReduceOp::Sum, in, dims, keepdim, out);
-}
-Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  return reduce(ReduceOp::Mean, t, dims, keepdim, floating_only(t, "mean"));
-}
-Tensor prod(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  return reduce(ReduceOp::Prod, t, dims, keepdim, sum_dtype(t.dtype()));
-}
-Tensor amax(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  return reduce(ReduceOp::Max, t, dims, keepdim, t.dtype());
-}
-Tensor amin(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  return reduce(ReduceOp::Min, t, dims, keepdim, t.dtype());
-}
+// The table's rows (core/reduce_table.h), by signature.
+#define STRIDER_REDUCE_FUNCTION(Enum, function, name, signature, ...) STRIDER_REDUCE_##signature(Enum, function)
+#define STRIDER_REDUCE_Dims(Enum, function)                                          \
+  Tensor function(const Tensor& t, IntArrayRef dims, bool keepdim) {                \
+    return reduce(ReduceOp::Enum, t, dims, keepdim, result_dtype(ReduceOp::Enum, t)); \
+  }
+#define STRIDER_REDUCE_DimsDtype(Enum, function)                                                        \
+  Tensor function(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) { \
+    ScalarType out = dtype.value_or(result_dtype(ReduceOp::Enum, t));                                   \
+    Tensor in = dtype && *dtype != t.dtype() ? to(t, *dtype) : t;                                       \
+    return reduce(ReduceOp::Enum, in, dims, keepdim, out);                                              \
+  }
+#define STRIDER_REDUCE_Correction(Enum, function)                                          \
+  Tensor function(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) { \
+    kernels::ReduceArgs args;                                                              \
+    args.correction = correction;                                                          \
+    return reduce(ReduceOp::Enum, t, dims, keepdim, result_dtype(ReduceOp::Enum, t), args); \
+  }
+#define STRIDER_REDUCE_OptionalDim(Enum, function)                                                    \
+  Tensor function(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {                       \
+    if (!dim) return reduce(ReduceOp::Enum, reshape(t, {-1}), {}, false, result_dtype(ReduceOp::Enum, t)); \
+    return reduce(ReduceOp::Enum, t, {*dim}, keepdim, result_dtype(ReduceOp::Enum, t));               \
+  }
+STRIDER_REDUCE_OPS(STRIDER_REDUCE_FUNCTION)
+
+// max and min over all elements, or along one dim with the index: the Amax/Amin and
+// Argmax/Argmin rows' kernels.
 std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
   const int64_t d = t.dim() == 0 ? 0 : layout::wrap_dim(dim, t.dim(), "max");
   if (t.dim() == 0) return {clone(t), scalar_tensor(Scalar(int64_t{0}), kLong)};
-  return {reduce(ReduceOp::Max, t, {d}, keepdim, t.dtype()),
+  return {reduce(ReduceOp::Amax, t, {d}, keepdim, t.dtype()),
           reduce(ReduceOp::Argmax, t, {d}, keepdim, kLong)};
 }
 std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   const int64_t d = t.dim() == 0 ? 0 : layout::wrap_dim(dim, t.dim(), "min");
   if (t.dim() == 0) return {clone(t), scalar_tensor(Scalar(int64_t{0}), kLong)};
-  return {reduce(ReduceOp::Min, t, {d}, keepdim, t.dtype()),
+  return {reduce(ReduceOp::Amin, t, {d}, keepdim, t.dtype()),
           reduce(ReduceOp::Argmin, t, {d}, keepdim, kLong)};
 }
-Tensor max(const Tensor& t) { return reduce(ReduceOp::Max, t, {}, false, t.dtype()); }
-Tensor min(const Tensor& t) { return reduce(ReduceOp::Min, t, {}, false, t.dtype()); }
-Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  if (!dim) return reduce(ReduceOp::Argmax, reshape(t, {-1}), {}, false, kLong);
-  return reduce(ReduceOp::Argmax, t, {*dim}, keepdim, kLong);
-}
-Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
-  if (!dim) return reduce(ReduceOp::Argmin, reshape(t, {-1}), {}, false, kLong);
-  return reduce(ReduceOp::Argmin, t, {*dim}, keepdim, kLong);
-}
-Tensor var(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) {
-  kernels::ReduceArgs args;
-  args.correction = correction;
-  return reduce(ReduceOp::Var, t, dims, keepdim, floating_only(t, "var"), args);
-}
+Tensor max(const Tensor& t) { return reduce(ReduceOp::Amax, t, {}, false, t.dtype()); }
+Tensor min(const Tensor& t) { return reduce(ReduceOp::Amin, t, {}, false, t.dtype()); }
 
 }  // namespace strider::ops

@@ -2,7 +2,8 @@
 // layouts and with broadcasting.
 #include <gtest/gtest.h>
 
-#include "kernels/pointwise_table.h"
+#include "strider/core/pointwise_table.h"
+#include "strider/core/reduce_table.h"
 #include "support/gradcheck.h"
 
 namespace strider {
@@ -28,6 +29,32 @@ TEST(Gradcheck, BinaryOpsWithBroadcasting) {
   }
 }
 
+TEST(Gradcheck, EveryArithmeticRow) {
+  // Every arithmetic row of the binary op table (their gradients are written by hand), on
+  // positive operands with broadcasting, with a Scalar and with alpha where the signature has them.
+  int rows = 0;
+  for (MemoryFormat f : {MemoryFormat::Contiguous, CL}) {
+    Tensor a = leaf({2, 3, 2, 2}, 9, 0.5, 1.5, f), b = leaf({1, 3, 1, 1}, 10, 0.5, 1.5);
+#define STRIDER_ROW(Enum, function, signature, kind, ...) STRIDER_GRADIENT_##kind(function, signature)
+#define STRIDER_GRADIENT_Compare(function, signature)
+#define STRIDER_GRADIENT_Logical(function, signature)
+#define STRIDER_GRADIENT_Arith(function, signature) STRIDER_SIGNATURE_##signature(function)
+#define STRIDER_SIGNATURE_None(function)
+#define STRIDER_SIGNATURE_Tensors(function) \
+  ++rows;                                   \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0], x[1]); }, {a, b})) << #function;
+#define STRIDER_SIGNATURE_TensorOrScalar(function) \
+  STRIDER_SIGNATURE_Tensors(function)              \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0], Scalar(1.25)); }, {a})) << #function;
+#define STRIDER_SIGNATURE_Alpha(function)   \
+  STRIDER_SIGNATURE_TensorOrScalar(function) \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0], x[1], 2.5); }, {a, b})) << #function;
+    STRIDER_BINARY_OPS(STRIDER_ROW)
+#undef STRIDER_ROW
+  }
+  EXPECT_GE(rows, 2 * 7);
+}
+
 TEST(Gradcheck, ScalarOperands) {
   Tensor a = leaf({3, 4}, 3, 0.5, 2);
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0] + 2.0; }, {a}));
@@ -46,7 +73,7 @@ TEST(Gradcheck, UnaryOps) {
   Tensor p = leaf({2, 3, 3, 2}, 5, 0.2, 2, CL);
   // Every plain row of the op table, sampled in its domain.
   int rows = 0;
-#define STRIDER_ROW(Enum, function, kind, rule, domain, ...) STRIDER_CHECK_##kind(function, domain)
+#define STRIDER_ROW(Enum, function, signature, kind, rule, domain, ...) STRIDER_CHECK_##kind(function, domain)
 #define STRIDER_CHECK_Plain(function, domain)                                                             \
   ++rows;                                                                                                 \
   EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0]); }, {std::string(#domain) == "Any" ? a : p})) \
@@ -82,6 +109,34 @@ TEST(Gradcheck, Reductions) {
   Tensor small = leaf({3, 4}, 7, 0.5, 1.5);
   EXPECT_TRUE(gradcheck([](const V& x) { return prod(x[0], {1}); }, {small}));
   EXPECT_TRUE(gradcheck([](const V& x) { return prod(x[0]); }, {small}));
+}
+
+// A reduction row called over `dims` with `keep`, by its signature (the others' defaults).
+#define STRIDER_CALL_Dims(f, t, dims, keep) f(t, dims, keep)
+#define STRIDER_CALL_DimsDtype(f, t, dims, keep) f(t, dims, keep)
+#define STRIDER_CALL_Correction(f, t, dims, keep) f(t, dims, 1, keep)
+
+TEST(Gradcheck, EveryReductionRow) {
+  // Every row of the reduction table with a gradient: over everything, and over some dims kept
+  // and squeezed, channels-last. Values in [0.5, 1.5) keep prod away from zero.
+  static const DimVector kSome = {1, 3}, kOne = {2};
+  Tensor a = leaf({3, 4, 2, 2}, 8, 0.5, 1.5, CL);
+  int rows = 0;
+#define STRIDER_ROW(Enum, function, name, signature, rule, empty, accumulate, result, saves, ...) \
+  STRIDER_REDUCTION_CHECK_##saves(function, signature)
+#define STRIDER_REDUCTION_CHECK_NoGrad(function, signature)
+#define STRIDER_REDUCTION_CHECK_Shapes(function, signature)                                                             \
+  ++rows;                                                                                                     \
+  EXPECT_TRUE(gradcheck([](const V& x) { return function(x[0]); }, {a})) << #function;                        \
+  EXPECT_TRUE(gradcheck([](const V& x) { return STRIDER_CALL_##signature(function, x[0], kSome, true); }, {a})) \
+      << #function;                                                                                           \
+  EXPECT_TRUE(gradcheck([](const V& x) { return STRIDER_CALL_##signature(function, x[0], kOne, false); }, {a})) \
+      << #function;
+#define STRIDER_REDUCTION_CHECK_Input(function, signature) STRIDER_REDUCTION_CHECK_Shapes(function, signature)
+#define STRIDER_REDUCTION_CHECK_InputOutput(function, signature) STRIDER_REDUCTION_CHECK_Shapes(function, signature)
+  STRIDER_REDUCE_OPS(STRIDER_ROW)
+#undef STRIDER_ROW
+  EXPECT_GE(rows, 6);
 }
 
 TEST(Gradcheck, ProdWithZeros) {

@@ -5,7 +5,8 @@
 
 #include <functional>
 
-#include "kernels/pointwise_table.h"
+#include "strider/core/pointwise_table.h"
+#include "strider/core/reduce_table.h"
 #include "support/compare.h"
 #include "support/layouts.h"
 
@@ -47,7 +48,7 @@ const std::vector<std::vector<int64_t>> kShapes = {{2, 3, 4, 5}, {3, 17, 9, 7}, 
 
 TEST(PointwiseConformance, UnaryOpsMatchReference) {
   // Every plain row of the op table (sampled in its domain), then the custom rows by hand.
-#define STRIDER_ROW(Enum, function, kind, rule, domain, ...) STRIDER_ADD_##kind(function, domain)
+#define STRIDER_ROW(Enum, function, signature, kind, rule, domain, ...) STRIDER_ADD_##kind(function, domain)
 #define STRIDER_ADD_Plain(function, domain)                                                  \
   {#function, [](const Tensor& t) {                                                         \
      return std::string(#domain) == "Positive" ? function(abs(t) + 0.05) : function(t); \
@@ -74,7 +75,16 @@ TEST(PointwiseConformance, UnaryOpsMatchReference) {
 }
 
 TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
-  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> ops = {
+  // Every binary row of the op table with a function (on positive operands, in every row's
+  // domain), then forms with other arguments and operands by hand.
+#define STRIDER_ROW(Enum, function, signature, ...) STRIDER_PAIR_##signature(function)
+#define STRIDER_PAIR_Tensors(function) \
+  {#function, [](const Tensor& a, const Tensor& b) { return function(abs(a) + 0.5, abs(b) + 0.5); }},
+#define STRIDER_PAIR_TensorOrScalar(function) STRIDER_PAIR_Tensors(function)
+#define STRIDER_PAIR_Alpha(function) STRIDER_PAIR_Tensors(function)
+#define STRIDER_PAIR_None(function)
+  std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> ops = {
+      STRIDER_BINARY_OPS(STRIDER_ROW)
       {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }},
       {"add_alpha", [](const Tensor& a, const Tensor& b) { return add(a, b, 2.5); }},
       {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }},
@@ -85,6 +95,7 @@ TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
       {"where", [](const Tensor& a, const Tensor& b) { return where(gt(a, 0), a, b); }},
       {"addcmul", [](const Tensor& a, const Tensor& b) { return addcmul(a, b, a, 0.5); }},
   };
+#undef STRIDER_ROW
   for (ScalarType dt : {kFloat, kBFloat16, kDouble}) {
     auto as = layouts_4d({2, 5, 6, 7}, dt, 1);
     auto bs = layouts_4d({2, 5, 6, 7}, dt, 2);
@@ -171,6 +182,40 @@ TEST(ReduceConformance, SumMeanMaxVarOverDimsAndLayouts) {
       }
     }
   }
+}
+
+// A reduction row called over `dims` with `keep`, by its signature (the others' defaults);
+// OptionalDim rows take one dim.
+#define STRIDER_CALL_Dims(f, t, dims, keep) f(t, dims, keep)
+#define STRIDER_CALL_DimsDtype(f, t, dims, keep) f(t, dims, keep)
+#define STRIDER_CALL_Correction(f, t, dims, keep) f(t, dims, 1, keep)
+#define STRIDER_CALL_OptionalDim(f, t, dims, keep) \
+  (dims.empty() ? f(t) : dims.size() == 1 ? f(t, dims[0], keep) : Tensor())
+
+TEST(ReduceConformance, EveryRowOverDimsAndLayouts) {
+  const std::vector<std::vector<int64_t>> dim_sets = {{}, {0}, {1}, {2, 3}, {0, 2}, {1, 3}, {-1}};
+  int rows = 0;
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16}) {
+    for (const auto& lc : layouts_4d({3, 6, 7, 5}, dt)) {
+      Tensor positive = abs(lc.tensor) + 0.5;  // prod stays finite
+      for (const auto& dims : dim_sets) {
+        for (bool keep : {false, true}) {
+          std::string what = lc.name + " " + std::string(to_string(dt)) + " keep=" + std::to_string(keep);
+#define STRIDER_ROW(Enum, function, name, signature, ...)                                              \
+  ++rows;                                                                                              \
+  expect_matches_reference(                                                                            \
+      [&] {                                                                                            \
+        Tensor out = STRIDER_CALL_##signature(function, positive, dims, keep);                         \
+        return out.defined() ? out : zeros({1});                                                       \
+      },                                                                                               \
+      dt, #function " " + what);
+          STRIDER_REDUCE_OPS(STRIDER_ROW)
+#undef STRIDER_ROW
+        }
+      }
+    }
+  }
+  EXPECT_GE(rows, 8);
 }
 
 // Summing down columns (dim 0 of [N, C], and the outer dims of a channels-last tensor) walks

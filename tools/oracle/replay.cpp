@@ -172,8 +172,59 @@ IntArrayRef dim_list(const json& v, DimVector& storage) {
   return storage;
 }
 
+// The ops that are rows of the op tables (core/pointwise_table.h, core/reduce_table.h), by
+// name; a row's signature says how a recorded case calls it. A new row with a signature the
+// replay knows is replayed with no change here. Scalar right-hand sides are "<name>_scalar".
+using TableOp = Tensor (*)(const json& a, const std::vector<Tensor>& in);
+
+// A reduction's dims and keepdim, as recorded ("dim" absent or null: every dimension).
+bool all_dims(const json& a) { return !a.contains("dim") || a["dim"].is_null(); }
+DimVector reduced(const json& a) { return a["dim"].is_array() ? dims(a["dim"]) : DimVector{a["dim"].get<int64_t>()}; }
+bool keepdim(const json& a) { return a.value("keepdim", false); }
+int64_t one_dim(const json& a) { return a["dim"].is_array() ? a["dim"].at(0).get<int64_t>() : a["dim"].get<int64_t>(); }
+
+const std::map<std::string, TableOp>& table_ops() {
+  static const std::map<std::string, TableOp> ops = [] {
+    std::map<std::string, TableOp> m;
+#define STRIDER_ORACLE_POINTWISE(Enum, function, signature, ...) STRIDER_ORACLE_##signature(function)
+#define STRIDER_ORACLE_Tensor(f) \
+  m[#f] = [](const json&, const std::vector<Tensor>& in) { return strider::f(in.at(0)); };
+#define STRIDER_ORACLE_Tensors(f) \
+  m[#f] = [](const json&, const std::vector<Tensor>& in) { return strider::f(in.at(0), in.at(1)); };
+#define STRIDER_ORACLE_TensorOrScalar(f)                                                                    \
+  STRIDER_ORACLE_Tensors(f)                                                                                 \
+  m[#f "_scalar"] = [](const json& a, const std::vector<Tensor>& in) { return strider::f(in.at(0), scalar_of(a["scalar"])); };
+#define STRIDER_ORACLE_Alpha(f) STRIDER_ORACLE_TensorOrScalar(f)
+#define STRIDER_ORACLE_Exponent(f)
+#define STRIDER_ORACLE_Gelu(f)
+#define STRIDER_ORACLE_Clamp(f)
+#define STRIDER_ORACLE_None(f)
+    STRIDER_UNARY_OPS(STRIDER_ORACLE_POINTWISE)
+    STRIDER_BINARY_OPS(STRIDER_ORACLE_POINTWISE)
+#define STRIDER_ORACLE_REDUCTION(Enum, function, name, signature, ...) STRIDER_ORACLE_##signature(function)
+#define STRIDER_ORACLE_Dims(f)                                                            \
+  m[#f] = [](const json& a, const std::vector<Tensor>& in) {                             \
+    return all_dims(a) ? strider::f(in.at(0)) : strider::f(in.at(0), reduced(a), keepdim(a)); \
+  };
+#define STRIDER_ORACLE_DimsDtype(f) STRIDER_ORACLE_Dims(f)
+#define STRIDER_ORACLE_Correction(f)                                                                     \
+  m[#f] = [](const json& a, const std::vector<Tensor>& in) {                                            \
+    if (all_dims(a)) return strider::f(in.at(0));                                                       \
+    return strider::f(in.at(0), reduced(a), a.value("correction", int64_t{1}), keepdim(a));             \
+  };
+#define STRIDER_ORACLE_OptionalDim(f)                                                                    \
+  m[#f] = [](const json& a, const std::vector<Tensor>& in) {                                            \
+    return all_dims(a) ? strider::f(in.at(0)) : strider::f(in.at(0), one_dim(a), keepdim(a));     \
+  };
+    STRIDER_REDUCE_OPS(STRIDER_ORACLE_REDUCTION)
+    return m;
+  }();
+  return ops;
+}
+
 Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& in) {
   auto F = [&](const char* key, MemoryFormat d) { return fmt_of(a, key, d); };
+  if (auto row = table_ops().find(op); row != table_ops().end()) return row->second(a, in);
   if (op == "identity") return in[0];
   if (op == "empty") return empty(dims(a["size"]), F("memory_format", MemoryFormat::Contiguous));
   if (op == "resize_") {
@@ -208,10 +259,6 @@ Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& i
   if (op == "view") return in[0].view(dims(a["size"]));
   if (op == "reshape") return in[0].reshape(dims(a["size"]));
   if (op == "flatten") return in[0].flatten(a.value("start_dim", 0), a.value("end_dim", -1));
-  if (op == "add") return add(in[0], in[1]);
-  if (op == "mul") return mul(in[0], in[1]);
-  if (op == "eq") return eq(in[0], in[1]);
-  if (op == "add_scalar") return in[0] + scalar_of(a["scalar"]);
   if (op == "add_out") {
     Tensor out;
     if (a["out"] == "empty0") {
@@ -224,20 +271,9 @@ Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& i
     add_out(out, in[0], in[1]);
     return out;
   }
-  if (op == "relu") return relu(in[0]);
-  if (op == "sigmoid") return sigmoid(in[0]);
-  if (op == "neg") return neg(in[0]);
-  if (op == "abs") return abs(in[0]);
   if (op == "where") return where(in[0], in[1], in[2]);
   if (op == "addcmul") return addcmul(in[0], in[1], in[2], scalar_of(a["value"]));
   if (op == "masked_fill") return masked_fill(in[0], in[1], scalar_of(a["value"]));
-  if (op == "sum" || op == "mean") {
-    DimVector st;
-    bool keep = a.value("keepdim", false);
-    if (!a.contains("dim") || a["dim"].is_null()) return op == "sum" ? sum(in[0]) : mean(in[0]);
-    IntArrayRef d = dim_list(a["dim"], st);
-    return op == "sum" ? sum(in[0], d, keep) : mean(in[0], d, keep);
-  }
   if (op == "softmax") return softmax(in[0], a["dim"]);
   if (op == "log_softmax") return log_softmax(in[0], a["dim"]);
   if (op == "cat") return cat(in, a.value("dim", 0));

@@ -7,60 +7,19 @@
 #include <utility>
 #include <vector>
 
+#include "strider/core/pointwise_table.h"
+#include "strider/core/reduce_table.h"
 #include "strider/core/tensor.h"
 
 namespace strider {
 
 // ---- pointwise
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+// The rows of core/pointwise_table.h (dtype and argument rules: ops/pointwise.h). Comparisons,
+// logical ops and logical_not record no gradient; every other row's function does.
+STRIDER_UNARY_OPS(STRIDER_DECLARE_POINTWISE)
+STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)
 Tensor rsub(const Tensor& a, const Scalar& b);  // b - a
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-// True division: integer inputs give float32.
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Scalar& b);
 Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a
-Tensor pow(const Tensor& a, const Tensor& exponent);
-Tensor pow(const Tensor& a, const Scalar& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-
-Tensor neg(const Tensor& a);
-Tensor abs(const Tensor& a);
-Tensor sign(const Tensor& a);
-// exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh and gelu give float32 for integer inputs.
-Tensor exp(const Tensor& a);
-Tensor erf(const Tensor& a);
-Tensor log(const Tensor& a);
-Tensor sqrt(const Tensor& a);
-Tensor rsqrt(const Tensor& a);
-Tensor reciprocal(const Tensor& a);
-Tensor relu(const Tensor& a);
-Tensor sigmoid(const Tensor& a);
-Tensor silu(const Tensor& a);
-Tensor tanh(const Tensor& a);
-// approximate: "none" (erf form) or "tanh".
-Tensor gelu(const Tensor& a, std::string_view approximate = "none");
-Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max);
-
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Scalar& b);
-Tensor ne(const Tensor& a, const Scalar& b);
-Tensor lt(const Tensor& a, const Scalar& b);
-Tensor le(const Tensor& a, const Scalar& b);
-Tensor gt(const Tensor& a, const Scalar& b);
-Tensor ge(const Tensor& a, const Scalar& b);
-Tensor logical_not(const Tensor& a);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
 
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);
@@ -89,25 +48,15 @@ const Tensor& div_(const Tensor& self, const Scalar& other);
 const Tensor& relu_(const Tensor& self);
 const Tensor& clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
 
-// ---- reduce
-// Integral and bool inputs sum to int64 unless `dtype` says otherwise.
-Tensor sum(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false,
-           std::optional<ScalarType> dtype = std::nullopt);
-Tensor mean(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
-Tensor prod(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
-Tensor amax(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
-Tensor amin(const Tensor& t, IntArrayRef dims = {}, bool keepdim = false);
+// ---- reduce: the rows of core/reduce_table.h (dtype rules: ops/reduce.h). argmax and argmin
+// record no gradient; max and min split it evenly among tied extremes (by index: to that one).
+STRIDER_REDUCE_OPS(STRIDER_DECLARE_REDUCTION)
 // Values and int64 indices of the maximum (minimum) along `dim`; ties give the first index.
 std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false);
 std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false);
 // The maximum (minimum) over all elements, 0-d.
 Tensor max(const Tensor& t);
 Tensor min(const Tensor& t);
-// Index of the maximum along `dim`, or into the flattened tensor when dim is empty.
-Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
-Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
-// Variance with Bessel's correction by default (correction = 1).
-Tensor var(const Tensor& t, IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false);
 
 // ---- softmax
 Tensor softmax(const Tensor& t, int64_t dim);

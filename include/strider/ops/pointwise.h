@@ -7,62 +7,27 @@
 #include <optional>
 #include <string_view>
 
+#include "strider/core/pointwise_table.h"
 #include "strider/core/tensor.h"
 
 namespace strider::ops {
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
-Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+// The rows of core/pointwise_table.h, declared from the table (one row per op; its comment
+// gives each column). Unary, f(a): the row's dtype rule decides the result's dtype: Floating
+// rows (e.g. exp, log, sigmoid, gelu, pow with a Scalar exponent) give float32 for integer
+// inputs, SameNotBool rows (e.g. neg, relu) refuse bool, logical_not gives bool. Arguments:
+// gelu(a, approximate) takes "none" (erf form) or "tanh"; clamp(a, min, max) needs a bound;
+// silu is x * sigmoid(x) (torch.nn.functional.silu).
+STRIDER_UNARY_OPS(STRIDER_DECLARE_POINTWISE)
+// Binary, f(a, b), and f(a, Scalar b) where the row's signature says: add and sub take alpha
+// (a + alpha * b); div is true division (Floating, as pow: integer inputs give float32);
+// maximum and minimum propagate NaN; comparisons give bool; logical_and and logical_or take
+// any dtype, as bool.
+STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)
 Tensor rsub(const Tensor& a, const Scalar& b);  // b - a
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Scalar& b);
-// True division: integer inputs give float32.
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Scalar& b);
 Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a
-Tensor pow(const Tensor& a, const Tensor& exponent);
-Tensor pow(const Tensor& a, const Scalar& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
 // relu's backward in one pass: grad where result > 0, else 0 (grad's layout decides).
 Tensor threshold_backward(const Tensor& grad, const Tensor& result);
-Tensor minimum(const Tensor& a, const Tensor& b);
-
-Tensor neg(const Tensor& a);
-Tensor abs(const Tensor& a);
-Tensor sign(const Tensor& a);
-// exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh and gelu give float32 for integer inputs.
-Tensor exp(const Tensor& a);
-Tensor erf(const Tensor& a);
-Tensor log(const Tensor& a);
-Tensor sqrt(const Tensor& a);
-Tensor rsqrt(const Tensor& a);
-Tensor reciprocal(const Tensor& a);
-Tensor relu(const Tensor& a);
-Tensor sigmoid(const Tensor& a);
-// x * sigmoid(x) (torch.nn.functional.silu).
-Tensor silu(const Tensor& a);
-Tensor tanh(const Tensor& a);
-// approximate: "none" (erf form) or "tanh".
-Tensor gelu(const Tensor& a, std::string_view approximate = "none");
-Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max);
-
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Scalar& b);
-Tensor ne(const Tensor& a, const Scalar& b);
-Tensor lt(const Tensor& a, const Scalar& b);
-Tensor le(const Tensor& a, const Scalar& b);
-Tensor gt(const Tensor& a, const Scalar& b);
-Tensor ge(const Tensor& a, const Scalar& b);
-Tensor logical_not(const Tensor& a);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
 
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "autograd/formulas/grad_utils.h"
-#include "kernels/pointwise_table.h"
 #include "strider/autograd/functions.h"
+#include "strider/core/pointwise_table.h"
 
 namespace strider {
 
@@ -142,8 +142,9 @@ Tensor min_max_backward(const char* name, const Tensor& a, const Tensor& b, Tens
 Tensor maximum(const Tensor& a, const Tensor& b) { return min_max_backward("MaximumBackward", a, b, ops::maximum(a, b), true); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return min_max_backward("MinimumBackward", a, b, ops::minimum(a, b), false); }
 
-// The table's plain rows (kernels/pointwise_table.h): each gradient is its row's last column.
-#define STRIDER_UNARY_FUNCTION(Enum, function, kind, rule, domain, exact, fast, gradient) \
+// The table's rows (core/pointwise_table.h): a Plain row's gradient is its last column; NoGrad,
+// Compare and Logical rows record nothing. Custom and Arith rows are written by hand here.
+#define STRIDER_UNARY_FUNCTION(Enum, function, signature, kind, rule, domain, exact, fast, gradient) \
   STRIDER_UNARY_##kind(Enum, function, gradient)
 #define STRIDER_UNARY_Plain(Enum, function, gradient)                                            \
   Tensor function(const Tensor& a) {                                                            \
@@ -156,14 +157,15 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return min_max_backward("Mini
 #define STRIDER_UNARY_Custom(Enum, function, gradient)
 STRIDER_UNARY_OPS(STRIDER_UNARY_FUNCTION)
 
-// Comparisons and logical ops have no gradient.
-#define STRIDER_BINARY_FUNCTION(Enum, function, kind, ...) STRIDER_BINARY_##kind(function)
-#define STRIDER_BINARY_Compare(function)                                                   \
+#define STRIDER_BINARY_FUNCTION(Enum, function, signature, kind, ...) STRIDER_BINARY_##kind(function, signature)
+#define STRIDER_BINARY_Arith(function, signature)
+#define STRIDER_BINARY_Compare(function, signature) STRIDER_NO_GRADIENT_##signature(function)
+#define STRIDER_BINARY_Logical(function, signature) STRIDER_NO_GRADIENT_##signature(function)
+#define STRIDER_NO_GRADIENT_TensorOrScalar(function)                                \
   Tensor function(const Tensor& a, const Tensor& b) { return ops::function(a, b); } \
   Tensor function(const Tensor& a, const Scalar& b) { return ops::function(a, b); }
-#define STRIDER_BINARY_Logical(function) \
+#define STRIDER_NO_GRADIENT_Tensors(function) \
   Tensor function(const Tensor& a, const Tensor& b) { return ops::function(a, b); }
-#define STRIDER_BINARY_Arith(function)
 STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
 
 Tensor gelu(const Tensor& a, std::string_view approximate) {

@@ -36,71 +36,122 @@ int64_t reduced_count(IntArrayRef sizes, const std::vector<bool>& mask) {
   return n;
 }
 
-}  // namespace
-
-Tensor sum(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
-  Tensor y = ops::sum(t, dims, keepdim, dtype);
-  if (!autograd::any_requires_grad({&t})) return y;
-  auto mask = reduced_dims(dims, t.dim());
-  InputGeometry gi(t);
-  return record("SumBackward", {&t}, y, [=](const Grads& g, const Node&) -> Grads {
-    Tensor gk = unsqueeze_reduced(g[0], mask, keepdim);
-    return {autograd::reduce_to(ops::expand(gk, gi.sizes), gi.sizes, gi.dtype)};
-  });
+// d prod / dx_i = product of the others: prod / x_i where x_i != 0; with one zero in the slice,
+// the product of the rest at that zero; with two or more, 0.
+Tensor prod_backward(const Tensor& g, const Tensor& x, IntArrayRef dims, IntArrayRef sizes) {
+  Tensor is_zero = ops::eq(x, 0);
+  Tensor x_nz = ops::where(is_zero, Scalar(1.0), x);
+  Tensor p_nz = ops::prod(x_nz, dims, true);
+  Tensor zeros = ops::sum(is_zero, dims, true);
+  Tensor full = ops::div(p_nz, x_nz);  // == prod/x_i when no zeros
+  Tensor with_zero = ops::where(ops::eq(zeros, 1), p_nz, Scalar(0.0));
+  Tensor none_zero = ops::where(ops::eq(zeros, 0), full, Scalar(0.0));
+  Tensor d = ops::where(is_zero, ops::expand(with_zero, sizes), none_zero);
+  return ops::mul(d, ops::expand(g, sizes));
 }
 
-Tensor mean(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  Tensor y = ops::mean(t, dims, keepdim);
-  if (!autograd::any_requires_grad({&t})) return y;
-  auto mask = reduced_dims(dims, t.dim());
-  InputGeometry gi(t);
-  const double n = static_cast<double>(reduced_count(t.sizes(), mask));
-  return record("MeanBackward", {&t}, y, [=](const Grads& g, const Node&) -> Grads {
-    Tensor gk = ops::div(unsqueeze_reduced(g[0], mask, keepdim), n);
-    return {ops::expand(gk, gi.sizes)};
-  });
+// amax/amin/max()/min(): the gradient goes to every extremal element, split evenly among ties.
+Tensor extremum_backward(const Tensor& g, const Tensor& x, const Tensor& y, IntArrayRef dims) {
+  Tensor hit = ops::to(ops::eq(x, y), g.dtype());
+  Tensor count = ops::sum(hit, dims, true);
+  return ops::mul(hit, ops::div(g, count));
 }
 
-Tensor prod(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  Tensor y = ops::prod(t, dims, keepdim);
+enum class Saves { NoGrad, Shapes, Input, InputOutput };
+
+// A row's gradient (its last column) as a function of what the backward kept.
+struct ReductionGrad {
+  Tensor g, x, y;          // y and g with the reduced dims put back
+  DimVector sizes, dims;   // the input's sizes; the dims as given
+  ScalarType dtype;        // the input's
+  double n;                // elements per output
+  int64_t correction;      // Correction rows' argument
+};
+#define STRIDER_REDUCE_GRADIENT(Enum, function, name, signature, rule, empty, accumulate, result, saves, gradient) \
+  STRIDER_REDUCE_GRADIENT_##saves(Enum, gradient)
+#define STRIDER_REDUCE_GRADIENT_NoGrad(Enum, gradient)
+#define STRIDER_REDUCE_GRADIENT_Shapes(Enum, gradient)                                                        \
+  Tensor Enum##_gradient(const ReductionGrad& c) {                                                         \
+    [[maybe_unused]] const Tensor &g = c.g, &x = c.x, &y = c.y;                                            \
+    [[maybe_unused]] IntArrayRef sizes = c.sizes, dims = c.dims;                                           \
+    [[maybe_unused]] const ScalarType dtype = c.dtype;                                                     \
+    [[maybe_unused]] const double n = c.n;                                                                 \
+    [[maybe_unused]] const int64_t correction = c.correction;                                              \
+    return gradient;                                                                                       \
+  }
+#define STRIDER_REDUCE_GRADIENT_Input(Enum, gradient) STRIDER_REDUCE_GRADIENT_Shapes(Enum, gradient)
+#define STRIDER_REDUCE_GRADIENT_InputOutput(Enum, gradient) STRIDER_REDUCE_GRADIENT_Shapes(Enum, gradient)
+STRIDER_REDUCE_OPS(STRIDER_REDUCE_GRADIENT)
+
+// Records a reduction of t over dims whose input gradient is gradient(what the backward kept).
+Tensor record_reduction(const char* node, const Tensor& t, Tensor y, IntArrayRef dims, bool keepdim,
+                        Saves saves, int64_t correction, Tensor (*gradient)(const ReductionGrad&)) {
   if (!autograd::any_requires_grad({&t})) return y;
   auto mask = reduced_dims(dims, t.dim());
-  SavedTensor sx(t);
+  SavedTensor sx(saves == Saves::Input || saves == Saves::InputOutput ? t : Tensor());
+  SavedTensor sy(saves == Saves::InputOutput ? y : Tensor());
   InputGeometry gi(t);
   DimVector dv = dims.vec();
-  return record("ProdBackward", {&t}, y, [=](const Grads& g, const Node&) -> Grads {
-    // d prod / dx_i = product of the others: prod / x_i where x_i != 0; with one zero in the
-    // slice, the product of the rest at that zero; with two or more, 0.
-    Tensor x = sx.unpack("prod");
-    Tensor is_zero = ops::eq(x, 0);
-    Tensor x_nz = ops::where(is_zero, Scalar(1.0), x);
-    Tensor p_nz = ops::prod(x_nz, dv, true);
-    Tensor zeros = ops::sum(is_zero, dv, true);
-    Tensor full = ops::div(p_nz, x_nz);  // == prod/x_i when no zeros
-    Tensor with_zero = ops::where(ops::eq(zeros, 1), p_nz, Scalar(0.0));
-    Tensor none_zero = ops::where(ops::eq(zeros, 0), full, Scalar(0.0));
-    Tensor d = ops::where(is_zero, ops::expand(with_zero, gi.sizes), none_zero);
-    return {ops::mul(d, ops::expand(unsqueeze_reduced(g[0], mask, keepdim), gi.sizes))};
+  const double n = static_cast<double>(reduced_count(t.sizes(), mask));
+  return record(node, {&t}, y, [=](const Grads& g, const Node&) -> Grads {
+    Tensor yk = sy.unpack(node);
+    if (yk.defined()) yk = unsqueeze_reduced(yk, mask, keepdim);
+    ReductionGrad c{unsqueeze_reduced(g[0], mask, keepdim), sx.unpack(node), yk, gi.sizes, dv, gi.dtype, n,
+                    correction};
+    return {gradient(c)};
   });
+}
+
+}  // namespace
+
+// The table's rows (core/reduce_table.h), by signature; NoGrad rows only compute.
+#define STRIDER_REDUCE_FUNCTION(Enum, function, name, signature, rule, empty, accumulate, result, saves, gradient) \
+  STRIDER_REDUCE_DEFINE_##saves(Enum, function, signature, saves)
+#define STRIDER_REDUCE_DEFINE_NoGrad(Enum, function, signature, saves) STRIDER_REDUCE_FORWARD_##signature(function)
+#define STRIDER_REDUCE_DEFINE_Shapes(Enum, function, signature, saves) \
+  STRIDER_REDUCE_RECORD_##signature(Enum, function, saves)
+#define STRIDER_REDUCE_DEFINE_Input(Enum, function, signature, saves) \
+  STRIDER_REDUCE_RECORD_##signature(Enum, function, saves)
+#define STRIDER_REDUCE_DEFINE_InputOutput(Enum, function, signature, saves) \
+  STRIDER_REDUCE_RECORD_##signature(Enum, function, saves)
+#define STRIDER_REDUCE_RECORD_Dims(Enum, function, saves)                                          \
+  Tensor function(const Tensor& t, IntArrayRef dims, bool keepdim) {                              \
+    return record_reduction(#Enum "Backward", t, ops::function(t, dims, keepdim), dims, keepdim, \
+                            Saves::saves, 0, &Enum##_gradient);                                  \
+  }
+#define STRIDER_REDUCE_RECORD_DimsDtype(Enum, function, saves)                                              \
+  Tensor function(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {     \
+    return record_reduction(#Enum "Backward", t, ops::function(t, dims, keepdim, dtype), dims, keepdim,  \
+                            Saves::saves, 0, &Enum##_gradient);                                           \
+  }
+#define STRIDER_REDUCE_RECORD_Correction(Enum, function, saves)                                               \
+  Tensor function(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) {                    \
+    return record_reduction(#Enum "Backward", t, ops::function(t, dims, correction, keepdim), dims, keepdim, \
+                            Saves::saves, correction, &Enum##_gradient);                                     \
+  }
+#define STRIDER_REDUCE_FORWARD_Dims(function) \
+  Tensor function(const Tensor& t, IntArrayRef dims, bool keepdim) { return ops::function(t, dims, keepdim); }
+#define STRIDER_REDUCE_FORWARD_DimsDtype(function)                                                   \
+  Tensor function(const Tensor& t, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) { \
+    return ops::function(t, dims, keepdim, dtype);                                                   \
+  }
+#define STRIDER_REDUCE_FORWARD_Correction(function)                                       \
+  Tensor function(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) { \
+    return ops::function(t, dims, correction, keepdim);                                   \
+  }
+#define STRIDER_REDUCE_FORWARD_OptionalDim(function) \
+  Tensor function(const Tensor& t, std::optional<int64_t> dim, bool keepdim) { return ops::function(t, dim, keepdim); }
+STRIDER_REDUCE_OPS(STRIDER_REDUCE_FUNCTION)
+
+// max and min over all elements, or along one dim with the index.
+Tensor max(const Tensor& t) {
+  return record_reduction("MaxBackward", t, ops::max(t), {}, false, Saves::InputOutput, 0, &Amax_gradient);
+}
+Tensor min(const Tensor& t) {
+  return record_reduction("MinBackward", t, ops::min(t), {}, false, Saves::InputOutput, 0, &Amin_gradient);
 }
 
 namespace {
-
-// amax/amin/max()/min(): the gradient goes to every extremal element, split evenly among ties.
-Tensor extremum_backward(const char* name, const Tensor& t, Tensor y, IntArrayRef dims, bool keepdim) {
-  if (!autograd::any_requires_grad({&t})) return y;
-  auto mask = reduced_dims(dims, t.dim());
-  SavedTensor sx(t), sy(y);
-  InputGeometry gi(t);
-  DimVector dv = dims.vec();
-  return record(name, {&t}, y, [=](const Grads& g, const Node&) -> Grads {
-    Tensor yk = unsqueeze_reduced(sy.unpack(name), mask, keepdim);
-    Tensor hit = ops::to(ops::eq(sx.unpack(name), yk), g[0].dtype());
-    Tensor count = ops::sum(hit, dv, true);
-    Tensor gk = ops::div(unsqueeze_reduced(g[0], mask, keepdim), count);
-    return {ops::mul(hit, gk)};
-  });
-}
 
 // max(dim)/min(dim): the gradient goes to the returned index.
 std::pair<Tensor, Tensor> indexed_backward(const char* name, const Tensor& t,
@@ -126,36 +177,11 @@ std::pair<Tensor, Tensor> indexed_backward(const char* name, const Tensor& t,
 
 }  // namespace
 
-Tensor amax(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  return extremum_backward("AmaxBackward", t, ops::amax(t, dims, keepdim), dims, keepdim);
-}
-Tensor amin(const Tensor& t, IntArrayRef dims, bool keepdim) {
-  return extremum_backward("AminBackward", t, ops::amin(t, dims, keepdim), dims, keepdim);
-}
-Tensor max(const Tensor& t) { return extremum_backward("MaxBackward", t, ops::max(t), {}, false); }
-Tensor min(const Tensor& t) { return extremum_backward("MinBackward", t, ops::min(t), {}, false); }
 std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
   return indexed_backward("MaxBackward", t, ops::max(t, dim, keepdim), dim, keepdim);
 }
 std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   return indexed_backward("MinBackward", t, ops::min(t, dim, keepdim), dim, keepdim);
-}
-Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) { return ops::argmax(t, dim, keepdim); }
-Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) { return ops::argmin(t, dim, keepdim); }
-
-Tensor var(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) {
-  Tensor y = ops::var(t, dims, correction, keepdim);
-  if (!autograd::any_requires_grad({&t})) return y;
-  auto mask = reduced_dims(dims, t.dim());
-  SavedTensor sx(t);
-  const double n = static_cast<double>(reduced_count(t.sizes(), mask));
-  DimVector dv = dims.vec();
-  return record("VarBackward", {&t}, y, [=](const Grads& g, const Node&) -> Grads {
-    Tensor x = sx.unpack("var");
-    Tensor centered = ops::sub(x, ops::mean(x, dv, true));
-    Tensor scale = ops::div(unsqueeze_reduced(g[0], mask, keepdim), (n - static_cast<double>(correction)) / 2.0);
-    return {ops::mul(centered, scale)};
-  });
 }
 
 Tensor softmax(const Tensor& t, int64_t dim) {

@@ -60,7 +60,7 @@ void accumulate_range(const Geometry& g, const T* base, int64_t begin, int64_t e
       rem /= g.red_sizes[d];
     }
     int64_t n = std::min(inner - i0, end - pos);
-    if ((acc.op == ReduceOp::Sum || acc.op == ReduceOp::Mean) && inner_stride == 1) {
+    if (acc.kind == Accumulate::Sum && inner_stride == 1) {
       typename Acc::Acc s = 0;
       const T* q = p + i0;
 #pragma omp simd reduction(+ : s)
@@ -85,14 +85,11 @@ bool columns_inside(const Geometry& g) {
   return true;
 }
 
-template <class T, class TO>
-void store(ReduceOp op, TO* o, const Accumulator<T>& acc, double var_sq, int64_t length, int64_t correction);
-
 // Sums columns row by row: each output still adds its elements one by one in logical order, in
 // the same accumulator type as accumulate_range, so the result is bit for bit the one the
 // per-output loop gives; only the traversal follows memory.
 template <class T, class TO>
-void sum_columns(ReduceOp op, const Geometry& g, const T* in_base, TO* out_base) {
+void sum_columns(ReduceOp op, const Geometry& g, const T* in_base, TO* out_base, const ReduceArgs& args) {
   using Acc = typename Accumulator<T>::Acc;
   constexpr int64_t kBlock = 256;  // columns per task: a block of accumulators stays in L1
   const int64_t inner = g.kept_sizes.back(), nk = static_cast<int64_t>(g.kept_sizes.size());
@@ -124,27 +121,10 @@ void sum_columns(ReduceOp op, const Geometry& g, const T* in_base, TO* out_base)
       for (int64_t c = 0; c < n; ++c) {
         Accumulator<T> a(op);
         a.sum = acc[c];
-        store<T, TO>(op, out_base + out_off + (c0 + c) * out_inner, a, 0.0, g.length, 0);
+        out_base[out_off + (c0 + c) * out_inner] = finish<TO>(op, a, g.length, 0.0, args);
       }
     }
   });
-}
-
-template <class T, class TO>
-void store(ReduceOp op, TO* o, const Accumulator<T>& acc, double var_sq, int64_t length,
-           int64_t correction) {
-  switch (op) {
-    case ReduceOp::Sum: *o = static_cast<TO>(acc.sum); break;
-    case ReduceOp::Mean: *o = static_cast<TO>(static_cast<double>(acc.sum) / static_cast<double>(length)); break;
-    case ReduceOp::Prod: *o = static_cast<TO>(acc.prod); break;
-    case ReduceOp::Max: case ReduceOp::Min: *o = static_cast<TO>(static_cast<opmath_t<TO>>(acc.best)); break;
-    case ReduceOp::Argmax: case ReduceOp::Argmin: *o = static_cast<TO>(acc.best_index); break;
-    case ReduceOp::Var: {
-      double denom = static_cast<double>(length - correction);
-      *o = static_cast<TO>(denom > 0 ? var_sq / denom : NAN);
-      break;
-    }
-  }
 }
 
 template <class T, class TO>
@@ -178,8 +158,9 @@ void reduce_typed(ReduceOp op, const Tensor& out, const Tensor& in, const Reduce
   };
   const int nthreads = omp_get_max_threads();
   const bool per_output = g.outputs >= nthreads * 4 || g.length < kParallelReduceGrain || omp_in_parallel();
-  if (per_output && (op == ReduceOp::Sum || op == ReduceOp::Mean) && columns_inside(g)) {
-    sum_columns<T, TO>(op, g, in_base, out_base);
+  const bool centered = accumulation(op) == Accumulate::Centered;
+  if (per_output && accumulation(op) == Accumulate::Sum && columns_inside(g)) {
+    sum_columns<T, TO>(op, g, in_base, out_base, args);
     return;
   }
   if (per_output) {
@@ -190,10 +171,8 @@ void reduce_typed(ReduceOp op, const Tensor& out, const Tensor& in, const Reduce
         offsets(o, in_off, out_off);
         Accumulator<T> acc(op);
         accumulate_range(g, in_base + in_off, 0, g.length, acc);
-        double sq = op == ReduceOp::Var
-                        ? variance_sq(in_base + in_off, static_cast<double>(acc.sum) / g.length)
-                        : 0.0;
-        store<T, TO>(op, out_base + out_off, acc, sq, g.length, args.correction);
+        double sq = centered ? variance_sq(in_base + in_off, static_cast<double>(acc.sum) / g.length) : 0.0;
+        out_base[out_off] = finish<TO>(op, acc, g.length, sq, args);
       }
     });
     return;
@@ -215,10 +194,8 @@ void reduce_typed(ReduceOp op, const Tensor& out, const Tensor& in, const Reduce
       acc.prod *= p.prod;
       if (p.best_index >= 0) acc.add_best(p.best, p.best_index);
     }
-    double sq = op == ReduceOp::Var
-                    ? variance_sq(in_base + in_off, static_cast<double>(acc.sum) / g.length)
-                    : 0.0;
-    store<T, TO>(op, out_base + out_off, acc, sq, g.length, args.correction);
+    double sq = centered ? variance_sq(in_base + in_off, static_cast<double>(acc.sum) / g.length) : 0.0;
+    out_base[out_off] = finish<TO>(op, acc, g.length, sq, args);
   }
 }
 

@@ -6,7 +6,9 @@
 namespace strider::kernels {
 
 const char* name(ReduceOp op) {
-  static const char* names[] = {"sum", "mean", "prod", "max", "min", "argmax", "argmin", "var"};
+#define STRIDER_NAME(Enum, function, name, ...) name,
+  static const char* names[] = {STRIDER_REDUCE_OPS(STRIDER_NAME)};
+#undef STRIDER_NAME
   return names[static_cast<int>(op)];
 }
 
@@ -54,21 +56,12 @@ void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceArgs& 
         }
         int64_t out_off = 0;
         for (int64_t d = 0; d < nd; ++d) out_off += idx[d] * out.strides()[d];
-        TO* dst = op_base + out_off;
-        switch (op) {
-          case ReduceOp::Sum: *dst = static_cast<TO>(acc.sum); break;
-          case ReduceOp::Mean: *dst = static_cast<TO>(static_cast<double>(acc.sum) / static_cast<double>(length)); break;
-          case ReduceOp::Prod: *dst = static_cast<TO>(acc.prod); break;
-          case ReduceOp::Max: case ReduceOp::Min: *dst = static_cast<TO>(static_cast<opmath_t<TO>>(acc.best)); break;
-          case ReduceOp::Argmax: case ReduceOp::Argmin: *dst = static_cast<TO>(acc.best_index); break;
-          case ReduceOp::Var: {
-            double mean = static_cast<double>(acc.sum) / static_cast<double>(length), sq = 0;
-            for (double v : values) sq += (v - mean) * (v - mean);
-            double denom = static_cast<double>(length - args.correction);
-            *dst = static_cast<TO>(denom > 0 ? sq / denom : NAN);
-            break;
-          }
+        double sq = 0;
+        if (accumulation(op) == Accumulate::Centered) {
+          double mean = static_cast<double>(acc.sum) / static_cast<double>(length);
+          for (double v : values) sq += (v - mean) * (v - mean);
         }
+        op_base[out_off] = finish<TO>(op, acc, length, sq, args);
       }
     });
   });
