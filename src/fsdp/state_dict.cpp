@@ -1,6 +1,7 @@
 // FSDP's state-dict types (full, sharded, local): what state_dict() returns and what
 // load_state_dict() takes, following PyTorch's FullyShardedDataParallel.state_dict_type.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "fsdp/flat_param_unit.h"
@@ -27,6 +28,40 @@ std::pair<int64_t, int64_t> own_rows(const FlatParamUnit& u, const ParamSlot& s)
 }
 
 std::string shape(const Tensor& t) { return t.defined() ? strider::detail::str(t.sizes()) : std::string("undefined"); }
+
+
+// One planned copy of a load: checked before any runs, so a load is all or nothing.
+struct Copy {
+  Tensor dst, src;
+};
+
+// The copy that puts this rank's rows [offset, offset + rows) of `s` from `src`, a sharded entry
+// whose row range the entry kShardEntryPrefix + name gives (marked used); none when it holds no rows.
+std::optional<Copy> copy_from_sharded_entry(const std::map<std::string, Tensor>& state, const ParamSlot& s,
+                                            const Tensor& src, int64_t offset, int64_t rows, int rank,
+                                            std::set<std::string>& used) {
+  const std::string meta_name = nn::kShardEntryPrefix + s.full_name;
+  auto meta = state.find(meta_name);
+  STRIDER_CHECK(meta != state.end(), kOp, "sharded entry '", s.full_name, "' has no '", meta_name,
+                "' giving its row range");
+  used.insert(meta_name);
+  const Tensor m = meta->second.defined() && meta->second.dtype() == kLong ? meta->second.contiguous() : Tensor();
+  STRIDER_CHECK(m.defined() && m.numel() == 2, kOp, "'", meta_name,
+                "' must be an int64 tensor [row_offset, global_rows], got ", shape(meta->second));
+  const int64_t from = m.data_ptr<int64_t>()[0], global_rows = m.data_ptr<int64_t>()[1];
+  DimVector whole = src.sizes().vec();
+  if (!whole.empty()) whole[0] = global_rows;
+  STRIDER_CHECK(src.dim() >= 1 && IntArrayRef(whole) == IntArrayRef(s.sizes), kOp, "sharded entry '", s.full_name,
+                "' is part of a tensor of shape ", IntArrayRef(whole), " but the model's is ", IntArrayRef(s.sizes));
+  STRIDER_CHECK(from >= 0 && from <= global_rows - src.sizes()[0], kOp, "sharded entry '", s.full_name, "' holds ",
+                src.sizes()[0], " rows from row ", from, ", past the ", global_rows, " rows of the whole tensor");
+  STRIDER_CHECK(rows == 0 || (from <= offset && offset + rows <= from + src.sizes()[0]), kOp, "sharded entry '",
+                s.full_name, "' holds rows [", from, ", ", from + src.sizes()[0], ") but rank ", rank,
+                " needs rows [", offset, ", ", offset + rows,
+                ") in this layout; load a sharded dict written for this layout, or a full one");
+  if (rows == 0) return std::nullopt;
+  return Copy{s.shard.narrow(0, 0, rows), src.narrow(0, offset - from, rows)};
+}
 
 }  // namespace
 
@@ -117,9 +152,6 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
                   "full state dict to change them");
 
   // Plan every copy (destination rows, source rows) and check it before the first one runs.
-  struct Copy {
-    Tensor dst, src;
-  };
   std::vector<Copy> copies;
   std::set<std::string> used;
   std::vector<std::string> missing, unexpected;
@@ -146,29 +178,8 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
         STRIDER_CHECK(src->sizes() == IntArrayRef(s.sizes), kOp, "parameter '", s.full_name, "' has shape ",
                       src->sizes(), " in the state dict but ", IntArrayRef(s.sizes), " in the model");
         if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset, rows)});
-      } else {
-        const std::string meta_name = nn::kShardEntryPrefix + s.full_name;
-        auto meta = state.find(meta_name);
-        STRIDER_CHECK(meta != state.end(), kOp, "sharded entry '", s.full_name, "' has no '", meta_name,
-                      "' giving its row range");
-        used.insert(meta_name);
-        const Tensor m = meta->second.defined() && meta->second.dtype() == kLong ? meta->second.contiguous() : Tensor();
-        STRIDER_CHECK(m.defined() && m.numel() == 2, kOp, "'", meta_name,
-                      "' must be an int64 tensor [row_offset, global_rows], got ", shape(meta->second));
-        const int64_t from = m.data_ptr<int64_t>()[0], global_rows = m.data_ptr<int64_t>()[1];
-        DimVector whole = src->sizes().vec();
-        if (!whole.empty()) whole[0] = global_rows;
-        STRIDER_CHECK(src->dim() >= 1 && IntArrayRef(whole) == IntArrayRef(s.sizes), kOp, "sharded entry '",
-                      s.full_name, "' is part of a tensor of shape ", IntArrayRef(whole), " but the model's is ",
-                      IntArrayRef(s.sizes));
-        STRIDER_CHECK(from >= 0 && from <= global_rows - src->sizes()[0], kOp, "sharded entry '", s.full_name,
-                      "' holds ", src->sizes()[0], " rows from row ", from, ", past the ", global_rows,
-                      " rows of the whole tensor");
-        STRIDER_CHECK(rows == 0 || (from <= offset && offset + rows <= from + src->sizes()[0]), kOp,
-                      "sharded entry '", s.full_name, "' holds rows [", from, ", ", from + src->sizes()[0],
-                      ") but rank ", pg_->rank(), " needs rows [", offset, ", ", offset + rows,
-                      ") in this layout; load a sharded dict written for this layout, or a full one");
-        if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset - from, rows)});
+      } else if (auto c = copy_from_sharded_entry(state, s, *src, offset, rows, pg_->rank(), used)) {
+        copies.push_back(*c);
       }
     }
   for (auto& [name, b] : named_buffers()) {

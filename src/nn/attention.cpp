@@ -92,10 +92,18 @@ Tensor MultiheadAttention::finish_output(const Tensor& out, bool batched, int64_
   return out;
 }
 
-std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                                      const Tensor& key_padding_mask, bool need_weights,
-                                                      const Tensor& attn_mask, bool average_attn_weights) {
-  const int64_t E = embed_dim_, H = num_heads_, D = head_dim_;
+namespace {
+
+// The three inputs batch-first ([N, L, E]; an unbatched input is one batch and ignores
+// batch_first, as in PyTorch), with their shapes checked against the module's sizes.
+struct BatchFirst {
+  Tensor q, k, v;
+  int64_t N, L, S;
+  bool batched;
+};
+
+BatchFirst batch_first_inputs(const Tensor& query, const Tensor& key, const Tensor& value, int64_t E,
+                              const MultiheadAttentionOptions& o) {
   STRIDER_CHECK(query.defined() && key.defined() && value.defined(), kOp, "query, key and value are required");
   STRIDER_CHECK((query.dim() == 3 || query.dim() == 2) && key.dim() == query.dim() && value.dim() == query.dim(), kOp,
                 "query, key and value must all be 3-d (batched) or all 2-d (unbatched), got ", query.sizes(), ", ",
@@ -103,28 +111,35 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const
   STRIDER_CHECK(is_floating_point(query.dtype()) && key.dtype() == query.dtype() && value.dtype() == query.dtype(),
                 kOp, "query, key and value must share one floating dtype, got ", query.dtype(), ", ", key.dtype(),
                 " and ", value.dtype());
-  check_mask_dtype(key_padding_mask, "key_padding_mask");
-  check_mask_dtype(attn_mask, "attn_mask");
   const bool batched = query.dim() == 3;
-  // Work batch-first: [N, L, E]. Unbatched inputs are one batch (and ignore batch_first, as in PyTorch).
   auto batch_first = [&](const Tensor& t) {
     if (!batched) return t.unsqueeze(0);
-    return options_.batch_first ? t : t.transpose(0, 1);
+    return o.batch_first ? t : t.transpose(0, 1);
   };
-  Tensor q = batch_first(query), k = batch_first(key), v = batch_first(value);
-  const int64_t N = q.sizes()[0], L = q.sizes()[1], S = k.sizes()[1];
-  STRIDER_CHECK(q.sizes()[2] == E && k.sizes()[2] == options_.kdim && v.sizes()[2] == options_.vdim, kOp,
-                "expected query, key and value feature sizes ", E, ", ", options_.kdim, " and ", options_.vdim,
+  BatchFirst in{batch_first(query), batch_first(key), batch_first(value), 0, 0, 0, batched};
+  in.N = in.q.sizes()[0];
+  in.L = in.q.sizes()[1];
+  in.S = in.k.sizes()[1];
+  STRIDER_CHECK(in.q.sizes()[2] == E && in.k.sizes()[2] == o.kdim && in.v.sizes()[2] == o.vdim, kOp,
+                "expected query, key and value feature sizes ", E, ", ", o.kdim, " and ", o.vdim,
                 " (embed_dim, kdim, vdim), got ", query.sizes(), ", ", key.sizes(), " and ", value.sizes());
-  STRIDER_CHECK(k.sizes()[0] == N && v.sizes()[0] == N && v.sizes()[1] == S, kOp,
+  STRIDER_CHECK(in.k.sizes()[0] == in.N && in.v.sizes()[0] == in.N && in.v.sizes()[1] == in.S, kOp,
                 "key and value must have the query's batch size and one sequence length, got query ", query.sizes(),
-                ", key ", key.sizes(), " and value ", value.sizes(), options_.batch_first ? " (batch_first)" : "");
+                ", key ", key.sizes(), " and value ", value.sizes(), o.batch_first ? " (batch_first)" : "");
+  return in;
+}
 
+// key_padding_mask as [N, 1, 1, S]; attn_mask as [L, S] or [N, H, L, S]; each checked.
+std::pair<Tensor, Tensor> shaped_masks(const Tensor& key_padding_mask, const Tensor& attn_mask, const BatchFirst& in,
+                                       int64_t H) {
+  check_mask_dtype(key_padding_mask, "key_padding_mask");
+  check_mask_dtype(attn_mask, "attn_mask");
+  const int64_t N = in.N, L = in.L, S = in.S;
   Tensor kpm = key_padding_mask;
   if (kpm.defined()) {
-    STRIDER_CHECK(kpm.sizes() == (batched ? IntArrayRef({N, S}) : IntArrayRef({S})), kOp, "key_padding_mask must be ",
-                  batched ? "[N, S] = " : "[S] = ", batched ? detail::str(DimVector{N, S}) : detail::str(DimVector{S}),
-                  ", got ", kpm.sizes());
+    STRIDER_CHECK(kpm.sizes() == (in.batched ? IntArrayRef({N, S}) : IntArrayRef({S})), kOp,
+                  "key_padding_mask must be ", in.batched ? "[N, S] = " : "[S] = ",
+                  in.batched ? detail::str(DimVector{N, S}) : detail::str(DimVector{S}), ", got ", kpm.sizes());
     kpm = kpm.reshape({N, 1, 1, S});
   }
   Tensor am = attn_mask;
@@ -135,6 +150,20 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const
                   N * H, ", ", L, ", ", S, "], got ", am.sizes());
     if (three_d) am = am.reshape({N, H, L, S});
   }
+  return {kpm, am};
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                      const Tensor& key_padding_mask, bool need_weights,
+                                                      const Tensor& attn_mask, bool average_attn_weights) {
+  const int64_t E = embed_dim_, H = num_heads_, D = head_dim_;
+  BatchFirst in = batch_first_inputs(query, key, value, E, options_);
+  auto [kpm, am] = shaped_masks(key_padding_mask, attn_mask, in, H);
+  const int64_t N = in.N, L = in.L;
+  const bool batched = in.batched;
+  Tensor q = in.q, k = in.k, v = in.v;
 
   // In-projections: rows [0, E), [E, 2E), [2E, 3E) of the packed weight and bias.
   auto project = [&](const Tensor& x, int64_t i, const char* separate) {
