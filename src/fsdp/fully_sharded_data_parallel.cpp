@@ -344,16 +344,16 @@ double FullyShardedDataParallel::clip_grad_norm_exact(double max_norm) {
   return norm;
 }
 
-std::pair<FlatParamUnit*, const detail::ParamSlot*> FullyShardedDataParallel::find_slot(const Tensor& shard) const {
+std::pair<FlatParamUnit*, size_t> FullyShardedDataParallel::find_slot(const Tensor& shard) const {
   for (FlatParamUnit* u : tree_->units)
-    for (const auto& s : u->params())
-      if (s.shard.impl_ptr() == shard.impl_ptr()) return {u, &s};
+    for (size_t i = 0; i < u->params().size(); ++i)
+      if (u->params()[i].shard.impl_ptr() == shard.impl_ptr()) return {u, i};
   if (const std::string* why = shard.storage()->retired_reason())
     STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(), " is stale: ", *why);
   STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(),
                 " belongs to no unit of this model; build the optimizer from this wrapped model's named_parameters() "
                 "(not another model's)");
-  return {nullptr, nullptr};
+  return {nullptr, 0};
 }
 
 int64_t FullyShardedDataParallel::num_units() const { return static_cast<int64_t>(tree_->units.size()); }
@@ -442,8 +442,8 @@ std::map<std::string, std::map<std::string, Tensor>> FullyShardedDataParallel::f
       for (const auto& [key, t] : it->second) keys.push_back(key);
     dist::check_same_across_ranks(*pg_, "full_optimizer_state_dict: state of '" + pname + "'", keys);
     if (keys.empty()) continue;
-    auto [unit, slot] = find_slot(p);
-    for (const std::string& key : keys) out[slot->full_name][key] = unit->gather_full(*slot, it->second.at(key));
+    auto [unit, i] = find_slot(p);
+    for (const std::string& key : keys) out[unit->params()[i].full_name][key] = unit->gather_full(i, it->second.at(key));
   }
   return out;
 }
@@ -473,10 +473,8 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
     l.flat_shards = u->plan().flat_shards();
     l.full_params_persist = u->plan().full_params_persist;
     l.free_after_forward = u->plan().free_after_forward;
-    l.shards = u->plan().shards();
+    l.layout = u->layout();
     l.replicas = u->plan().flat_shards() ? u->plan().replicas() : pg_->size();
-    l.shard_numel = u->shard_numel();
-    l.full_numel = u->full_numel();
     l.param_bytes = static_cast<int64_t>(element_size(u->dtype()));
     // NoShard computes with the module's own tensors (nothing is cast).
     l.compute_bytes = u->plan().flat_shards() ? static_cast<int64_t>(element_size(tree_->compute_dtype(u->dtype())))

@@ -181,8 +181,9 @@ class FullyShardedDataParallel : public nn::Module {
   void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
   detail::ShardingPlan plan_for(const nn::Module& m);
   double clip_grad_norm_exact(double max_norm);
-  // The unit and slot whose local shard is `shard` (throws if no unit of this tree has it).
-  std::pair<detail::FlatParamUnit*, const detail::ParamSlot*> find_slot(const Tensor& shard) const;
+  // The unit and the index of the parameter whose local shard is `shard` (throws if no unit of
+  // this tree has it).
+  std::pair<detail::FlatParamUnit*, size_t> find_slot(const Tensor& shard) const;
 
   std::map<std::string, Tensor> gather_state_dict(bool rank0_only);
   std::map<std::string, Tensor> shard_state_dict(StateDictType type, bool copy) const;
