@@ -9,6 +9,7 @@
 #include "fsdp/offload_tier.h"
 #include "fsdp/optimizer_in_backward.h"
 #include "strider/autograd/engine.h"
+#include "strider/autograd/grad_buffer.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/autograd/record.h"
 #include "strider/core/layout.h"
@@ -69,6 +70,7 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
                ? make_exact_codec(layout_.shard_numel(), tree.options.micro_batches, tree.pg->size(),
                                   plan_.replica_group ? plan_.replica_group->size() : 1, !plan_.flat_shards())
                : make_averaging_codec(layout_.shard_numel(), tree.reduce_dtype(dtype_));
+  grads_in_place_ = codec_->reduces_in_place(grad_dtype());
   grad_seen_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
   allocate_flat_buffers();
@@ -197,6 +199,7 @@ FlatParamUnit::~FlatParamUnit() {
   if (gather_work_) gather_work_->wait();
   if (reduce_work_) reduce_work_->wait();
   if (replica_work_) replica_work_->wait();
+  for (const ParamSlot& s : params_) autograd::set_grad_buffer(s.full, Tensor());
   module_.remove_hook(pre_hook_);
   module_.remove_hook(post_hook_);
 }
@@ -465,26 +468,64 @@ void FlatParamUnit::release_consumed_grads() {
   GradientScratch::instance().release(offload_grads_);
 }
 
-void FlatParamUnit::on_grad_ready(size_t i) {
-  if (tree_->no_sync) return;  // full gradients keep accumulating in the gathered parameters
+ScalarType FlatParamUnit::grad_dtype() const { return plan_.flat_shards() ? compute_dtype_ : dtype_; }
+
+Tensor FlatParamUnit::grad_view(size_t i) const {
+  return grad_flat_.as_strided(layout_[i].sizes, params_[i].strides, grad_flat_.storage_offset() + layout_[i].full_offset);
+}
+
+void FlatParamUnit::prepare_grad_buffer() {
+  if (!grad_flat_.defined()) {
+    grad_flat_ = flat_tensor(layout_.full_numel(), grad_dtype(), cpu_allocator());
+    for (const FlatParam& at : layout_.params())  // padding rows reduce as zeros
+      if (at.chunk_numel() * at.ranks > at.numel())
+        ops::zero_(grad_flat_.narrow(0, at.full_offset + at.numel(), at.chunk_numel() * at.ranks - at.numel()));
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].requires_grad && !autograd::grad_buffer(params_[i].full).defined())
+      autograd::set_grad_buffer(params_[i].full, grad_view(i));
+}
+
+void FlatParamUnit::take_grad_in_place(size_t i) {
   ParamSlot& s = params_[i];
-  Tensor g = s.full.grad();
-  if (!g.defined()) return;
+  // The buffer is made when the unit's first gradient arrives (as a wire would be), so that one
+  // is copied in; the others accumulate there directly.
+  prepare_grad_buffer();
+  const Tensor& buffer = autograd::grad_buffer(s.full);
+  if (s.full.grad().is_same(buffer)) return;
+  {
+    AddElapsed t(tree_->stats.copy_seconds);
+    tree_->stats.copied_bytes += bytes_of(s.full.grad());
+    ops::copy_(buffer, s.full.grad());
+  }
+  s.full.set_grad(buffer);  // under no_sync, later micro-batches add into it
+}
+
+void FlatParamUnit::pack_grad(size_t i) {
+  ParamSlot& s = params_[i];
+  const Tensor& g = s.full.grad();
   const int n = plan_.shards();
   if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
   STRIDER_INTERNAL_ASSERT(g.strides() == s.full.strides(), "gradient layout differs from its parameter's");
   const int64_t total = s.full.numel();
   Tensor g_flat = g.as_strided({total}, {1}, g.storage_offset());
-  {
-    AddElapsed t(tree_->stats.copy_seconds);
-    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(grad_flat_.dtype()));
-    const FlatParam& at = layout_[i];
-    for (int q = 0; q < n; ++q) {
-      const int64_t valid = at.valid_numel(q);
-      codec_->encode(grad_flat_, q, at.shard_offset, valid > 0 ? g_flat.narrow(0, q * at.chunk_numel(), valid) : Tensor(),
-                     at.chunk_numel());
-    }
+  AddElapsed t(tree_->stats.copy_seconds);
+  tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(grad_flat_.dtype()));
+  const FlatParam& at = layout_[i];
+  for (int q = 0; q < n; ++q) {
+    const int64_t valid = at.valid_numel(q);
+    codec_->encode(grad_flat_, q, at.shard_offset, valid > 0 ? g_flat.narrow(0, q * at.chunk_numel(), valid) : Tensor(),
+                   at.chunk_numel());
   }
+}
+
+void FlatParamUnit::on_grad_ready(size_t i) {
+  ParamSlot& s = params_[i];
+  if (!s.full.grad().defined()) return;
+  if (grads_in_place_) take_grad_in_place(i);
+  if (tree_->no_sync) return;  // gradients keep accumulating (in the buffer, or in the gathered parameters)
+  if (grads_in_place_) autograd::set_grad_buffer(s.full, Tensor());
+  else pack_grad(i);
   s.full.set_grad(Tensor());
   if (!grad_seen_[i]) {
     grad_seen_[i] = 1;
@@ -500,19 +541,39 @@ Tensor FlatParamUnit::gradient_buffer(ScalarType dtype, int64_t numel) {
   return flat_tensor(numel, dtype, cpu_allocator());
 }
 
+void FlatParamUnit::release_grad_buffer() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    ParamSlot& s = params_[i];
+    // A parameter this backward did not reach: zero, unless no_sync micro-batches left it a gradient.
+    const bool in_buffer = s.requires_grad && s.full.grad().defined() &&
+                           s.full.grad().is_same(autograd::grad_buffer(s.full));
+    if (!grad_seen_[i] && !in_buffer) ops::zero_(grad_view(i));
+    if (!s.requires_grad) continue;
+    autograd::set_grad_buffer(s.full, Tensor());
+    if (in_buffer) s.full.set_grad(Tensor());
+  }
+}
+
 void FlatParamUnit::launch_reduce() {
   const int n = plan_.shards();
-  if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
-  for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
-    if (!grad_seen_[i])
-      for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, layout_[i].shard_offset, Tensor(), layout_[i].chunk_numel());
+  if (grads_in_place_) {
+    if (!grad_flat_.defined()) prepare_grad_buffer();  // no gradient came
+    release_grad_buffer();  // the buffer is the collective's until it is done
+  } else {
+    if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
+    for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
+      if (!grad_seen_[i])
+        for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, layout_[i].shard_offset, Tensor(), layout_[i].chunk_numel());
+  }
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += bytes_of(grad_flat_);
   dist::CollectiveLabel label("unit '" + name_ + "' gradients");
   const auto allocate = [this](ScalarType t, int64_t numel) { return gradient_buffer(t, numel); };
   const bool flat = plan_.flat_shards();
-  std::tie(reduce_work_, reduced_) =
-      codec_->reduce(flat ? plan_.shard_group.get() : plan_.replica_group.get(), grad_flat_, !flat, allocate);
+  dist::ProcessGroup* group = flat ? plan_.shard_group.get() : plan_.replica_group.get();
+  std::tie(reduce_work_, reduced_) = grads_in_place_
+                                         ? codec_->reduce_in_place(group, grad_flat_, layout_.pieces(), !flat, allocate)
+                                         : codec_->reduce(group, grad_flat_, !flat, allocate);
   reduce_launched_ = true;
   settled_ = false;
   grads_ready_ = 0;

@@ -106,6 +106,18 @@ class FlatParamUnit {
   // tensor that requires grad (one node over all of them, so it runs once).
   nn::Value post_forward(const nn::Value& output);
   void pre_backward();
+  // Gradients. When the codec reduces them where they accumulate (grads_in_place_), the unit's
+  // gradient buffer is laid out like the gathered parameters and, from the unit's first
+  // gradient of a backward on, each parameter's gradient accumulates in its view there
+  // (autograd/grad_buffer.h: the backward copies or adds into it, no gradient is made twice);
+  // the reduce-scatter reads it by the layout's pieces. Otherwise each gradient is packed into
+  // the codec's rank-major wire as it arrives (a cast, or deterministic mode).
+  ScalarType grad_dtype() const;   // the dtype gradients arrive in: the gathered parameters'
+  Tensor grad_view(size_t i) const;  // parameter i in the gradient buffer
+  void prepare_grad_buffer();      // the buffer (if none), and the parameters' views into it
+  void take_grad_in_place(size_t i);  // parameter i's gradient into the buffer
+  void pack_grad(size_t i);
+  void release_grad_buffer();      // at launch: zeros where no gradient came, views dropped
   void on_grad_ready(size_t i);
   void launch_reduce();
   // Waits for the launched reduction and turns what arrived into this rank's chunk (once).
@@ -138,7 +150,7 @@ class FlatParamUnit {
   Tensor shard_flat_;     // this rank's shards, back to back
   Tensor full_flat_;      // all gathered parameters
   Tensor send_;           // shard_flat_ cast to the compute dtype while a gather is in flight
-  Tensor grad_flat_;      // gradients to reduce in the codec's wire format (rank-major)
+  Tensor grad_flat_;      // gradients to reduce: laid out like full_flat_ (in place) or the codec's wire
   Tensor reduced_;        // this rank's reduced chunk
   Tensor offload_grads_;  // offload: the shards' gradients, one flat buffer reused every step
   std::shared_ptr<dist::Work> gather_work_, reduce_work_, replica_work_;
@@ -148,6 +160,7 @@ class FlatParamUnit {
   bool shard_read_ahead_ = false;  // its offloaded shard is being read ahead of its gather
   bool state_read_ahead_ = false;  // its optimizer state is being read ahead of its update in backward
   bool in_backward_ = false;
+  bool grads_in_place_ = false;   // gradients accumulate in grad_flat_, which is reduced as it is
   bool reduce_launched_ = false;  // this backward's gradients are on their way
   bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)
   int grads_ready_ = 0, grads_expected_ = 0;
