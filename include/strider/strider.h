@@ -40,6 +40,7 @@
 #endif
 #include "strider/dist/process_group.h"
 #include "strider/fsdp/distributed_data_parallel.h"
+#include "strider/fsdp/flat_layout.h"
 #include "strider/fsdp/fully_sharded_data_parallel.h"
 #include "strider/fsdp/options.h"
 #include "strider/fsdp/wrap_policy.h"

@@ -5,6 +5,7 @@
 
 #include "core/make_tensor.h"
 #include "strider/autograd/engine.h"
+#include "strider/autograd/grad_buffer.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
@@ -14,7 +15,8 @@ namespace strider::autograd {
 namespace {
 
 // Sums gradients into a leaf's .grad(), in the leaf's own layout (a channels-last parameter gets
-// a channels-last gradient), then runs its post-accumulate hooks.
+// a channels-last gradient), or into the buffer its owner gave it (grad_buffer.h), then runs its
+// post-accumulate hooks.
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const Tensor& variable)
@@ -31,7 +33,14 @@ class AccumulateGrad final : public Node {
     NoGradGuard no_grad;
     if (g.dtype() != var.dtype()) g = ops::to(g, var.dtype());
     const bool same_layout = g.strides() == var.strides() || !var.is_non_overlapping_and_dense();
-    if (!m.grad.defined()) {
+    if (m.grad_buffer.defined() && (!m.grad.defined() || m.grad.is_same(m.grad_buffer))) {
+      if (m.grad.defined()) {
+        ops::add_(m.grad_buffer, g);
+      } else {
+        ops::copy_(m.grad_buffer, g);
+        m.grad = m.grad_buffer;
+      }
+    } else if (!m.grad.defined()) {
       // Steal a gradient nobody else holds; otherwise copy it into the leaf's layout.
       if (same_layout && g.impl_ptr().use_count() == 1) {
         m.grad = g;
@@ -90,6 +99,26 @@ Edge gradient_edge(const Tensor& t) {
   if (!m || !m->requires_grad) return {};
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   return {grad_accumulator(t), 0};
+}
+
+void set_grad_buffer(const Tensor& leaf, const Tensor& buffer) {
+  if (!buffer.defined()) {
+    if (auto* m = meta_of(leaf)) m->grad_buffer = Tensor();
+    return;
+  }
+  STRIDER_CHECK(leaf.is_leaf() && leaf.requires_grad(), "set_grad_buffer",
+                "only a leaf that requires grad accumulates gradients");
+  STRIDER_CHECK(buffer.sizes() == leaf.sizes() && buffer.strides() == leaf.strides() && buffer.dtype() == leaf.dtype(),
+                "set_grad_buffer", "a gradient buffer must have the leaf's shape ", leaf.sizes(), ", strides ",
+                leaf.strides(), " and dtype ", leaf.dtype(), "; got ", buffer.sizes(), ", ", buffer.strides(), ", ",
+                buffer.dtype());
+  ensure_meta(leaf).grad_buffer = buffer;
+}
+
+const Tensor& grad_buffer(const Tensor& leaf) {
+  static const Tensor kUndefined;
+  auto* m = meta_of(leaf);
+  return m ? m->grad_buffer : kUndefined;
 }
 
 }  // namespace strider::autograd

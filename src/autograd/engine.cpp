@@ -35,21 +35,14 @@ void accumulate(std::vector<Tensor>& buffer, uint32_t slot, Tensor grad) {
   cur = cur.defined() ? ops::add(cur, grad) : std::move(grad);
 }
 
-// Runs the graph from `roots`. With `captures`, gradients arriving at those edges are stored
-// instead of accumulated into leaves, and no AccumulateGrad runs (autograd::grad).
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_outputs,
-                  bool retain_graph, const std::vector<Edge>* captures, std::vector<Tensor>* captured) {
+using GradBuffers = std::unordered_map<Node*, std::vector<Tensor>>;
+
+// Puts each root's gradient (given, or 1 for a one-element root) into its node's buffer and
+// returns the root nodes.
+std::vector<std::shared_ptr<Node>> seed_roots(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_outputs,
+                                              GradBuffers& buffers) {
   STRIDER_CHECK(grad_outputs.empty() || grad_outputs.size() == roots.size(), "backward",
                 "got ", grad_outputs.size(), " gradients for ", roots.size(), " tensors");
-  NoGradGuard no_grad;  // backward formulas themselves are not recorded
-  std::vector<std::function<void()>> callbacks;
-  auto* outer_callbacks = t_callbacks;
-  t_callbacks = &callbacks;
-  struct Restore {
-    std::vector<std::function<void()>>* outer;
-    ~Restore() { t_callbacks = outer; }
-  } restore{outer_callbacks};
-  std::unordered_map<Node*, std::vector<Tensor>> buffers;
   std::vector<std::shared_ptr<Node>> root_nodes;
   for (size_t i = 0; i < roots.size(); ++i) {
     const Tensor& r = roots[i];
@@ -68,7 +61,11 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     accumulate(buffers[e.fn.get()], e.input_nr, g);
     root_nodes.push_back(e.fn);
   }
-  // Producer counts over the reachable graph.
+  return root_nodes;
+}
+
+// How many edges of the graph reachable from `root_nodes` lead into each node.
+std::unordered_map<Node*, int> count_producers(const std::vector<std::shared_ptr<Node>>& root_nodes) {
   std::unordered_map<Node*, int> deps;
   std::unordered_set<Node*> seen;
   std::vector<Node*> stack;
@@ -83,7 +80,48 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
     }
   }
+  return deps;
+}
 
+// The gradients arriving at `node`, taken from its buffer, after the tensor hooks of its
+// outputs; the captured edges' gradients are stored.
+std::vector<Tensor> take_inputs(Node* node, GradBuffers& buffers, const std::vector<Edge>* captures,
+                                std::vector<Tensor>* captured) {
+  std::vector<Tensor> inputs = std::move(buffers[node]);
+  buffers.erase(node);
+  const size_t n_out = std::max(node->output_meta().size(), inputs.size());
+  inputs.resize(std::max<size_t>(n_out, 1));
+  auto& hooks = node->pre_hooks();
+  for (size_t slot = 0; slot < hooks.size() && slot < inputs.size(); ++slot)
+    for (auto& [id, hook] : hooks[slot])
+      if (inputs[slot].defined()) {
+        Tensor r = hook(inputs[slot]);
+        if (r.defined()) inputs[slot] = r;
+      }
+  if (captures)
+    for (size_t i = 0; i < captures->size(); ++i) {
+      const Edge& c = (*captures)[i];
+      if (c.fn.get() == node && c.input_nr < inputs.size() && inputs[c.input_nr].defined())
+        (*captured)[i] = inputs[c.input_nr];
+    }
+  return inputs;
+}
+
+// Runs the graph from `roots`. With `captures`, gradients arriving at those edges are stored
+// instead of accumulated into leaves, and no AccumulateGrad runs (autograd::grad).
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_outputs,
+                  bool retain_graph, const std::vector<Edge>* captures, std::vector<Tensor>* captured) {
+  NoGradGuard no_grad;  // backward formulas themselves are not recorded
+  std::vector<std::function<void()>> callbacks;
+  auto* outer_callbacks = t_callbacks;
+  t_callbacks = &callbacks;
+  struct Restore {
+    std::vector<std::function<void()>>* outer;
+    ~Restore() { t_callbacks = outer; }
+  } restore{outer_callbacks};
+  GradBuffers buffers;
+  const std::vector<std::shared_ptr<Node>> root_nodes = seed_roots(roots, grad_outputs, buffers);
+  std::unordered_map<Node*, int> deps = count_producers(root_nodes);
   std::priority_queue<Node*, std::vector<Node*>, ByLatest> ready;
   for (auto& n : root_nodes)
     if (deps[n.get()] == 0) {
@@ -93,25 +131,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();
-    std::vector<Tensor> inputs = std::move(buffers[node]);
-    buffers.erase(node);
-    const size_t n_out = std::max(node->output_meta().size(), inputs.size());
-    inputs.resize(std::max<size_t>(n_out, 1));
-    // Tensor hooks of non-leaf outputs.
-    auto& hooks = node->pre_hooks();
-    for (size_t slot = 0; slot < hooks.size() && slot < inputs.size(); ++slot)
-      for (auto& [id, hook] : hooks[slot])
-        if (inputs[slot].defined()) {
-          Tensor r = hook(inputs[slot]);
-          if (r.defined()) inputs[slot] = r;
-        }
-    if (captures) {
-      for (size_t i = 0; i < captures->size(); ++i) {
-        const Edge& c = (*captures)[i];
-        if (c.fn.get() == node && c.input_nr < inputs.size() && inputs[c.input_nr].defined())
-          (*captured)[i] = inputs[c.input_nr];
-      }
-    }
+    std::vector<Tensor> inputs = take_inputs(node, buffers, captures, captured);
     const bool is_accumulator = node->name() == "AccumulateGrad";
     if (is_accumulator && (captures || !inputs[0].defined())) continue;
     if (!is_accumulator)

@@ -4,6 +4,7 @@
 
 #include "strider/core/error.h"
 #include "strider/fsdp/distributed_data_parallel.h"
+#include "strider/fsdp/flat_layout.h"
 #include "strider/fsdp/fully_sharded_data_parallel.h"
 
 namespace strider::checkpoint::detail {
@@ -72,10 +73,10 @@ std::optional<Piece> piece_to_write(const Holding& h) {
   }
   const int64_t rows = h.rows.size(0);
   int64_t begin = 0, end = rows;
-  if (h.split_rows) {
-    const int64_t per = (rows + h.replicas - 1) / h.replicas;
-    begin = std::min(rows, per * h.replica_rank);
-    end = std::min(rows, begin + per);
+  if (h.split_rows) {  // replicas split the rows as FSDP splits a parameter over its ranks
+    const fsdp::RowRange share = fsdp::rows_of_rank(rows, h.replica_rank, h.replicas);
+    begin = share.begin;
+    end = share.end;
   } else if (h.replica_rank != 0) {
     return std::nullopt;
   }

@@ -9,6 +9,7 @@
 #include "checkpoint/row_stream.h"
 #include "strider/checkpoint/run_directory.h"
 #include "strider/core/error.h"
+#include "strider/fsdp/flat_layout.h"
 #include "strider/fsdp/options.h"
 #include "strider/io/file_io.h"
 
@@ -38,9 +39,8 @@ void check_strategy(const std::string& strategy, int64_t world) {
 std::pair<int64_t, int64_t> rows_of(const TensorRecord& rec, bool split, int64_t rank, int64_t world) {
   const int64_t rows = rec.rows();
   if (!split || rec.shape.empty()) return rank == 0 ? std::pair{int64_t{0}, rows} : std::pair{int64_t{0}, int64_t{0}};
-  const int64_t chunk = (rows + world - 1) / world;
-  const int64_t begin = std::min(rows, chunk * rank);
-  return {begin, std::min(rows, begin + chunk)};
+  const fsdp::RowRange r = fsdp::rows_of_rank(rows, static_cast<int>(rank), static_cast<int>(world));
+  return {r.begin, r.end};
 }
 
 // Whether a tensor is sharded like a parameter: a unit's parameter, or an optimizer moment of

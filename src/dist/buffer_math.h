@@ -1,6 +1,7 @@
 #pragma once
 // The little arithmetic the communication layer needs on dense buffers, without depending on
 // the ops layer (dist sits directly above core).
+#include <algorithm>
 #include <cstring>
 
 #include "core/make_tensor.h"
@@ -35,10 +36,27 @@ inline void copy_dense(const Tensor& dst, const Tensor& src) {
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), src.nbytes());
 }
 
-// Checks a pieces layout against `in` (this rank's pieces) and `out` (all ranks' pieces).
-void check_pieces(const Tensor& out, const Tensor& in, const std::vector<Piece>& pieces, int world);
+// Checks a pieces layout against `segment` (one rank's pieces) and `gathered` (all ranks' pieces).
+void check_pieces(const Tensor& gathered, const Tensor& segment, const std::vector<Piece>& pieces, int world,
+                  const char* op = "all_gather_pieces");
 
 // Copies the pieces of rank q from `segment` (back to back) into their places in `out`.
 void scatter_pieces(void* out, const void* segment, const std::vector<Piece>& pieces, int q, size_t item);
+// The inverse: copies rank q's pieces from their places in `in` into `segment`, back to back.
+void gather_pieces(void* segment, const void* in, const std::vector<Piece>& pieces, int q, size_t item);
+
+// Elements [first, first + n) of rank q's segment of a pieces layout, as runs of contiguous
+// memory in `base`: fn(position in the range, pointer to the run, elements in the run).
+template <class Fn>
+void for_each_piece_run(const char* base, const std::vector<Piece>& pieces, int q, int64_t first, int64_t n,
+                        size_t item, Fn&& fn) {
+  int64_t start = 0;  // where piece j begins in the segment
+  for (const Piece& p : pieces) {
+    const int64_t lo = std::max(first, start), hi = std::min(first + n, start + p.length);
+    if (lo < hi) fn(lo - first, base + static_cast<size_t>(p.offset + q * p.length + (lo - start)) * item, hi - lo);
+    start += p.length;
+    if (start >= first + n) break;
+  }
+}
 
 }  // namespace strider::dist::detail

@@ -16,6 +16,7 @@ const char* op_name(CollectiveOp op) {
     case CollectiveOp::ReduceScatter: return "reduce_scatter";
     case CollectiveOp::Broadcast: return "broadcast";
     case CollectiveOp::AllGatherPieces: return "all_gather_pieces";
+    case CollectiveOp::ReduceScatterPieces: return "reduce_scatter_pieces";
     case CollectiveOp::Barrier: return "barrier";
     case CollectiveOp::Finish: return "finish";
     case CollectiveOp::Split: return "split";
@@ -35,7 +36,8 @@ double ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<
 std::string CollectiveSignature::describe() const {
   std::ostringstream s;
   s << op_name(op);
-  if (op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter) s << "(" << reduce_name(extra) << ")";
+  if (op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter || op == CollectiveOp::ReduceScatterPieces)
+    s << "(" << reduce_name(extra) << ")";
   if (op == CollectiveOp::Broadcast) s << "(root " << extra << ")";
   if (op == CollectiveOp::AllGatherPieces) s << "(" << extra << " pieces)";
   if (op == CollectiveOp::Finish) s << " (its work ended)";

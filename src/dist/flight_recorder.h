@@ -11,7 +11,8 @@
 namespace strider::dist::detail {
 
 enum class CollectiveOp : int32_t {
-  AllReduce = 1, AllGather, ReduceScatter, Broadcast, AllGatherPieces, Barrier, Finish, Split, AllToAll
+  AllReduce = 1, AllGather, ReduceScatter, Broadcast, AllGatherPieces, Barrier, Finish, Split, AllToAll,
+  ReduceScatterPieces
 };
 
 struct CollectiveSignature {

@@ -320,6 +320,34 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out
   });
 }
 
+std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor& out, const Tensor& in,
+                                                                   std::vector<Piece> pieces, ReduceOp op) {
+  detail::mark_written(out);
+  detail::check_pieces(in, out, pieces, size_, "reduce_scatter_pieces");
+  const Algorithm algo = algorithm_for(Collective::ReduceScatter, bytes_of(out) * size_);
+  return submit(*comm_, signature(detail::CollectiveOp::ReduceScatterPieces, &out, static_cast<int64_t>(op), step()),
+                [this, out, in, op, algo, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
+    const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
+    const size_t item = element_size(in.dtype());
+    if (algo == Algorithm::Ring) {
+      detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
+      detail::ring_reduce_scatter_pieces(c, in.data(), pieces, out.data(), in.dtype(), base_op);
+    } else {  // OpenMPI's reduce-scatter takes rank-major blocks: pack them
+      Tensor packed = detail::flat_buffer(out.numel() * size_, in.dtype());
+      for (int q = 0; q < size_; ++q)
+        detail::gather_pieces(static_cast<char*>(packed.data()) + static_cast<size_t>(q * out.numel()) * item, in.data(),
+                              pieces, q, item);
+      MPI_Request req;
+      check_rc(MPI_Ireduce_scatter_block(packed.data(), out.data(), static_cast<int>(out.numel()),
+                                         mpi_type(in.dtype()), mpi_op(in.dtype(), base_op), comm_->data_comm(), &req),
+               this, "reduce_scatter_pieces");
+      waiter.wait(&req);
+      bytes_sent_ += bytes_of(out) * (size_ - 1);
+    }
+    if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
+  });
+}
+
 void MpiProcessGroup::barrier() {
   submit(*comm_, signature(detail::CollectiveOp::Barrier, nullptr, 0, step()), [this](detail::RequestWaiter& waiter) {
     MPI_Request req;

@@ -79,6 +79,14 @@ std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& 
   return std::make_shared<DoneWork>();
 }
 
+std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_pieces_async(const Tensor& out, const Tensor& in,
+                                                                      std::vector<Piece> pieces, ReduceOp) {
+  detail::mark_written(out);
+  detail::check_pieces(in, out, pieces, 1, "reduce_scatter_pieces");
+  detail::gather_pieces(out.data(), in.data(), pieces, 0, element_size(in.dtype()));
+  return std::make_shared<DoneWork>();
+}
+
 }  // namespace strider::dist
 
 namespace strider::dist {

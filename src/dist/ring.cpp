@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "dist/buffer_math.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/reduced_float.h"
 
@@ -41,10 +42,12 @@ constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
 void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op);
 
-// Sends `send`, receives `count` elements from the left and writes received (op) mine into dst
-// (dst may be the receive buffer).
-void exchange_and_reduce(const RingContext& c, const char* send, int64_t send_bytes, char* recv, const char* mine,
-                         char* dst, int64_t count, ScalarType dtype, ReduceOp op) {
+// Sends `send`, receives `count` elements from the left and, chunk by chunk as they land, has
+// reduce(dst + at, recv + at, first element, elements) write received (op) mine into dst (dst
+// may be the receive buffer).
+template <class ReduceChunk>
+void exchange_and_reduce(const RingContext& c, const char* send, int64_t send_bytes, char* recv, char* dst,
+                         int64_t count, ScalarType dtype, ReduceChunk&& reduce) {
   const int right = mod(c.rank + 1, c.size), left = mod(c.rank - 1, c.size);
   const int64_t item = static_cast<int64_t>(element_size(dtype)), recv_bytes = count * item;
   const int64_t chunk = kChunkBytes / item * item;
@@ -60,7 +63,7 @@ void exchange_and_reduce(const RingContext& c, const char* send, int64_t send_by
     c.waiter.wait(&recvs[j]);
     const int64_t off = static_cast<int64_t>(j) * chunk;
     const int64_t n = std::min(chunk, recv_bytes - off) / item;
-    reduce_blocks(dst + off, recv + off, mine + off, n, dtype, op);
+    reduce(dst + off, recv + off, off / item, n);
   }
   if (!sends.empty()) c.waiter.wait(sends.data(), static_cast<int>(sends.size()));
 }
@@ -127,8 +130,43 @@ void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const 
     const int sent = mod(c.rank - s - 1, c.size), got = mod(c.rank - s - 2, c.size);
     const bool last = s == c.size - 2;
     char* dst = last ? static_cast<char*>(out) : recv;
-    exchange_and_reduce(c, s == 0 ? block_ptr(sent) : send, length(sent) * item, recv, block_ptr(got), dst,
-                        length(got), dtype, op);
+    const char* mine = block_ptr(got);
+    exchange_and_reduce(c, s == 0 ? block_ptr(sent) : send, length(sent) * item, recv, dst, length(got), dtype,
+                        [&](char* d, const char* r, int64_t first, int64_t n) {
+                          reduce_blocks(d, r, mine + first * item, n, dtype, op);
+                        });
+    std::swap(send, recv);
+  }
+}
+
+void ring_reduce_scatter_pieces(const RingContext& c, const void* in, const std::vector<Piece>& pieces, void* out,
+                                ScalarType dtype, ReduceOp op) {
+  const size_t item = element_size(dtype);
+  const char* base = static_cast<const char*>(in);
+  int64_t length = 0;  // every block's: one rank's pieces
+  for (const Piece& p : pieces) length += p.length;
+  if (c.size == 1) {
+    gather_pieces(out, in, pieces, 0, item);
+    return;
+  }
+  const size_t block_bytes = static_cast<size_t>(length) * item;
+  if (c.scratch.size() < 2 * block_bytes) c.scratch.resize(2 * block_bytes);
+  char* send = c.scratch.data();
+  char* recv = c.scratch.data() + block_bytes;
+  // As ring_reduce_scatter: step s sends the partial sum of block (rank-s-1) (step 0: that block
+  // of `in`, packed once) and adds the received partial sum of block (rank-s-2) to this rank's
+  // pieces of it, run by run; the last step adds straight into `out`.
+  for (int s = 0; s < c.size - 1; ++s) {
+    const int sent = mod(c.rank - s - 1, c.size), got = mod(c.rank - s - 2, c.size);
+    if (s == 0) gather_pieces(send, in, pieces, sent, item);
+    char* dst = s == c.size - 2 ? static_cast<char*>(out) : recv;
+    exchange_and_reduce(c, send, length * static_cast<int64_t>(item), recv, dst, length, dtype,
+                        [&](char* d, const char* r, int64_t first, int64_t n) {
+                          for_each_piece_run(base, pieces, got, first, n, item, [&](int64_t at, const char* mine, int64_t k) {
+                            reduce_blocks(d + at * static_cast<int64_t>(item), r + at * static_cast<int64_t>(item), mine,
+                                          k, dtype, op);
+                          });
+                        });
     std::swap(send, recv);
   }
 }

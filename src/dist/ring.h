@@ -35,6 +35,13 @@ BlockOffsets split_blocks(int64_t count, int size);
 void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const BlockOffsets& blocks,
                          ScalarType dtype, ReduceOp op);
 
+// ring_reduce_scatter over a pieces layout (ProcessGroup::reduce_scatter_pieces_async): block q
+// is rank q's pieces of `in`, read where they lie; `out` receives this rank's, back to back. The
+// same additions in the same order as ring_reduce_scatter of the packed blocks; only the block
+// sent first is copied (into the ring's buffer).
+void ring_reduce_scatter_pieces(const RingContext& c, const void* in, const std::vector<Piece>& pieces, void* out,
+                                ScalarType dtype, ReduceOp op);
+
 // This rank's block is already in place; on return every block of `buffer` is filled.
 void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blocks, ScalarType dtype);
 

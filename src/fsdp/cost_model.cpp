@@ -16,15 +16,15 @@ bool gathers(const UnitLayout& u) { return flat(u) && !persists(u); }
 // gradient_codec.h's buffers. The wire: what a unit's gradients are packed into, every rank's
 // chunk (deterministic mode: float32, replicated parameters padded to a multiple of the replicas).
 int64_t wire_bytes(const UnitLayout& u) {
-  if (!u.exact_gradients) return (flat(u) ? u.shard_numel * u.shards : u.full_numel) * u.reduce_bytes;
-  if (flat(u)) return u.shard_numel * u.shards * 4;
-  return (u.full_numel + u.replicas - 1) / u.replicas * u.replicas * 4;
+  if (!u.exact_gradients) return u.layout.full_numel() * u.reduce_bytes;
+  if (flat(u)) return u.layout.full_numel() * 4;
+  return (u.layout.full_numel() + u.replicas - 1) / u.replicas * u.replicas * 4;
 }
 // The reduced chunk this rank keeps: the reduce dtype's, or in deterministic mode integer limbs
 // (two per element and one count, flat chunks padded to a multiple of the replicas) unless one
 // micro-batch per rank with nothing to add across replicas lets it be the float32 mean.
 int64_t chunk_bytes(const UnitLayout& u) {
-  const int64_t numel = flat(u) ? u.shard_numel : u.full_numel;
+  const int64_t numel = flat(u) ? u.layout.shard_numel() : u.layout.full_numel();
   if (numel == 0) return 0;  // a unit without parameters reduces nothing
   if (!u.exact_gradients) return numel * u.reduce_bytes;
   const int64_t block = flat(u) ? numel : (numel + u.replicas - 1) / u.replicas;
@@ -36,7 +36,7 @@ int64_t chunk_bytes(const UnitLayout& u) {
 // Bytes a unit's reduction holds while in flight: the wire, and (deterministic mode, more than one
 // rank reducing) every rank's contribution to this rank's chunk as it arrives.
 int64_t in_flight_bytes(const UnitLayout& u) {
-  const int reducers = flat(u) ? u.shards : u.replicas;
+  const int reducers = flat(u) ? u.layout.ranks() : u.replicas;
   return wire_bytes(u) * (u.exact_gradients && reducers > 1 ? 2 : 1);
 }
 
@@ -49,11 +49,11 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   bool exact = false;
   std::vector<int64_t> regathered;
   for (const UnitLayout& u : units) {
-    const int64_t own = (flat(u) ? u.shard_numel : u.full_numel) * u.param_bytes;
+    const int64_t own = (flat(u) ? u.layout.shard_numel() : u.layout.full_numel()) * u.param_bytes;
     f.parameters += own;
     f.gradients += own;
     f.optimizer_state += optimizer_states * own;
-    const int64_t full = u.full_numel * u.compute_bytes;
+    const int64_t full = u.layout.full_numel() * u.compute_bytes;
     if (flat(u) && persists(u)) f.parameters += full;
     if (gathers(u) && !freed_after_forward(u)) kept += full;
     if (freed_after_forward(u)) regathered.push_back(full);
@@ -79,7 +79,7 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   std::deque<int64_t> in_flight;
   for (const UnitLayout* u : backward_order) {
     if (!flat(*u) && !u->exact_gradients) continue;  // reduces the gradient itself, in place
-    const int64_t full = u->full_numel * u->compute_bytes, buffer = in_flight_bytes(*u);
+    const int64_t full = u->layout.full_numel() * u->compute_bytes, buffer = in_flight_bytes(*u);
     int64_t now = kept_left + chunks_done + (freed_after_forward(*u) ? full : 0) + buffer;
     for (int64_t b : in_flight) now += b;
     held = std::max(held, now);
@@ -109,10 +109,10 @@ MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimize
 int64_t bytes_sent_per_step(const std::vector<UnitLayout>& units) {
   int64_t total = 0;
   for (const UnitLayout& u : units) {
-    const int s = u.shards, r = u.replicas;
+    const int s = u.layout.ranks(), r = u.replicas;
     // Deterministic mode reduces once per micro-batch.
     const int64_t rounds = u.exact_gradients ? u.micro_batches_per_rank : 1;
-    const int64_t full = u.full_numel * u.compute_bytes, grads = rounds * wire_bytes(u),
+    const int64_t full = u.layout.full_numel() * u.compute_bytes, grads = rounds * wire_bytes(u),
                   shard_grads = rounds * chunk_bytes(u);
     // NoShard: one all-reduce of the gradients among the replicas (deterministic mode: its
     // all-to-all and all-gather halves, the same bytes).

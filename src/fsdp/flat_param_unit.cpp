@@ -10,6 +10,7 @@
 #include "fsdp/offload_tier.h"
 #include "fsdp/optimizer_in_backward.h"
 #include "strider/autograd/engine.h"
+#include "strider/autograd/grad_buffer.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/autograd/record.h"
 #include "strider/core/layout.h"
@@ -62,87 +63,61 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   name_ = refs.empty() ? "(root)" : refs.front().full_name;
   if (refs.empty()) plan_.shard_group = plan_.replica_group = nullptr;
   autograd::NoGradGuard no_grad;
-  const bool flat = plan_.flat_shards();
-  const int n = plan_.shards(), r = plan_.shard_rank();
-  dtype_ = refs.empty() ? kFloat : refs.front().owner->param(refs.front().name).dtype();
-  compute_dtype_ = tree.compute_dtype(dtype_);
-  for (const ParamRef& ref : refs) {
-    Tensor p = ref.owner->param(ref.name);
-    STRIDER_CHECK(p.dim() >= 1, "FullyShardedDataParallel", "parameter '", ref.full_name,
-                  "' is 0-dimensional; FSDP shards along dim 0, so reshape it to [1]");
-    STRIDER_CHECK(p.dtype() == dtype_, "FullyShardedDataParallel", "parameters of one unit share one flat buffer, "
-                  "but '", ref.full_name, "' is ", p.dtype(), " while '", name_, "' is ", dtype_,
-                  "; cast the module to one dtype or wrap them in separate units");
-    STRIDER_CHECK(is_floating_point(p.dtype()), "FullyShardedDataParallel", "parameter '", ref.full_name,
-                  "' has dtype ", p.dtype(), "; only floating-point parameters can be trained");
-    STRIDER_CHECK(!tree.options.deterministic || p.dtype() == kFloat, "FullyShardedDataParallel", "parameter '",
-                  ref.full_name, "' has dtype ", p.dtype(), "; deterministic mode sums float32 gradients exactly, so "
-                  "keep float32 parameters (bfloat16 compute goes through mixed_precision)");
-    ParamSlot s;
-    s.owner = ref.owner;
-    s.name = ref.name;
-    s.full_name = ref.full_name;
-    s.sizes = p.sizes().vec();
-    s.strides = p.strides().vec();
-    s.format = dense_format(p, ref.full_name);
-    s.rows = p.size(0);
-    const int64_t row_numel = s.rows ? p.numel() / s.rows : 0;
-    s.chunk_rows = (s.rows + n - 1) / n;
-    s.chunk_numel = s.chunk_rows * row_numel;
-    s.shard_offset = segment_numel_;
-    s.full_offset = full_numel_;
-    s.requires_grad = p.requires_grad();
-    segment_numel_ += s.chunk_numel;
-    full_numel_ += s.chunk_numel * n;
-    params_.push_back(std::move(s));
-    pieces_.push_back({params_.back().full_offset, params_.back().chunk_numel});
-  }
+  describe_params(refs);
   codec_ = tree.options.deterministic
-               ? make_exact_codec(segment_numel_, tree.options.micro_batches, tree.pg->size(),
-                                  plan_.replica_group ? plan_.replica_group->size() : 1, !flat)
-               : make_averaging_codec(segment_numel_, tree.reduce_dtype(dtype_));
+               ? make_exact_codec(layout_.shard_numel(), tree.options.micro_batches, tree.pg->size(),
+                                  plan_.replica_group ? plan_.replica_group->size() : 1, !plan_.flat_shards())
+               : make_averaging_codec(layout_.shard_numel(), tree.reduce_dtype(dtype_));
+  grads_in_place_ = codec_->reduces_in_place(grad_dtype());
   grad_seen_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
+  allocate_flat_buffers();
+  place_params();
+  install_forward_hooks();
+}
 
-  if (flat) {
-    shard_flat_ = flat_tensor(segment_numel_, dtype_, tree.shard_allocator());
-    shard_flat_.storage()->mark_shard_of("FullyShardedDataParallel unit '" + name_ + "' (" +
-                                         to_string(plan_.strategy) + ")");
-    ops::zero_(shard_flat_);
-    full_flat_ = flat_tensor(full_numel_, compute_dtype_, cpu_allocator());
-    if (plan_.full_params_persist) ops::zero_(full_flat_);  // padding rows stay zero
+void FlatParamUnit::describe_params(const std::vector<ParamRef>& refs) {
+  dtype_ = refs.empty() ? kFloat : refs.front().owner->param(refs.front().name).dtype();
+  compute_dtype_ = tree_->compute_dtype(dtype_);
+  std::vector<DimVector> shapes;
+  for (const ParamRef& ref : refs) {
+    Tensor p = ref.owner->param(ref.name);
+    check_param(p, ref.full_name);
+    params_.push_back({.owner = ref.owner, .name = ref.name, .full_name = ref.full_name, .strides = p.strides().vec(),
+                       .format = dense_format(p, ref.full_name), .requires_grad = p.requires_grad(),
+                       .shard = Tensor(), .full = Tensor()});
+    shapes.push_back(p.sizes().vec());
   }
+  layout_ = FlatLayout(shapes, plan_.shards());
+}
+
+void FlatParamUnit::check_param(const Tensor& p, const std::string& full_name) const {
+  STRIDER_CHECK(p.dim() >= 1, "FullyShardedDataParallel", "parameter '", full_name,
+                "' is 0-dimensional; FSDP shards along dim 0, so reshape it to [1]");
+  STRIDER_CHECK(p.dtype() == dtype_, "FullyShardedDataParallel", "parameters of one unit share one flat buffer, "
+                "but '", full_name, "' is ", p.dtype(), " while '", name_, "' is ", dtype_,
+                "; cast the module to one dtype or wrap them in separate units");
+  STRIDER_CHECK(is_floating_point(p.dtype()), "FullyShardedDataParallel", "parameter '", full_name,
+                "' has dtype ", p.dtype(), "; only floating-point parameters can be trained");
+  STRIDER_CHECK(!tree_->options.deterministic || p.dtype() == kFloat, "FullyShardedDataParallel", "parameter '",
+                full_name, "' has dtype ", p.dtype(), "; deterministic mode sums float32 gradients exactly, so "
+                "keep float32 parameters (bfloat16 compute goes through mixed_precision)");
+}
+
+void FlatParamUnit::allocate_flat_buffers() {
+  if (!plan_.flat_shards()) return;  // the module keeps its own tensors
+  shard_flat_ = flat_tensor(layout_.shard_numel(), dtype_, tree_->shard_allocator());
+  shard_flat_.storage()->mark_shard_of("FullyShardedDataParallel unit '" + name_ + "' (" +
+                                       to_string(plan_.strategy) + ")");
+  ops::zero_(shard_flat_);
+  full_flat_ = flat_tensor(layout_.full_numel(), compute_dtype_, cpu_allocator());
+  if (plan_.full_params_persist) ops::zero_(full_flat_);  // padding rows stay zero
+}
+
+void FlatParamUnit::place_params() {
+  const bool flat = plan_.flat_shards();
   std::vector<Tensor> originals;  // the parameters as the module held them before the wrap
-  for (size_t i = 0; i < params_.size(); ++i) {
-    ParamSlot& s = params_[i];
-    Tensor p = s.owner->param(s.name);
-    const Tensor original = p;
-    // A deferred stand-in (nn/deferred_init.h) is drawn straight into the rows this rank keeps.
-    const bool deferred = nn::is_deferred(p);
-    auto fill = [&](const Tensor& dst, int64_t row_begin) {
-      if (deferred) nn::materialize_rows(p, s.full_name, row_begin, dst);
-      else ops::copy_(dst, dst.dim() == 0 ? p : p.narrow(0, row_begin, dst.size(0)));
-    };
-    if (flat) {
-      DimVector shard_sizes = s.sizes;
-      shard_sizes[0] = s.chunk_rows;
-      Tensor shard = shard_flat_.as_strided(shard_sizes, layout::strides_for_format(shard_sizes, s.format, "fsdp"),
-                                            s.shard_offset).detach();
-      const int64_t valid = std::clamp<int64_t>(s.rows - r * s.chunk_rows, 0, s.chunk_rows);
-      if (valid > 0) fill(shard.narrow(0, 0, valid), r * s.chunk_rows);
-      s.shard = shard.requires_grad_(s.requires_grad);
-      s.full = full_flat_.as_strided(s.sizes, s.strides, s.full_offset).detach();
-      if (plan_.full_params_persist) fill(s.full, 0);  // every rank holds them already
-      if (s.requires_grad) s.full.requires_grad_(true);
-    } else {
-      if (deferred) p = nn::materialize_tensor(p, s.full_name).requires_grad_(s.requires_grad);
-      s.shard = p;
-      s.full = p;
-    }
-    s.owner->set_param(s.name, s.shard);
-    if (s.requires_grad) s.full.register_post_accumulate_grad_hook([this, i](const Tensor&) { on_grad_ready(i); });
-    originals.push_back(original);
-  }
+  for (size_t i = 0; i < params_.size(); ++i) originals.push_back(place_param(i));
   // Where the module no longer holds its original tensor, the values now live elsewhere (the
   // shards, or the memory a deferred parameter was materialized into): a handle kept from before
   // the wrap (an optimizer built on the unwrapped model, say) is named when used, not silently stale.
@@ -162,18 +137,43 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   } else {
     state_ = State::Gathered;  // the module's own tensors: always in use
   }
+}
 
+Tensor FlatParamUnit::place_param(size_t i) {
+  ParamSlot& s = params_[i];
+  const FlatParam& at = layout_[i];
+  Tensor p = s.owner->param(s.name);
+  const Tensor original = p;
+  // A deferred stand-in (nn/deferred_init.h) is drawn straight into the rows this rank keeps.
+  const bool deferred = nn::is_deferred(p);
+  auto fill = [&](const Tensor& dst, int64_t row_begin) {
+    if (deferred) nn::materialize_rows(p, s.full_name, row_begin, dst);
+    else ops::copy_(dst, p.narrow(0, row_begin, dst.size(0)));
+  };
+  if (plan_.flat_shards()) {
+    const DimVector shard_sizes = at.shard_sizes();
+    Tensor shard = shard_flat_.as_strided(shard_sizes, layout::strides_for_format(shard_sizes, s.format, "fsdp"),
+                                          at.shard_offset).detach();
+    const RowRange mine = at.rows_of(plan_.shard_rank());
+    if (mine.size() > 0) fill(shard.narrow(0, 0, mine.size()), mine.begin);
+    s.shard = shard.requires_grad_(s.requires_grad);
+    s.full = full_flat_.as_strided(at.sizes, s.strides, at.full_offset).detach();
+    if (plan_.full_params_persist) fill(s.full, 0);  // every rank holds them already
+    if (s.requires_grad) s.full.requires_grad_(true);
+  } else {
+    if (deferred) p = nn::materialize_tensor(p, s.full_name).requires_grad_(s.requires_grad);
+    s.shard = p;
+    s.full = p;
+  }
+  s.owner->set_param(s.name, s.shard);
+  if (s.requires_grad) s.full.register_post_accumulate_grad_hook([this, i](const Tensor&) { on_grad_ready(i); });
+  return original;
+}
+
+void FlatParamUnit::install_forward_hooks() {
   pre_hook_ = module_.register_forward_pre_hook([this](nn::Module&, const nn::Args& args) -> std::optional<nn::Args> {
     pre_forward();
-    // The root casts floating-point inputs (in any argument, at any depth) to the compute dtype.
-    const auto& mp = tree_->options.mixed_precision;
-    if (!is_root() || !mp || !mp->param_dtype) return std::nullopt;
-    const ScalarType dtype = *mp->param_dtype;
-    auto needs_cast = [dtype](const Tensor& t) { return t.defined() && is_floating_point(t.dtype()) && t.dtype() != dtype; };
-    bool any = false;
-    nn::for_each_tensor(args, [&](const Tensor& t) { any |= needs_cast(t); });
-    if (!any) return std::nullopt;
-    return nn::map_tensors(args, [&](const Tensor& t) { return needs_cast(t) ? t.to(dtype) : t; });
+    return cast_root_inputs(args);
   });
   post_hook_ = module_.register_forward_hook(
       [this](nn::Module&, const nn::Args&, const nn::Value& out) -> std::optional<nn::Value> {
@@ -181,10 +181,23 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
       });
 }
 
+std::optional<nn::Args> FlatParamUnit::cast_root_inputs(const nn::Args& args) const {
+  // The root casts floating-point inputs (in any argument, at any depth) to the compute dtype.
+  const auto& mp = tree_->options.mixed_precision;
+  if (!is_root() || !mp || !mp->param_dtype) return std::nullopt;
+  const ScalarType dtype = *mp->param_dtype;
+  auto needs_cast = [dtype](const Tensor& t) { return t.defined() && is_floating_point(t.dtype()) && t.dtype() != dtype; };
+  bool any = false;
+  nn::for_each_tensor(args, [&](const Tensor& t) { any |= needs_cast(t); });
+  if (!any) return std::nullopt;
+  return nn::map_tensors(args, [&](const Tensor& t) { return needs_cast(t) ? t.to(dtype) : t; });
+}
+
 FlatParamUnit::~FlatParamUnit() {
   if (gather_work_) gather_work_->wait();
   if (reduce_work_) reduce_work_->wait();
   if (replica_work_) replica_work_->wait();
+  for (const ParamSlot& s : params_) autograd::set_grad_buffer(s.full, Tensor());
   module_.remove_hook(pre_hook_);
   module_.remove_hook(post_hook_);
 }
@@ -193,7 +206,7 @@ void FlatParamUnit::gather_async() {
   if (!plan_.flat_shards() || params_.empty() || state_ == State::Gathering) return;
   if (state_ == State::Gathered && !shards_changed()) return;
   if (!plan_.full_params_persist)
-    full_flat_.storage()->reallocate(static_cast<size_t>(full_numel_) * element_size(compute_dtype_));
+    full_flat_.storage()->reallocate(static_cast<size_t>(layout_.full_numel()) * element_size(compute_dtype_));
   if (compute_dtype_ == dtype_) {
     send_ = shard_flat_;
   } else {
@@ -204,7 +217,7 @@ void FlatParamUnit::gather_async() {
   ++tree_->stats.all_gathers;
   tree_->stats.gathered_bytes += full_flat_.nbytes();
   dist::CollectiveLabel label("unit '" + name_ + "' parameters");
-  gather_work_ = plan_.shard_group->all_gather_pieces_async(full_flat_, send_, pieces_);
+  gather_work_ = plan_.shard_group->all_gather_pieces_async(full_flat_, send_, layout_.pieces());
   gathered_version_ = shard_flat_.storage()->version();
   state_ = State::Gathering;
 }
@@ -278,7 +291,8 @@ void FlatParamUnit::refresh_full_params() {
   if (plan_.gathers_after_step()) gather_async();
 }
 
-Tensor FlatParamUnit::gather_full(const ParamSlot& s, const Tensor& value) const {
+Tensor FlatParamUnit::gather_full(size_t i, const Tensor& value) const {
+  const ParamSlot& s = params_[i];
   STRIDER_CHECK(value.sizes() == s.shard.sizes(), "FullyShardedDataParallel", "a tensor of shape ", value.sizes(),
                 " cannot be unsharded as parameter '", s.full_name, "', whose local shard has shape ", s.shard.sizes());
   if (!plan_.flat_shards() || plan_.shards() == 1) return value.contiguous().clone();
@@ -289,9 +303,9 @@ Tensor FlatParamUnit::gather_full(const ParamSlot& s, const Tensor& value) const
     dist::CollectiveLabel label("unsharding '" + s.full_name + "'");
     plan_.shard_group->all_gather(all, mine);
   }
-  DimVector sizes = s.sizes;
-  sizes[0] = s.chunk_rows * n;
-  return all.reshape(sizes).narrow(0, 0, s.rows).contiguous();
+  DimVector sizes = layout_[i].sizes;
+  sizes[0] = layout_[i].chunk_rows * n;
+  return all.reshape(sizes).narrow(0, 0, layout_[i].rows).contiguous();
 }
 
 void FlatParamUnit::prefetch(int direction) {
@@ -442,7 +456,7 @@ bool FlatParamUnit::accumulating() const {
 Tensor FlatParamUnit::offload_grad_buffer() {
   // A new buffer if someone kept last step's gradients (they must not change under them).
   if (!offload_grads_.defined() || offload_grads_.storage().use_count() > 1)
-    offload_grads_ = flat_tensor(segment_numel_, dtype_, GradientScratch::of_process());
+    offload_grads_ = flat_tensor(layout_.shard_numel(), dtype_, GradientScratch::of_process());
   return offload_grads_;
 }
 
@@ -452,25 +466,64 @@ void FlatParamUnit::release_consumed_grads() {
   GradientScratch::of_process().release(offload_grads_);
 }
 
-void FlatParamUnit::on_grad_ready(size_t i) {
-  if (tree_->no_sync) return;  // full gradients keep accumulating in the gathered parameters
+ScalarType FlatParamUnit::grad_dtype() const { return plan_.flat_shards() ? compute_dtype_ : dtype_; }
+
+Tensor FlatParamUnit::grad_view(size_t i) const {
+  return grad_flat_.as_strided(layout_[i].sizes, params_[i].strides, grad_flat_.storage_offset() + layout_[i].full_offset);
+}
+
+void FlatParamUnit::prepare_grad_buffer() {
+  if (!grad_flat_.defined()) {
+    grad_flat_ = flat_tensor(layout_.full_numel(), grad_dtype(), cpu_allocator());
+    for (const FlatParam& at : layout_.params())  // padding rows reduce as zeros
+      if (at.chunk_numel() * at.ranks > at.numel())
+        ops::zero_(grad_flat_.narrow(0, at.full_offset + at.numel(), at.chunk_numel() * at.ranks - at.numel()));
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].requires_grad && !autograd::grad_buffer(params_[i].full).defined())
+      autograd::set_grad_buffer(params_[i].full, grad_view(i));
+}
+
+void FlatParamUnit::take_grad_in_place(size_t i) {
   ParamSlot& s = params_[i];
-  Tensor g = s.full.grad();
-  if (!g.defined()) return;
+  // The buffer is made when the unit's first gradient arrives (as a wire would be), so that one
+  // is copied in; the others accumulate there directly.
+  prepare_grad_buffer();
+  const Tensor& buffer = autograd::grad_buffer(s.full);
+  if (s.full.grad().is_same(buffer)) return;
+  {
+    AddElapsed t(tree_->stats.copy_seconds);
+    tree_->stats.copied_bytes += s.full.grad().nbytes();
+    ops::copy_(buffer, s.full.grad());
+  }
+  s.full.set_grad(buffer);  // under no_sync, later micro-batches add into it
+}
+
+void FlatParamUnit::pack_grad(size_t i) {
+  ParamSlot& s = params_[i];
+  const Tensor& g = s.full.grad();
   const int n = plan_.shards();
   if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
   STRIDER_INTERNAL_ASSERT(g.strides() == s.full.strides(), "gradient layout differs from its parameter's");
   const int64_t total = s.full.numel();
   Tensor g_flat = g.as_strided({total}, {1}, g.storage_offset());
-  {
-    AddElapsed t(tree_->stats.copy_seconds);
-    tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(grad_flat_.dtype()));
-    for (int q = 0; q < n; ++q) {
-      const int64_t valid = std::clamp<int64_t>(total - q * s.chunk_numel, 0, s.chunk_numel);
-      codec_->encode(grad_flat_, q, s.shard_offset, valid > 0 ? g_flat.narrow(0, q * s.chunk_numel, valid) : Tensor(),
-                     s.chunk_numel);
-    }
+  AddElapsed t(tree_->stats.copy_seconds);
+  tree_->stats.copied_bytes += total * static_cast<int64_t>(element_size(grad_flat_.dtype()));
+  const FlatParam& at = layout_[i];
+  for (int q = 0; q < n; ++q) {
+    const int64_t valid = at.valid_numel(q);
+    codec_->encode(grad_flat_, q, at.shard_offset, valid > 0 ? g_flat.narrow(0, q * at.chunk_numel(), valid) : Tensor(),
+                   at.chunk_numel());
   }
+}
+
+void FlatParamUnit::on_grad_ready(size_t i) {
+  ParamSlot& s = params_[i];
+  if (!s.full.grad().defined()) return;
+  if (grads_in_place_) take_grad_in_place(i);
+  if (tree_->no_sync) return;  // gradients keep accumulating (in the buffer, or in the gathered parameters)
+  if (grads_in_place_) autograd::set_grad_buffer(s.full, Tensor());
+  else pack_grad(i);
   s.full.set_grad(Tensor());
   if (!grad_seen_[i]) {
     grad_seen_[i] = 1;
@@ -481,24 +534,44 @@ void FlatParamUnit::on_grad_ready(size_t i) {
 Tensor FlatParamUnit::gradient_buffer(ScalarType dtype, int64_t numel) {
   // Offload: reduce straight into the reused gradient buffer (a second gradient-sized buffer
   // per unit would be alive until the end of backward).
-  if (tree_->tier && plan_.flat_shards() && dtype == dtype_ && numel == segment_numel_ && !accumulating())
+  if (tree_->tier && plan_.flat_shards() && dtype == dtype_ && numel == layout_.shard_numel() && !accumulating())
     return offload_grad_buffer();
   return flat_tensor(numel, dtype, cpu_allocator());
 }
 
+void FlatParamUnit::release_grad_buffer() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    ParamSlot& s = params_[i];
+    // A parameter this backward did not reach: zero, unless no_sync micro-batches left it a gradient.
+    const bool in_buffer = s.requires_grad && s.full.grad().defined() &&
+                           s.full.grad().is_same(autograd::grad_buffer(s.full));
+    if (!grad_seen_[i] && !in_buffer) ops::zero_(grad_view(i));
+    if (!s.requires_grad) continue;
+    autograd::set_grad_buffer(s.full, Tensor());
+    if (in_buffer) s.full.set_grad(Tensor());
+  }
+}
+
 void FlatParamUnit::launch_reduce() {
   const int n = plan_.shards();
-  if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
-  for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
-    if (!grad_seen_[i])
-      for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, params_[i].shard_offset, Tensor(), params_[i].chunk_numel);
+  if (grads_in_place_) {
+    if (!grad_flat_.defined()) prepare_grad_buffer();  // no gradient came
+    release_grad_buffer();  // the buffer is the collective's until it is done
+  } else {
+    if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
+    for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
+      if (!grad_seen_[i])
+        for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, layout_[i].shard_offset, Tensor(), layout_[i].chunk_numel());
+  }
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += grad_flat_.nbytes();
   dist::CollectiveLabel label("unit '" + name_ + "' gradients");
   const auto allocate = [this](ScalarType t, int64_t numel) { return gradient_buffer(t, numel); };
   const bool flat = plan_.flat_shards();
-  std::tie(reduce_work_, reduced_) =
-      codec_->reduce(flat ? plan_.shard_group.get() : plan_.replica_group.get(), grad_flat_, !flat, allocate);
+  dist::ProcessGroup* group = flat ? plan_.shard_group.get() : plan_.replica_group.get();
+  std::tie(reduce_work_, reduced_) = grads_in_place_
+                                         ? codec_->reduce_in_place(group, grad_flat_, layout_.pieces(), !flat, allocate)
+                                         : codec_->reduce(group, grad_flat_, !flat, allocate);
   reduce_launched_ = true;
   settled_ = false;
   grads_ready_ = 0;
@@ -579,9 +652,10 @@ void FlatParamUnit::deliver_gradients() {
   }
   reduced_ = Tensor();
   if (!g.defined()) return;  // deterministic mode: micro-batches of this step are still to come
-  for (ParamSlot& s : params_) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    ParamSlot& s = params_[i];
     if (!s.requires_grad) continue;
-    Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), s.shard_offset);
+    Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), layout_[i].shard_offset);
     // Sharded gradients accumulate across backwards without zero_grad; NoShard's own tensors
     // already carried the earlier gradient into this reduction.
     if (plan_.flat_shards() && s.shard.grad().defined())

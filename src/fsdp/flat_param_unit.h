@@ -4,34 +4,32 @@
 // hooks and autograd hooks. Its ShardingPlan decides which steps run: the unit never looks at
 // the strategy itself.
 //
-// Layout (N ranks in the plan's shard group, this rank r there): parameter i of shape [D0, ...]
-// has chunk_rows = ceil(D0 / N);
-// its shard holds rows [r * chunk_rows, (r+1) * chunk_rows) (zero rows past D0), with the
-// parameter's own memory format. The shards of a unit are views into one flat shard buffer
-// (this rank's all-gather input and reduce-scatter output, so neither needs a copy); the
-// gathered parameters are views into one unsharded buffer, parameter after parameter, so each
-// has its original shape and strides and rank q's rows sit at piece offset + q * chunk.
+// Where everything sits is the unit's FlatLayout (strider/fsdp/flat_layout.h: the shard group's
+// split of each parameter along dim 0). The shards of a unit are views, in each parameter's own
+// memory format, into one flat shard buffer (this rank's all-gather input and reduce-scatter
+// output, so neither needs a copy); the gathered parameters are views into one unsharded buffer,
+// parameter after parameter, each with its original shape and strides.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fsdp/gradient_codec.h"
 #include "fsdp/sharding_plan.h"
 #include "fsdp/tree_state.h"
+#include "strider/fsdp/flat_layout.h"
 #include "strider/core/tensor.h"
 #include "strider/nn/module.h"
 
 namespace strider::fsdp::detail {
 
+// One parameter of a unit (its place in the flat buffers is the unit's layout()[i]).
 struct ParamSlot {
   nn::Module* owner;
   std::string name;       // in owner
   std::string full_name;  // from the FSDP root, for messages
-  DimVector sizes, strides;
-  MemoryFormat format;
-  int64_t rows, chunk_rows, chunk_numel;
-  int64_t shard_offset;   // elements into the flat shard buffer
-  int64_t full_offset;    // elements into the unsharded buffer
+  DimVector strides;      // the parameter's own, which the gathered parameter keeps
+  MemoryFormat format;    // its dense format, which the shard keeps
   bool requires_grad;
   Tensor shard;           // the local shard (what named_parameters() shows between steps)
   Tensor full;            // the gathered parameter (storage freed while sharded)
@@ -52,12 +50,14 @@ class FlatParamUnit {
   void set_tree(TreeState& tree) { tree_ = &tree; }
   const std::vector<ParamSlot>& params() const { return params_; }
   std::vector<ParamSlot>& params() { return params_; }
-  int64_t gathered_bytes() const { return full_numel_ * static_cast<int64_t>(element_size(compute_dtype_)); }
+  // Where the parameters sit in the flat buffers, split over the plan's shard group (NoShard:
+  // one rank, the gradient buffer's layout).
+  const FlatLayout& layout() const { return layout_; }
+  // The rows of the whole parameter i this rank's shard holds (padding not counted).
+  RowRange own_rows(size_t i) const { return layout_[i].rows_of(plan_.shard_rank()); }
+  int64_t gathered_bytes() const { return layout_.full_numel() * static_cast<int64_t>(element_size(compute_dtype_)); }
   const std::string& name() const { return name_; }
   const ShardingPlan& plan() const { return plan_; }
-  // Elements of this rank's shards (padded), of the gathered parameters, and their dtype.
-  int64_t shard_numel() const { return segment_numel_; }
-  int64_t full_numel() const { return full_numel_; }
   ScalarType dtype() const { return dtype_; }
 
   // Starts gathering (no-op when gathered or in flight).
@@ -77,9 +77,9 @@ class FlatParamUnit {
   bool params_in_place(const nn::Module& owner);
   // After the optimizer step: starts gathering updated shards into persistent full parameters.
   void refresh_full_params();
-  // `value`, shaped like slot s's shard (optimizer state, say), gathered over the shard group
-  // into a contiguous tensor of the parameter's full shape (collective in the shard group).
-  Tensor gather_full(const ParamSlot& s, const Tensor& value) const;
+  // `value`, shaped like parameter i's shard (optimizer state, say), gathered over the shard
+  // group into a contiguous tensor of the parameter's full shape (collective in the shard group).
+  Tensor gather_full(size_t i, const Tensor& value) const;
 
   // Called by the engine's final callback, in two passes over the units: first every unit
   // launches what is still pending and, once its reduce-scatter is done, the all-reduce across
@@ -92,11 +92,32 @@ class FlatParamUnit {
 
  private:
   enum class State { Sharded, Gathering, Gathered };
+  // Construction, in order: the slots and the layout; the flat buffers; each parameter's shard
+  // (materialized or copied) and gathered view in place of the module's tensor; the hooks.
+  void describe_params(const std::vector<ParamRef>& refs);
+  void check_param(const Tensor& p, const std::string& full_name) const;
+  void allocate_flat_buffers();
+  void place_params();
+  Tensor place_param(size_t i);  // returns the tensor the module held before
+  void install_forward_hooks();
+  std::optional<nn::Args> cast_root_inputs(const nn::Args& args) const;
   void pre_forward();
   // Reshards if no gradient will flow back; otherwise hooks pre_backward onto every output
   // tensor that requires grad (one node over all of them, so it runs once).
   nn::Value post_forward(const nn::Value& output);
   void pre_backward();
+  // Gradients. When the codec reduces them where they accumulate (grads_in_place_), the unit's
+  // gradient buffer is laid out like the gathered parameters and, from the unit's first
+  // gradient of a backward on, each parameter's gradient accumulates in its view there
+  // (autograd/grad_buffer.h: the backward copies or adds into it, no gradient is made twice);
+  // the reduce-scatter reads it by the layout's pieces. Otherwise each gradient is packed into
+  // the codec's rank-major wire as it arrives (a cast, or deterministic mode).
+  ScalarType grad_dtype() const;   // the dtype gradients arrive in: the gathered parameters'
+  Tensor grad_view(size_t i) const;  // parameter i in the gradient buffer
+  void prepare_grad_buffer();      // the buffer (if none), and the parameters' views into it
+  void take_grad_in_place(size_t i);  // parameter i's gradient into the buffer
+  void pack_grad(size_t i);
+  void release_grad_buffer();      // at launch: zeros where no gradient came, views dropped
   void on_grad_ready(size_t i);
   void launch_reduce();
   // Waits for the launched reduction and turns what arrived into this rank's chunk (once).
@@ -124,13 +145,12 @@ class FlatParamUnit {
   ShardingPlan plan_;
   std::unique_ptr<GradientCodec> codec_;  // how gradients travel (averaged, or summed exactly)
   std::vector<ParamSlot> params_;
-  std::vector<dist::Piece> pieces_;
+  FlatLayout layout_;
   ScalarType dtype_, compute_dtype_;
-  int64_t segment_numel_ = 0, full_numel_ = 0;
   Tensor shard_flat_;     // this rank's shards, back to back
   Tensor full_flat_;      // all gathered parameters
   Tensor send_;           // shard_flat_ cast to the compute dtype while a gather is in flight
-  Tensor grad_flat_;      // gradients to reduce in the codec's wire format (rank-major)
+  Tensor grad_flat_;      // gradients to reduce: laid out like full_flat_ (in place) or the codec's wire
   Tensor reduced_;        // this rank's reduced chunk
   Tensor offload_grads_;  // offload: the shards' gradients, one flat buffer reused every step
   std::shared_ptr<dist::Work> gather_work_, reduce_work_, replica_work_;
@@ -140,6 +160,7 @@ class FlatParamUnit {
   bool shard_read_ahead_ = false;  // its offloaded shard is being read ahead of its gather
   bool state_read_ahead_ = false;  // its optimizer state is being read ahead of its update in backward
   bool in_backward_ = false;
+  bool grads_in_place_ = false;   // gradients accumulate in grad_flat_, which is reduced as it is
   bool reduce_launched_ = false;  // this backward's gradients are on their way
   bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)
   int grads_ready_ = 0, grads_expected_ = 0;

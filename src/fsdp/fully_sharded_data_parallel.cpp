@@ -118,8 +118,7 @@ detail::ShardingPlan FullyShardedDataParallel::plan_for(const nn::Module& m) {
   return detail::make_plan(s.value_or(options_.sharding_strategy), *tree_->groups);
 }
 
-void FullyShardedDataParallel::build_units() {
-  autograd::NoGradGuard no_grad;
+void FullyShardedDataParallel::prepare_for_units() {
   nn::Module& root = *module_;
   STRIDER_CHECK(options_.shard_group_size >= 0, "FullyShardedDataParallel", "shard_group_size ",
                 options_.shard_group_size, " is negative; use 0 (the ranks of one host) or a divisor of the world size ",
@@ -135,40 +134,62 @@ void FullyShardedDataParallel::build_units() {
         if (is_floating_point(b.dtype())) m.set_buffer(name, b.to(bdt));
     });
   }
+}
 
+void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std::string& name, OwnedParams& owned) {
+  STRIDER_CHECK(nested.options_.deterministic == options_.deterministic &&
+                    nested.options_.micro_batches == options_.micro_batches,
+                "FullyShardedDataParallel", "module '", name, "' was wrapped with deterministic ",
+                nested.options_.deterministic, " and micro_batches ", nested.options_.micro_batches,
+                " but its parent with deterministic ", options_.deterministic, " and micro_batches ",
+                options_.micro_batches, "; a tree reduces its gradients one way, so wrap both the same");
+  for (auto& u : nested.units_) {
+    u->set_tree(*tree_);
+    if (!name.empty())
+      for (auto& s : u->params()) s.full_name = name + "." + s.full_name;
+    tree_->units.push_back(u.get());
+    for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
+  }
+  adopted_.push_back(nested.tree_);
+  nested.tree_ = tree_;
+}
+
+namespace {
+
+// The parameters under `top` (named from `prefix`) that no unit owns yet, skipping wrapped
+// descendants; each is marked owned.
+std::vector<FlatParamUnit::ParamRef> unowned_params(nn::Module& top, const std::string& prefix,
+                                                    std::unordered_set<const TensorImpl*>& owned) {
+  std::vector<FlatParamUnit::ParamRef> refs;
+  for (auto& [mname, m] : top.named_modules(prefix)) {
+    if (m.get() != &top && dynamic_cast<FullyShardedDataParallel*>(m.get())) continue;
+    for (auto& [pname, p] : m->named_parameters(false))
+      if (owned.insert(p.impl_ptr().get()).second)
+        refs.push_back({m.get(), pname, mname.empty() ? pname : mname + "." + pname});
+  }
+  return refs;
+}
+
+}  // namespace
+
+void FullyShardedDataParallel::build_units() {
+  autograd::NoGradGuard no_grad;
+  prepare_for_units();
+  nn::Module& root = *module_;
   // Parameters already owned by a unit (by hand-wrapped descendants or by auto-wrapped ones).
-  std::unordered_set<const TensorImpl*> owned;
-  auto collect = [&](nn::Module& top, const std::string& prefix) {
-    std::vector<FlatParamUnit::ParamRef> refs;
-    for (auto& [mname, m] : top.named_modules(prefix)) {
-      if (m.get() != &top && dynamic_cast<FullyShardedDataParallel*>(m.get())) continue;
-      for (auto& [pname, p] : m->named_parameters(false))
-        if (owned.insert(p.impl_ptr().get()).second)
-          refs.push_back({m.get(), pname, mname.empty() ? pname : mname + "." + pname});
-    }
-    return refs;
+  OwnedParams owned;
+  // A unit hooked on `hooked`, its strategy chosen for `m` (the wrapped root's, for the root unit).
+  auto add_unit = [&](nn::Module& hooked, const nn::Module& m, std::vector<FlatParamUnit::ParamRef> refs) {
+    units_.push_back(std::make_unique<FlatParamUnit>(*tree_, hooked, std::move(refs), plan_for(m)));
+    tree_->units.push_back(units_.back().get());
+    for (auto& s : units_.back()->params()) owned.insert(s.shard.impl_ptr().get());  // registries now hold shards
   };
   // Post-order walk: children first, so a parent only counts parameters its wrapped children
   // left over (the nonwrapped_numel of PyTorch's policies).
   std::function<int64_t(nn::Module&, const std::string&, bool)> visit = [&](nn::Module& m, const std::string& name,
                                                                             bool top) -> int64_t {
     if (auto* nested = dynamic_cast<FullyShardedDataParallel*>(&m); nested && !top) {
-      // Wrapped by hand: adopt its units into this tree.
-      STRIDER_CHECK(nested->options_.deterministic == options_.deterministic &&
-                        nested->options_.micro_batches == options_.micro_batches,
-                    "FullyShardedDataParallel", "module '", name, "' was wrapped with deterministic ",
-                    nested->options_.deterministic, " and micro_batches ", nested->options_.micro_batches,
-                    " but its parent with deterministic ", options_.deterministic, " and micro_batches ",
-                    options_.micro_batches, "; a tree reduces its gradients one way, so wrap both the same");
-      for (auto& u : nested->units_) {
-        u->set_tree(*tree_);
-        if (!name.empty())
-          for (auto& s : u->params()) s.full_name = name + "." + s.full_name;
-        tree_->units.push_back(u.get());
-        for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
-      }
-      adopted_.push_back(nested->tree_);
-      nested->tree_ = tree_;
+      adopt(*nested, name, owned);  // wrapped by hand: its units join this tree
       return 0;
     }
     const bool look_inside = !options_.auto_wrap_policy || options_.auto_wrap_policy(m, true, 0);
@@ -184,20 +205,14 @@ void FullyShardedDataParallel::build_units() {
       }
     }
     if (!top && options_.auto_wrap_policy && nonwrapped > 0 && options_.auto_wrap_policy(m, false, nonwrapped)) {
-      auto refs = collect(m, name);
-      if (!refs.empty()) {
-        units_.push_back(std::make_unique<FlatParamUnit>(*tree_, m, std::move(refs), plan_for(m)));
-        tree_->units.push_back(units_.back().get());
-        for (auto& s : units_.back()->params()) owned.insert(s.shard.impl_ptr().get());  // registries now hold shards
-      }
+      if (auto refs = unowned_params(m, name, owned); !refs.empty()) add_unit(m, m, std::move(refs));
       return 0;
     }
     return nonwrapped;
   };
   visit(root, "", true);
   // The root unit: whatever is left, hooked on this wrapper so it runs first and last.
-  units_.push_back(std::make_unique<FlatParamUnit>(*tree_, *this, collect(root, ""), plan_for(root)));
-  tree_->units.push_back(units_.back().get());
+  add_unit(*this, root, unowned_params(root, "", owned));
   tree_->root = units_.back().get();
   check_units_across_ranks();
   take_ownership("FullyShardedDataParallel (" + to_string(options_.sharding_strategy) + ", " +
@@ -344,16 +359,16 @@ double FullyShardedDataParallel::clip_grad_norm_exact(double max_norm) {
   return norm;
 }
 
-std::pair<FlatParamUnit*, const detail::ParamSlot*> FullyShardedDataParallel::find_slot(const Tensor& shard) const {
+std::pair<FlatParamUnit*, size_t> FullyShardedDataParallel::find_slot(const Tensor& shard) const {
   for (FlatParamUnit* u : tree_->units)
-    for (const auto& s : u->params())
-      if (s.shard.impl_ptr() == shard.impl_ptr()) return {u, &s};
+    for (size_t i = 0; i < u->params().size(); ++i)
+      if (u->params()[i].shard.impl_ptr() == shard.impl_ptr()) return {u, i};
   if (const std::string* why = shard.storage()->retired_reason())
     STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(), " is stale: ", *why);
   STRIDER_CHECK(false, "FullyShardedDataParallel", "a parameter of shape ", shard.sizes(),
                 " belongs to no unit of this model; build the optimizer from this wrapped model's named_parameters() "
                 "(not another model's)");
-  return {nullptr, nullptr};
+  return {nullptr, 0};
 }
 
 int64_t FullyShardedDataParallel::num_units() const { return static_cast<int64_t>(tree_->units.size()); }
@@ -442,8 +457,8 @@ std::map<std::string, std::map<std::string, Tensor>> FullyShardedDataParallel::f
       for (const auto& [key, t] : it->second) keys.push_back(key);
     dist::check_same_across_ranks(*pg_, "full_optimizer_state_dict: state of '" + pname + "'", keys);
     if (keys.empty()) continue;
-    auto [unit, slot] = find_slot(p);
-    for (const std::string& key : keys) out[slot->full_name][key] = unit->gather_full(*slot, it->second.at(key));
+    auto [unit, i] = find_slot(p);
+    for (const std::string& key : keys) out[unit->params()[i].full_name][key] = unit->gather_full(i, it->second.at(key));
   }
   return out;
 }
@@ -473,10 +488,8 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
     l.flat_shards = u->plan().flat_shards();
     l.full_params_persist = u->plan().full_params_persist;
     l.free_after_forward = u->plan().free_after_forward;
-    l.shards = u->plan().shards();
+    l.layout = u->layout();
     l.replicas = u->plan().flat_shards() ? u->plan().replicas() : pg_->size();
-    l.shard_numel = u->shard_numel();
-    l.full_numel = u->full_numel();
     l.param_bytes = static_cast<int64_t>(element_size(u->dtype()));
     // NoShard computes with the module's own tensors (nothing is cast).
     l.compute_bytes = u->plan().flat_shards() ? static_cast<int64_t>(element_size(tree_->compute_dtype(u->dtype())))

@@ -16,6 +16,13 @@ void GradientCodec::encode(Tensor& wire, int q, int64_t offset, const Tensor& va
   if (valid < length) ops::zero_(dst.narrow(0, valid, length - valid));
 }
 
+std::pair<std::shared_ptr<dist::Work>, Tensor> GradientCodec::reduce_in_place(dist::ProcessGroup*, const Tensor&,
+                                                                               std::vector<dist::Piece>, bool,
+                                                                               const Allocate&) {
+  STRIDER_INTERNAL_ASSERT(false, "this codec packs gradients into its wire; it does not reduce them in place");
+  return {};
+}
+
 namespace {
 
 class AveragingCodec final : public GradientCodec {
@@ -31,6 +38,16 @@ class AveragingCodec final : public GradientCodec {
     if (replicated) return {group ? group->all_reduce_async(wire, dist::ReduceOp::Avg) : nullptr, wire};
     Tensor out = allocate(dtype_, segment_);
     return {group->reduce_scatter_async(out, wire, dist::ReduceOp::Avg), out};
+  }
+
+  bool reduces_in_place(ScalarType grad_dtype) const override { return grad_dtype == dtype_; }
+
+  std::pair<std::shared_ptr<dist::Work>, Tensor> reduce_in_place(dist::ProcessGroup* group, const Tensor& grads,
+                                                                  std::vector<dist::Piece> pieces, bool replicated,
+                                                                  const Allocate& allocate) override {
+    if (replicated) return reduce(group, grads, true, allocate);
+    Tensor out = allocate(dtype_, segment_);
+    return {group->reduce_scatter_pieces_async(out, grads, std::move(pieces), dist::ReduceOp::Avg), out};
   }
 
   Tensor settle(Tensor arrived) override { return arrived; }

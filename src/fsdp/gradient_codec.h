@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "strider/core/tensor.h"
 #include "strider/dist/process_group.h"
@@ -51,6 +52,15 @@ class GradientCodec {
   virtual Tensor decode(const Tensor& chunk, ScalarType dtype, const Allocate& allocate) = 0;
   // Whether what arrives is larger than the settled chunk (then settle it as soon as it is in).
   virtual bool settles_early() const = 0;
+  // Whether reduce_in_place takes gradients of `grad_dtype` where they accumulated, laid out like
+  // the gathered parameters, so nothing is packed into a wire (the averaging codec, gradients
+  // already in the reduce dtype).
+  virtual bool reduces_in_place(ScalarType /*grad_dtype*/) const { return false; }
+  // reduce() of `grads` in that layout: `pieces` are where each rank's chunk of each parameter
+  // lies (FlatLayout::pieces(); `replicated`: one rank, so the layout is the wire).
+  virtual std::pair<std::shared_ptr<dist::Work>, Tensor> reduce_in_place(dist::ProcessGroup* group, const Tensor& grads,
+                                                                          std::vector<dist::Piece> pieces,
+                                                                          bool replicated, const Allocate& allocate);
 };
 
 // `segment`: elements of this rank's flat shard (replicated: of the parameters); the averaging

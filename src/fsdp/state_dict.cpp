@@ -19,14 +19,6 @@ namespace {
 
 constexpr const char* kOp = "FullyShardedDataParallel::load_state_dict";
 
-// The rows of `s` this rank holds, as an offset into the whole parameter and a count (the
-// padding rows past the parameter's end are not counted).
-std::pair<int64_t, int64_t> own_rows(const FlatParamUnit& u, const ParamSlot& s) {
-  if (!u.plan().flat_shards()) return {0, s.rows};
-  const int64_t offset = u.plan().shard_rank() * s.chunk_rows;
-  return {std::min(offset, s.rows), std::clamp<int64_t>(s.rows - offset, 0, s.chunk_rows)};
-}
-
 std::string shape(const Tensor& t) { return t.defined() ? strider::detail::str(t.sizes()) : std::string("undefined"); }
 
 
@@ -38,7 +30,7 @@ struct Copy {
 // The copy that puts this rank's rows [offset, offset + rows) of `s` from `src`, a sharded entry
 // whose row range the entry kShardEntryPrefix + name gives (marked used); none when it holds no rows.
 std::optional<Copy> copy_from_sharded_entry(const std::map<std::string, Tensor>& state, const ParamSlot& s,
-                                            const Tensor& src, int64_t offset, int64_t rows, int rank,
+                                            IntArrayRef sizes, const Tensor& src, int64_t offset, int64_t rows, int rank,
                                             std::set<std::string>& used) {
   const std::string meta_name = nn::kShardEntryPrefix + s.full_name;
   auto meta = state.find(meta_name);
@@ -51,8 +43,8 @@ std::optional<Copy> copy_from_sharded_entry(const std::map<std::string, Tensor>&
   const int64_t from = m.data_ptr<int64_t>()[0], global_rows = m.data_ptr<int64_t>()[1];
   DimVector whole = src.sizes().vec();
   if (!whole.empty()) whole[0] = global_rows;
-  STRIDER_CHECK(src.dim() >= 1 && IntArrayRef(whole) == IntArrayRef(s.sizes), kOp, "sharded entry '", s.full_name,
-                "' is part of a tensor of shape ", IntArrayRef(whole), " but the model's is ", IntArrayRef(s.sizes));
+  STRIDER_CHECK(src.dim() >= 1 && IntArrayRef(whole) == sizes, kOp, "sharded entry '", s.full_name,
+                "' is part of a tensor of shape ", IntArrayRef(whole), " but the model's is ", sizes);
   STRIDER_CHECK(from >= 0 && from <= global_rows - src.sizes()[0], kOp, "sharded entry '", s.full_name, "' holds ",
                 src.sizes()[0], " rows from row ", from, ", past the ", global_rows, " rows of the whole tensor");
   STRIDER_CHECK(rows == 0 || (from <= offset && offset + rows <= from + src.sizes()[0]), kOp, "sharded entry '",
@@ -95,14 +87,15 @@ std::map<std::string, Tensor> FullyShardedDataParallel::shard_state_dict(StateDi
   std::map<std::string, Tensor> out;
   auto take = [copy](const Tensor& t) { return copy ? t.clone() : t.detach(); };
   for (FlatParamUnit* u : tree_->units)
-    for (const ParamSlot& s : u->params()) {
+    for (size_t i = 0; i < u->params().size(); ++i) {
+      const ParamSlot& s = u->params()[i];
       if (type == StateDictType::Local) {
         out[s.full_name] = take(s.shard);
         continue;
       }
-      const auto [offset, rows] = own_rows(*u, s);
-      out[s.full_name] = take(s.shard.narrow(0, 0, rows));
-      out[nn::kShardEntryPrefix + s.full_name] = tensor(std::vector<int64_t>{offset, s.rows});
+      const RowRange own = u->own_rows(i);
+      out[s.full_name] = take(s.shard.narrow(0, 0, own.size()));
+      out[nn::kShardEntryPrefix + s.full_name] = tensor(std::vector<int64_t>{own.begin, u->layout()[i].rows});
     }
   for (auto& [name, b] : named_buffers()) out[name] = take(b);
   nn::mark_state_dict(out, {type, pg_->rank(), pg_->size()});
@@ -112,13 +105,11 @@ std::map<std::string, Tensor> FullyShardedDataParallel::shard_state_dict(StateDi
 std::vector<ParameterShard> FullyShardedDataParallel::parameter_shards() const {
   std::vector<ParameterShard> out;
   for (FlatParamUnit* u : tree_->units)
-    for (const ParamSlot& s : u->params()) {
-      ParameterShard p{.name = s.full_name, .unit = u->name(), .padded = s.shard, .rows = s.shard, .global_sizes = s.sizes};
-      if (!s.sizes.empty()) {
-        const auto [offset, rows] = own_rows(*u, s);
-        p.rows = s.shard.narrow(0, 0, rows);
-        p.row_offset = offset;
-      }
+    for (size_t i = 0; i < u->params().size(); ++i) {
+      const ParamSlot& s = u->params()[i];
+      const RowRange own = u->own_rows(i);
+      ParameterShard p{.name = s.full_name, .unit = u->name(), .padded = s.shard, .rows = s.shard.narrow(0, 0, own.size()),
+                       .global_sizes = u->layout()[i].sizes, .row_offset = own.begin};
       if (u->plan().replica_group) {
         p.replica_rank = u->plan().replica_group->rank();
         p.replicas = u->plan().replica_group->size();
@@ -166,19 +157,21 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
     return &it->second;
   };
   for (FlatParamUnit* u : tree_->units)
-    for (const ParamSlot& s : u->params()) {
+    for (size_t i = 0; i < u->params().size(); ++i) {
+      const ParamSlot& s = u->params()[i];
       const Tensor* src = entry(s.full_name);
       if (!src) continue;
-      const auto [offset, rows] = own_rows(*u, s);
+      const DimVector& sizes = u->layout()[i].sizes;
+      const int64_t offset = u->own_rows(i).begin, rows = u->own_rows(i).size();
       if (type == StateDictType::Local) {
         STRIDER_CHECK(src->sizes() == s.shard.sizes(), kOp, "local shard '", s.full_name, "' has shape ", src->sizes(),
                       " but this rank's shard is ", s.shard.sizes());
         copies.push_back({s.shard, *src});
       } else if (type == StateDictType::Full) {
-        STRIDER_CHECK(src->sizes() == IntArrayRef(s.sizes), kOp, "parameter '", s.full_name, "' has shape ",
-                      src->sizes(), " in the state dict but ", IntArrayRef(s.sizes), " in the model");
+        STRIDER_CHECK(src->sizes() == IntArrayRef(sizes), kOp, "parameter '", s.full_name, "' has shape ",
+                      src->sizes(), " in the state dict but ", IntArrayRef(sizes), " in the model");
         if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset, rows)});
-      } else if (auto c = copy_from_sharded_entry(state, s, *src, offset, rows, pg_->rank(), used)) {
+      } else if (auto c = copy_from_sharded_entry(state, s, sizes, *src, offset, rows, pg_->rank(), used)) {
         copies.push_back(*c);
       }
     }

@@ -1,5 +1,6 @@
 // The engine's behaviour: accumulation, graph reuse, hooks, layouts, modes and misuse.
 #include <gtest/gtest.h>
+#include <strider/autograd/grad_buffer.h>
 #include <strider/strider.h>
 
 #include "support/compare.h"
@@ -45,6 +46,40 @@ TEST(Autograd, GradMatchesLeafLayout) {
   sum(w.contiguous() * 2.0).backward();
   EXPECT_EQ(w.grad().strides(), w.strides());
   EXPECT_TRUE(all_close(w.grad(), full({2, 3, 4, 5}, 2.0), 0, 0));
+}
+
+// A gradient buffer (autograd/grad_buffer.h): the first backward copies into it (the bits the
+// gradient had, a negative zero included) and makes it .grad(); later ones add in place; any
+// other .grad() accumulates out of place as always.
+TEST(Autograd, GradBufferTakesTheFirstGradientAndAccumulatesInPlace) {
+  Tensor x = tensor(std::vector<double>{1, -2, 3}).requires_grad_();
+  Tensor flat = full({7}, -1.0);
+  Tensor view = flat.narrow(0, 2, 3);
+  autograd::set_grad_buffer(x, view);
+  EXPECT_TRUE(autograd::grad_buffer(x).is_same(view));
+  sum(x * tensor(std::vector<double>{2, -0.0, 1})).backward();  // gradient [2, -0, 1]
+  EXPECT_TRUE(x.grad().is_same(view));
+  EXPECT_EQ(values(flat), (std::vector<double>{-1, -1, 2, 0, 1, -1, -1}));
+  EXPECT_TRUE(std::signbit(flat[3].item<double>()));
+  const Tensor earlier = x.grad();
+  sum(x * x).backward();  // + 2x, in place
+  EXPECT_EQ(values(flat), (std::vector<double>{-1, -1, 4, -4, 7, -1, -1}));
+  EXPECT_EQ(values(earlier), (std::vector<double>{4, -4, 7}));
+  x.set_grad(Tensor());  // zero_grad: the next backward copies again
+  sum(x).backward();
+  EXPECT_EQ(values(view), (std::vector<double>{1, 1, 1}));
+  x.set_grad(ones({3}));  // a .grad() of the user's own: out of place, the buffer untouched
+  sum(x).backward();
+  EXPECT_FALSE(x.grad().is_same(view));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(values(view), (std::vector<double>{1, 1, 1}));
+  autograd::set_grad_buffer(x, Tensor());
+  x.set_grad(Tensor());
+  sum(x).backward();
+  EXPECT_FALSE(x.grad().is_same(view));
+  EXPECT_THROW(autograd::set_grad_buffer(x, zeros({4})), Error);
+  EXPECT_THROW(autograd::set_grad_buffer(x, zeros({3}, kDouble)), Error);
+  EXPECT_THROW(autograd::set_grad_buffer(x * 2.0, zeros({3})), Error);
 }
 
 TEST(Autograd, NoGradAndDetach) {

@@ -413,6 +413,62 @@ TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
   }
 }
 
+// Gradients accumulate where the unit reduces them from (each parameter's .grad() is a view into
+// the unit's gradient buffer), across no_sync micro-batches and across backwards without
+// zero_grad, under every strategy and DDP: training matches one process on the big batch, and a
+// gradient taken from a parameter after a step does not change under its holder.
+TEST(FSDPFeatures, GradientsAccumulateInTheBufferUnderEveryStrategy) {
+  Workload w = gpt_workload();
+  std::vector<std::pair<std::string, std::function<std::shared_ptr<nn::Module>(std::shared_ptr<nn::Module>)>>> wraps;
+  for (auto strategy : kStrategies) {
+    FSDPOptions o;
+    o.sharding_strategy = strategy;
+    o.shard_group_size = hybrid_group_size();
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    wraps.emplace_back(fsdp::to_string(strategy), fsdp_wrapper(o));
+  }
+  wraps.emplace_back("ddp", [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {.bucket_cap_mb = 0.01});
+  });
+  for (auto& [name, wrap] : wraps) {
+    SCOPED_TRACE(name);
+    manual_seed(7);
+    auto local = w.make();
+    manual_seed(7);
+    auto sharded = wrap(w.make());
+    auto* engine = dynamic_cast<fsdp::FullyShardedDataParallel*>(sharded.get());
+    auto* ddp = dynamic_cast<fsdp::DistributedDataParallel*>(sharded.get());
+    if (ddp) engine = &ddp->engine();
+    ASSERT_NE(engine, nullptr);
+    optim::SGD lo(local->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+    optim::SGD so(sharded->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+    Tensor held, held_copy;
+    for (int step = 0; step < 2; ++step) {
+      // Three micro-batches: two under no_sync, then one without zero_grad in between.
+      lo.zero_grad();
+      so.zero_grad();
+      for (int k = 0; k < 3; ++k) {
+        Batch b = w.batch(3 * step + k);
+        (w.loss((*local)(b.x), b.y) * (1.0 / 3)).backward();
+        std::optional<fsdp::FullyShardedDataParallel::NoSyncGuard> guard;
+        if (k == 0) guard.emplace(*engine);
+        (w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)) * (1.0 / 3)).backward();
+      }
+      lo.step();
+      so.step();
+      if (step == 0) {
+        held = sharded->named_parameters().front().second.grad();
+        ASSERT_TRUE(held.defined());
+        held_copy = held.clone();
+      }
+    }
+    EXPECT_TRUE(testing::all_close(held, held_copy, 0, 0)) << "a kept gradient changed under its holder";
+    auto got = engine->full_state_dict();
+    for (auto& [pname, t] : local->state_dict())
+      EXPECT_TRUE(testing::all_close(got.at(pname), t, 1e-5, 1e-6)) << pname;
+  }
+}
+
 // Offload reuses one tier buffer per unit for the shards' gradients: two backward passes
 // without zero_grad must still add up, and a gradient someone kept must not change later.
 TEST(FSDPFeatures, OffloadAccumulatesAndKeepsHeldGradients) {

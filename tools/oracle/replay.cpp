@@ -222,44 +222,65 @@ const std::map<std::string, TableOp>& table_ops() {
   return ops;
 }
 
-Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& in) {
-  auto F = [&](const char* key, MemoryFormat d) { return fmt_of(a, key, d); };
-  if (auto row = table_ops().find(op); row != table_ops().end()) return row->second(a, in);
-  if (op == "identity") return in[0];
-  if (op == "empty") return empty(dims(a["size"]), F("memory_format", MemoryFormat::Contiguous));
-  if (op == "resize_") {
+MemoryFormat fmt_or(const json& a, MemoryFormat d) { return fmt_of(a, "memory_format", d); }
+
+// Factories, copies, views and shape changes (the memory-format rules the oracle exists for).
+void add_layout_ops(std::map<std::string, TableOp>& m) {
+  using In = const std::vector<Tensor>&;
+  m["identity"] = [](const json&, In in) { return in[0]; };
+  m["empty"] = [](const json& a, In) { return empty(dims(a["size"]), fmt_or(a, MemoryFormat::Contiguous)); };
+  m["resize_"] = [](const json& a, In) {
     Tensor t = empty({0});
     t.resize_(dims(a["size"]), opt_fmt(a, "memory_format"));
     return t;
-  }
-  if (op == "resize_as_") {
+  };
+  m["resize_as_"] = [](const json& a, In in) {
     Tensor t = empty({0});
     t.resize_as_(in[0], opt_fmt(a, "memory_format"));
     return t;
-  }
-  if (op == "empty_like") return empty_like(in[0], F("memory_format", MemoryFormat::Preserve));
-  if (op == "ones_like") return ones_like(in[0], F("memory_format", MemoryFormat::Preserve));
-  if (op == "clone") return in[0].clone(F("memory_format", MemoryFormat::Preserve));
-  if (op == "contiguous") return in[0].contiguous(F("memory_format", MemoryFormat::Contiguous));
-  if (op == "to") return in[0].to(F("memory_format", MemoryFormat::Preserve));
-  if (op == "to_dtype")
-    return in[0].to(scalar_type_from_string(a["dtype"].get<std::string>()), F("memory_format", MemoryFormat::Preserve));
-  if (op == "permute") return in[0].permute(dims(a["dims"]));
-  if (op == "transpose") return in[0].transpose(a["dim0"], a["dim1"]);
-  if (op == "slice") {
+  };
+  m["empty_like"] = [](const json& a, In in) { return empty_like(in[0], fmt_or(a, MemoryFormat::Preserve)); };
+  m["ones_like"] = [](const json& a, In in) { return ones_like(in[0], fmt_or(a, MemoryFormat::Preserve)); };
+  m["clone"] = [](const json& a, In in) { return in[0].clone(fmt_or(a, MemoryFormat::Preserve)); };
+  m["contiguous"] = [](const json& a, In in) { return in[0].contiguous(fmt_or(a, MemoryFormat::Contiguous)); };
+  m["to"] = [](const json& a, In in) { return in[0].to(fmt_or(a, MemoryFormat::Preserve)); };
+  m["to_dtype"] = [](const json& a, In in) {
+    return in[0].to(scalar_type_from_string(a["dtype"].get<std::string>()), fmt_or(a, MemoryFormat::Preserve));
+  };
+  m["permute"] = [](const json& a, In in) { return in[0].permute(dims(a["dims"])); };
+  m["transpose"] = [](const json& a, In in) { return in[0].transpose(a["dim0"], a["dim1"]); };
+  m["slice"] = [](const json& a, In in) {
     std::optional<int64_t> stop;
     if (!a["stop"].is_null()) stop = a["stop"].get<int64_t>();
     return in[0].slice(a["dim"], a["start"].get<int64_t>(), stop, a["step"]);
-  }
-  if (op == "narrow") return in[0].narrow(a["dim"], a["start"], a["length"]);
-  if (op == "select") return in[0].select(a["dim"], a["index"]);
-  if (op == "expand") return in[0].expand(dims(a["size"]));
-  if (op == "unsqueeze") return in[0].unsqueeze(a["dim"]);
-  if (op == "squeeze") return a["dim"].is_null() ? in[0].squeeze() : in[0].squeeze(a["dim"].get<int64_t>());
-  if (op == "view") return in[0].view(dims(a["size"]));
-  if (op == "reshape") return in[0].reshape(dims(a["size"]));
-  if (op == "flatten") return in[0].flatten(a.value("start_dim", 0), a.value("end_dim", -1));
-  if (op == "add_out") {
+  };
+  m["narrow"] = [](const json& a, In in) { return in[0].narrow(a["dim"], a["start"], a["length"]); };
+  m["select"] = [](const json& a, In in) { return in[0].select(a["dim"], a["index"]); };
+  m["expand"] = [](const json& a, In in) { return in[0].expand(dims(a["size"])); };
+  m["unsqueeze"] = [](const json& a, In in) { return in[0].unsqueeze(a["dim"]); };
+  m["squeeze"] = [](const json& a, In in) {
+    return a["dim"].is_null() ? in[0].squeeze() : in[0].squeeze(a["dim"].get<int64_t>());
+  };
+  m["view"] = [](const json& a, In in) { return in[0].view(dims(a["size"])); };
+  m["reshape"] = [](const json& a, In in) { return in[0].reshape(dims(a["size"])); };
+  m["flatten"] = [](const json& a, In in) { return in[0].flatten(a.value("start_dim", 0), a.value("end_dim", -1)); };
+  m["cat"] = [](const json& a, In in) { return cat(in, a.value("dim", 0)); };
+  m["stack"] = [](const json& a, In in) { return stack(in, a.value("dim", 0)); };
+  m["convert_conv_weight"] = [](const json& a, In in) {
+    MemoryFormat f = fmt_or(a, MemoryFormat::Contiguous);
+    Tensor w = in[0].clone().contiguous(f);
+    w.resize_(w.sizes(), f);
+    return w;
+  };
+  m["module_param_to"] = [](const json& a, In in) {
+    return in[0].dim() == 4 || in[0].dim() == 5 ? in[0].to(fmt_or(a, MemoryFormat::Preserve)) : in[0];
+  };
+}
+
+// Elementwise ops with more than two operands or an output given, and softmax.
+void add_elementwise_ops(std::map<std::string, TableOp>& m) {
+  using In = const std::vector<Tensor>&;
+  m["add_out"] = [](const json& a, In in) {
     Tensor out;
     if (a["out"] == "empty0") {
       out = empty({0}, in[0].dtype());
@@ -270,87 +291,144 @@ Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& i
     }
     add_out(out, in[0], in[1]);
     return out;
-  }
-  if (op == "where") return where(in[0], in[1], in[2]);
-  if (op == "addcmul") return addcmul(in[0], in[1], in[2], scalar_of(a["value"]));
-  if (op == "masked_fill") return masked_fill(in[0], in[1], scalar_of(a["value"]));
-  if (op == "softmax") return softmax(in[0], a["dim"]);
-  if (op == "log_softmax") return log_softmax(in[0], a["dim"]);
-  if (op == "cat") return cat(in, a.value("dim", 0));
-  if (op == "stack") return stack(in, a.value("dim", 0));
-  if (op == "convert_conv_weight") {
-    MemoryFormat f = F("memory_format", MemoryFormat::Contiguous);
-    Tensor w = in[0].clone().contiguous(f);
-    w.resize_(w.sizes(), f);
-    return w;
-  }
-  if (op == "module_param_to")
-    return in[0].dim() == 4 || in[0].dim() == 5 ? in[0].to(F("memory_format", MemoryFormat::Preserve)) : in[0];
-  if (op == "conv1d" || op == "conv2d" || op == "conv3d" || op == "conv_transpose2d" ||
-      op == "conv_transpose3d") {
-    DimVector st, pd, dl, op_;
-    IntArrayRef stride = dim_list(a.value("stride", json(1)), st);
-    IntArrayRef padding = dim_list(a.value("padding", json(0)), pd);
-    IntArrayRef dilation = dim_list(a.value("dilation", json(1)), dl);
-    const int64_t groups = a.value("groups", 1);
-    Tensor bias = in.size() > 2 ? in[2] : Tensor();
-    if (op == "conv1d") return conv1d(in[0], in[1], bias, stride, padding, dilation, groups);
-    if (op == "conv2d") return conv2d(in[0], in[1], bias, stride, padding, dilation, groups);
-    if (op == "conv3d") return conv3d(in[0], in[1], bias, stride, padding, dilation, groups);
-    IntArrayRef output_padding = dim_list(a.value("output_padding", json(0)), op_);
-    if (op == "conv_transpose2d")
-      return conv_transpose2d(in[0], in[1], bias, stride, padding, output_padding, groups, dilation);
-    return conv_transpose3d(in[0], in[1], bias, stride, padding, output_padding, groups, dilation);
-  }
-  if (op == "batch_norm") {
-    auto opt = [&](size_t i) { return in.size() > i ? in[i] : Tensor(); };
-    return batch_norm(in[0], in[1], in[2], opt(3), opt(4), a.value("training", false), 0.1, 1e-5);
-  }
-  if (op == "max_pool2d" || op == "avg_pool2d" || op == "max_pool3d" || op == "avg_pool3d") {
-    DimVector k, st, pd, dl;
-    IntArrayRef kernel = dim_list(a["kernel_size"], k);
-    IntArrayRef stride = a.contains("stride") && !a["stride"].is_null() ? dim_list(a["stride"], st) : IntArrayRef();
-    IntArrayRef padding = dim_list(a.value("padding", json(0)), pd);
-    IntArrayRef dilation = dim_list(a.value("dilation", json(1)), dl);
-    const bool ceil = a.value("ceil_mode", false);
-    if (op == "max_pool2d") return max_pool2d(in[0], kernel, stride, padding, dilation, ceil);
-    if (op == "max_pool3d") return max_pool3d(in[0], kernel, stride, padding, dilation, ceil);
-    const bool include_pad = a.value("count_include_pad", true);
-    if (op == "avg_pool2d") return avg_pool2d(in[0], kernel, stride, padding, ceil, include_pad);
-    return avg_pool3d(in[0], kernel, stride, padding, ceil, include_pad);
-  }
-  if (op.rfind("adaptive_", 0) == 0) {
+  };
+  m["where"] = [](const json&, In in) { return where(in[0], in[1], in[2]); };
+  m["addcmul"] = [](const json& a, In in) { return addcmul(in[0], in[1], in[2], scalar_of(a["value"])); };
+  m["masked_fill"] = [](const json& a, In in) { return masked_fill(in[0], in[1], scalar_of(a["value"])); };
+  m["softmax"] = [](const json& a, In in) { return softmax(in[0], a["dim"]); };
+  m["log_softmax"] = [](const json& a, In in) { return log_softmax(in[0], a["dim"]); };
+}
+
+Tensor optional_input(const std::vector<Tensor>& in, size_t i) { return in.size() > i ? in[i] : Tensor(); }
+
+// Convolutions (their stride, padding, dilation, groups as recorded).
+void add_conv_ops(std::map<std::string, TableOp>& m) {
+  using In = const std::vector<Tensor>&;
+  struct Geometry {
+    DimVector stride, padding, dilation, output_padding;
+    int64_t groups;
+    explicit Geometry(const json& a) : groups(a.value("groups", 1)) {
+      dim_list(a.value("stride", json(1)), stride);
+      dim_list(a.value("padding", json(0)), padding);
+      dim_list(a.value("dilation", json(1)), dilation);
+      dim_list(a.value("output_padding", json(0)), output_padding);
+    }
+  };
+  m["conv1d"] = [](const json& a, In in) {
+    Geometry g(a);
+    return conv1d(in[0], in[1], optional_input(in, 2), g.stride, g.padding, g.dilation, g.groups);
+  };
+  m["conv2d"] = [](const json& a, In in) {
+    Geometry g(a);
+    return conv2d(in[0], in[1], optional_input(in, 2), g.stride, g.padding, g.dilation, g.groups);
+  };
+  m["conv3d"] = [](const json& a, In in) {
+    Geometry g(a);
+    return conv3d(in[0], in[1], optional_input(in, 2), g.stride, g.padding, g.dilation, g.groups);
+  };
+  m["conv_transpose2d"] = [](const json& a, In in) {
+    Geometry g(a);
+    return conv_transpose2d(in[0], in[1], optional_input(in, 2), g.stride, g.padding, g.output_padding, g.groups,
+                            g.dilation);
+  };
+  m["conv_transpose3d"] = [](const json& a, In in) {
+    Geometry g(a);
+    return conv_transpose3d(in[0], in[1], optional_input(in, 2), g.stride, g.padding, g.output_padding, g.groups,
+                            g.dilation);
+  };
+}
+
+// Pooling, fixed and adaptive.
+void add_pool_ops(std::map<std::string, TableOp>& m) {
+  using In = const std::vector<Tensor>&;
+  struct Window {
+    DimVector kernel, stride, padding, dilation;
+    bool ceil, include_pad;
+    explicit Window(const json& a) : ceil(a.value("ceil_mode", false)), include_pad(a.value("count_include_pad", true)) {
+      dim_list(a["kernel_size"], kernel);
+      if (a.contains("stride") && !a["stride"].is_null()) dim_list(a["stride"], stride);
+      dim_list(a.value("padding", json(0)), padding);
+      dim_list(a.value("dilation", json(1)), dilation);
+    }
+  };
+  m["max_pool2d"] = [](const json& a, In in) {
+    Window w(a);
+    return max_pool2d(in[0], w.kernel, w.stride, w.padding, w.dilation, w.ceil);
+  };
+  m["max_pool3d"] = [](const json& a, In in) {
+    Window w(a);
+    return max_pool3d(in[0], w.kernel, w.stride, w.padding, w.dilation, w.ceil);
+  };
+  m["avg_pool2d"] = [](const json& a, In in) {
+    Window w(a);
+    return avg_pool2d(in[0], w.kernel, w.stride, w.padding, w.ceil, w.include_pad);
+  };
+  m["avg_pool3d"] = [](const json& a, In in) {
+    Window w(a);
+    return avg_pool3d(in[0], w.kernel, w.stride, w.padding, w.ceil, w.include_pad);
+  };
+  // One number for the output size means that size in every spatial dimension.
+  static constexpr auto output_size = [](const json& a, int64_t spatial) {
     DimVector os;
-    const int64_t nsp = op.back() == 'd' && op[op.size() - 2] == '3' ? 3 : 2;
-    IntArrayRef size = dim_list(a["output_size"], os);
-    if (os.size() == 1) os = DimVector(nsp, os[0]);
-    size = os;
-    if (op == "adaptive_avg_pool2d") return adaptive_avg_pool2d(in[0], size);
-    if (op == "adaptive_max_pool2d") return adaptive_max_pool2d(in[0], size);
-    if (op == "adaptive_avg_pool3d") return adaptive_avg_pool3d(in[0], size);
-    if (op == "adaptive_max_pool3d") return adaptive_max_pool3d(in[0], size);
-  }
-  if (op == "linear") return linear(in[0], in[1], in.size() > 2 ? in[2] : Tensor());
-  if (op == "pad") {
+    dim_list(a["output_size"], os);
+    return os.size() == 1 ? DimVector(spatial, os[0]) : os;
+  };
+  m["adaptive_avg_pool2d"] = [](const json& a, In in) { return adaptive_avg_pool2d(in[0], output_size(a, 2)); };
+  m["adaptive_max_pool2d"] = [](const json& a, In in) { return adaptive_max_pool2d(in[0], output_size(a, 2)); };
+  m["adaptive_avg_pool3d"] = [](const json& a, In in) { return adaptive_avg_pool3d(in[0], output_size(a, 3)); };
+  m["adaptive_max_pool3d"] = [](const json& a, In in) { return adaptive_max_pool3d(in[0], output_size(a, 3)); };
+}
+
+// Normalization, linear and the nn::functional ops.
+void add_nn_ops(std::map<std::string, TableOp>& m) {
+  using In = const std::vector<Tensor>&;
+  m["batch_norm"] = [](const json& a, In in) {
+    return batch_norm(in[0], in[1], in[2], optional_input(in, 3), optional_input(in, 4), a.value("training", false),
+                      0.1, 1e-5);
+  };
+  m["layer_norm"] = [](const json& a, In in) { return nn::functional::layer_norm(in[0], dims(a["normalized_shape"])); };
+  m["group_norm"] = [](const json& a, In in) {
+    return nn::functional::group_norm(in[0], a["num_groups"].get<int64_t>(), optional_input(in, 1), optional_input(in, 2));
+  };
+  m["linear"] = [](const json&, In in) { return linear(in[0], in[1], optional_input(in, 2)); };
+  m["pad"] = [](const json& a, In in) {
     std::string mode = a.value("mode", std::string("constant"));
     double value = a.contains("value") && !a["value"].is_null() ? a["value"].get<double>() : 0.0;
     return nn::functional::pad(in[0], dims(a["pad"]), mode, value);
-  }
-  if (op == "pixel_shuffle") return nn::functional::pixel_shuffle(in[0], a["r"].get<int64_t>());
-  if (op == "pixel_unshuffle") return nn::functional::pixel_unshuffle(in[0], a["r"].get<int64_t>());
-  if (op == "interpolate") {
+  };
+  m["pixel_shuffle"] = [](const json& a, In in) { return nn::functional::pixel_shuffle(in[0], a["r"].get<int64_t>()); };
+  m["pixel_unshuffle"] = [](const json& a, In in) {
+    return nn::functional::pixel_unshuffle(in[0], a["r"].get<int64_t>());
+  };
+  m["interpolate"] = [](const json& a, In in) {
+    auto given = [&](const char* key) { return a.contains(key) && !a[key].is_null(); };
     nn::functional::InterpolateOptions io;
     io.mode = a.value("mode", std::string("nearest"));
-    if (a.contains("align_corners") && !a["align_corners"].is_null()) io.align_corners = a["align_corners"];
-    if (a.contains("size") && !a["size"].is_null()) io.size = a["size"].is_array() ? dims(a["size"]) : DimVector{a["size"].get<int64_t>()};
-    if (a.contains("scale_factor") && !a["scale_factor"].is_null()) io.scale_factor = {a["scale_factor"].get<double>()};
+    if (given("align_corners")) io.align_corners = a["align_corners"];
+    if (given("size")) io.size = a["size"].is_array() ? dims(a["size"]) : DimVector{a["size"].get<int64_t>()};
+    if (given("scale_factor")) io.scale_factor = {a["scale_factor"].get<double>()};
     return nn::functional::interpolate(in[0], io);
-  }
-  if (op == "layer_norm") return nn::functional::layer_norm(in[0], dims(a["normalized_shape"]));
-  if (op == "group_norm")
-    return nn::functional::group_norm(in[0], a["num_groups"].get<int64_t>(), in.size() > 1 ? in[1] : Tensor(),
-                                      in.size() > 2 ? in[2] : Tensor());
-  throw SkipCase{"op '" + op + "' is not in strider yet"};
+  };
+}
+
+// Every op the replay knows, by the name the recorded cases use.
+const std::map<std::string, TableOp>& replay_ops() {
+  static const std::map<std::string, TableOp> ops = [] {
+    std::map<std::string, TableOp> m = table_ops();
+    add_layout_ops(m);
+    add_elementwise_ops(m);
+    add_conv_ops(m);
+    add_pool_ops(m);
+    add_nn_ops(m);
+    return m;
+  }();
+  return ops;
+}
+
+Tensor run_op(const std::string& op, const json& a, const std::vector<Tensor>& in) {
+  auto row = replay_ops().find(op);
+  if (row == replay_ops().end()) throw SkipCase{"op '" + op + "' is not in strider yet"};
+  return row->second(a, in);
 }
 
 }  // namespace

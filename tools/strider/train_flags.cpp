@@ -23,14 +23,12 @@ std::vector<std::string> parallel_names() {
   return names;
 }
 
-std::vector<TrainFlag> make_table() {
+// The model and its numbers. Each row: flag, member, ranks, check, help[, default].
+std::vector<TrainFlag> model_flags() {
   using O = TrainOptions;
-  constexpr auto Agree = AcrossRanks::Agree, WhetherSet = AcrossRanks::AgreeWhetherSet, Local = AcrossRanks::Local;
-  constexpr auto Unset = Default::Unset;
-  const auto count = CLI::Range(int64_t{1}, int64_t{1} << 20);
-  const auto steps = CLI::Range(int64_t{1}, int64_t{1} << 40);
-  const std::vector<std::string> parallel = parallel_names();
-  // flag, member, ranks, check, help[, default]
+  [[maybe_unused]] constexpr auto Agree = AcrossRanks::Agree, WhetherSet = AcrossRanks::AgreeWhetherSet,
+                                  Local = AcrossRanks::Local;
+  [[maybe_unused]] constexpr auto Unset = Default::Unset;
   return {
       {"--model", &O::model, Agree, CLI::IsMember(model_names()), join(model_names(), " | ")},
       {"--text-file", &O::text_file, Agree, {}, "--model gpt: the text to learn (bytes are tokens)", Unset},
@@ -42,6 +40,26 @@ std::vector<TrainFlag> make_table() {
        "channels_last | contiguous"},
       {"--dtype", &O::dtype, Agree, CLI::IsMember({"float32", "bfloat16"}),
        "float32 | bfloat16 (bf16 compute, float32 master weights)"},
+      {"--deferred-init", &O::deferred_init, Agree, {},
+       "build the model without allocating it; --fsdp materializes only each rank's shards, drawn by (--seed, "
+       "parameter name, element) so the values are the same at any -np"},
+      {"--activation-checkpointing", &O::activation_checkpointing, Agree, {},
+       "keep only each block's input in forward and recompute the block in backward (GPT's Block, ResNet's "
+       "BasicBlock and Bottleneck): less memory for one more forward"},
+  };
+}
+
+// The data, the optimizer and the schedule. Each row: flag, member, ranks, check, help[, default].
+std::vector<TrainFlag> training_flags() {
+  using O = TrainOptions;
+  [[maybe_unused]] constexpr auto Agree = AcrossRanks::Agree, WhetherSet = AcrossRanks::AgreeWhetherSet,
+                                  Local = AcrossRanks::Local;
+  [[maybe_unused]] constexpr auto Unset = Default::Unset;
+  const auto count = CLI::Range(int64_t{1}, int64_t{1} << 20);
+  const auto steps = CLI::Range(int64_t{1}, int64_t{1} << 40);
+  return {
+      {"--data-dir", &O::data_dir, Agree, {}, "where the Fashion-MNIST files are"},
+      {"--seed", &O::seed, Agree, {}, "initial weights and data order"},
       {"--optimizer", &O::optimizer, Agree, CLI::IsMember(optimizer_names()),
        join(optimizer_names(), " | ") + " (gpt: adamw)"},
       {"--epochs", &O::epochs, Agree, CLI::Range(1, 1'000'000), "passes over the training data"},
@@ -49,9 +67,22 @@ std::vector<TrainFlag> make_table() {
       {"--lr", &O::lr, Agree, CLI::Range(1e-12, 1e3), "peak learning rate (warmup, then cosine decay; gpt: 1e-3)"},
       {"--weight-decay", &O::weight_decay, Agree, CLI::Range(0.0, 1e3), "(gpt: 0.01)"},
       {"--label-smoothing", &O::label_smoothing, Agree, CLI::Range(0.0, 0.999999), "in [0, 1)"},
-      {"--threads", &O::threads, Local, CLI::Range(1, 256), "OpenMP threads (default: all cores)", Unset},
-      {"--seed", &O::seed, Agree, {}, "initial weights and data order"},
-      {"--data-dir", &O::data_dir, Agree, {}, "where the Fashion-MNIST files are"},
+      {"--max-steps", &O::max_steps, Agree, steps,
+       "stop after this many optimizer steps in all, saving; the learning-rate schedule still spans --epochs, so a "
+       "run can be split into legs that --resume each other",
+       Unset},
+      {"--limit-batches", &O::limit_batches, Agree, count, "stop each epoch after this many batches", Unset},
+  };
+}
+
+// Where the run writes, checkpoints and resumes. Each row: flag, member, ranks, check, help[, default].
+std::vector<TrainFlag> output_flags() {
+  using O = TrainOptions;
+  [[maybe_unused]] constexpr auto Agree = AcrossRanks::Agree, WhetherSet = AcrossRanks::AgreeWhetherSet,
+                                  Local = AcrossRanks::Local;
+  [[maybe_unused]] constexpr auto Unset = Default::Unset;
+  const auto steps = CLI::Range(int64_t{1}, int64_t{1} << 40);
+  return {
       {"--out", &O::out_dir, Local, {}, "directory for metrics, plot and checkpoints"},
       {"--resume", &O::resume, WhetherSet, {},
        "a checkpoint directory, or a run directory (--out) for its latest checkpoint; any number of ranks and any "
@@ -61,12 +92,29 @@ std::vector<TrainFlag> make_table() {
        "save every N optimizer steps (default: at the end of each epoch; the end of training always saves)", Unset},
       {"--keep-checkpoints", &O::keep_checkpoints, Agree, CLI::Range(0, 1 << 20),
        "committed checkpoints kept in --out (0: all)"},
-      {"--max-steps", &O::max_steps, Agree, steps,
-       "stop after this many optimizer steps in all, saving; the learning-rate schedule still spans --epochs, so a "
-       "run can be split into legs that --resume each other",
-       Unset},
       {"--reset-optimizer", &O::reset_optimizer, Agree, {}, "with --resume: fresh optimizer state (moments, step)"},
-      {"--limit-batches", &O::limit_batches, Agree, count, "stop each epoch after this many batches", Unset},
+      {"--async-checkpoint", &O::async_checkpoint, Agree, {},
+       "write checkpoints in the background while training goes on (committed at a later step; the end of "
+       "training waits for the last)"},
+      {"--export-model", &O::export_model, Agree, {},
+       "after training, write the whole model (parameters and buffers under the model's names) to this "
+       "safetensors file, streamed to rank 0 a piece at a time",
+       Unset},
+      // Agreed: it decides which collectives end the run (the state digests, or the task's closing words).
+      {"--json", &O::json, Agree, {}, "print one JSON summary object at the end"},
+      {"--progress", &O::progress, Local, {}, "the progress line on stderr (--no-progress: per-epoch lines only)"},
+  };
+}
+
+// Threads, ranks and how they share the work. Each row: flag, member, ranks, check, help[, default].
+std::vector<TrainFlag> parallel_flags() {
+  using O = TrainOptions;
+  [[maybe_unused]] constexpr auto Agree = AcrossRanks::Agree, WhetherSet = AcrossRanks::AgreeWhetherSet,
+                                  Local = AcrossRanks::Local;
+  [[maybe_unused]] constexpr auto Unset = Default::Unset;
+  const std::vector<std::string> parallel = parallel_names();
+  return {
+      {"--threads", &O::threads, Local, CLI::Range(1, 256), "OpenMP threads (default: all cores)", Unset},
       {"--fsdp", &O::fsdp, Agree, CLI::IsMember(parallel),
        "data parallelism (run under mpirun; docs/fsdp_strategies.md): " + join(parallel, " | ")},
       {"--shard-group-size", &O::shard_group_size, Agree, CLI::Range(1, 1 << 20),
@@ -77,19 +125,6 @@ std::vector<TrainFlag> make_table() {
        "keep sharded parameters and optimizer state in an offload file in /tmp between uses"},
       {"--optimizer-in-backward", &O::optimizer_in_backward, Agree, {},
        "with --fsdp: step each unit's parameters as soon as its gradients are reduced, during backward"},
-      {"--deferred-init", &O::deferred_init, Agree, {},
-       "build the model without allocating it; --fsdp materializes only each rank's shards, drawn by (--seed, "
-       "parameter name, element) so the values are the same at any -np"},
-      {"--activation-checkpointing", &O::activation_checkpointing, Agree, {},
-       "keep only each block's input in forward and recompute the block in backward (GPT's Block, ResNet's "
-       "BasicBlock and Bottleneck): less memory for one more forward"},
-      {"--async-checkpoint", &O::async_checkpoint, Agree, {},
-       "write checkpoints in the background while training goes on (committed at a later step; the end of "
-       "training waits for the last)"},
-      {"--export-model", &O::export_model, Agree, {},
-       "after training, write the whole model (parameters and buffers under the model's names) to this "
-       "safetensors file, streamed to rank 0 a piece at a time",
-       Unset},
       {"--deterministic", &O::deterministic, Agree, {},
        "bitwise the same parameters and optimizer state for any world size and strategy (needs --fsdp; default 1 "
        "thread per rank)"},
@@ -99,10 +134,14 @@ std::vector<TrainFlag> make_table() {
        Unset},
       {"--collective-timeout", &O::collective_timeout, Agree, CLI::Range(0.001, 86400.0),
        "seconds a collective may wait for the other ranks before the job ends naming them"},
-      // Agreed: it decides which collectives end the run (the state digests, or the task's closing words).
-      {"--json", &O::json, Agree, {}, "print one JSON summary object at the end"},
-      {"--progress", &O::progress, Local, {}, "the progress line on stderr (--no-progress: per-epoch lines only)"},
   };
+}
+
+std::vector<TrainFlag> make_table() {
+  std::vector<TrainFlag> all;
+  for (auto group : {model_flags, training_flags, output_flags, parallel_flags})
+    for (TrainFlag& f : group()) all.push_back(std::move(f));
+  return all;
 }
 
 // A value as the ranks compare it: doubles with every digit, so 0.1 and 0.1 + 1e-17 differ.

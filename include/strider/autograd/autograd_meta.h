@@ -9,6 +9,7 @@ namespace strider::autograd {
 struct AutogradMeta final : AutogradMetaInterface {
   bool requires_grad = false;
   Tensor grad;
+  Tensor grad_buffer;                          // where gradients accumulate in place (grad_buffer.h)
   std::shared_ptr<Node> grad_fn;               // null for leaves
   uint32_t output_nr = 0;
   std::weak_ptr<Node> grad_accumulator;        // a leaf's AccumulateGrad, while a graph holds it

@@ -42,6 +42,8 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
+  std::shared_ptr<Work> reduce_scatter_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces,
+                                                    ReduceOp op) override;
   void barrier() override;
   std::shared_ptr<ProcessGroup> split(int color, int key) override;
   void set_timeout(std::chrono::milliseconds t) override;

@@ -68,6 +68,13 @@ class ProcessGroup {
   // buffer the size of `out` (FSDP gathers a unit's parameters with it).
   virtual std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in,
                                                         std::vector<Piece> pieces) = 0;
+  // Its inverse: `in` is laid out as all_gather_pieces' output (rank q's piece j at
+  // in[pieces[j].offset + q * pieces[j].length]); `out` (sum of lengths elements) receives this
+  // rank's pieces, reduced across ranks, back to back. The same sums, in the same order, as
+  // reduce_scatter of the rank-major packing of `in`, without making that packing (FSDP reduces
+  // a unit's gradients from the buffer they accumulated in, laid out like the parameters).
+  virtual std::shared_ptr<Work> reduce_scatter_pieces_async(const Tensor& out, const Tensor& in,
+                                                            std::vector<Piece> pieces, ReduceOp op) = 0;
   virtual void barrier() = 0;
   // Collective over this group: the ranks that pass the same `color` (>= 0) form a new group,
   // ordered by `key` and then by their rank here (MPI_Comm_split). Every collective works on the
@@ -139,6 +146,8 @@ class SingleProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
+  std::shared_ptr<Work> reduce_scatter_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces,
+                                                    ReduceOp op) override;
   void barrier() override {}
   std::shared_ptr<ProcessGroup> split(int color, int key) override;
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "strider/fsdp/flat_layout.h"
 #include "strider/fsdp/options.h"
 
 namespace strider::fsdp {
@@ -20,9 +21,10 @@ struct UnitLayout {
   bool flat_shards = true;           // parameters split into one flat shard buffer per rank
   bool full_params_persist = false;  // whole parameters kept between steps
   bool free_after_forward = false;   // whole parameters freed after forward (non-root units)
-  int shards = 1, replicas = 1;       // ranks splitting it, ranks holding each shard
-  int64_t shard_numel = 0;            // this rank's elements (padded)
-  int64_t full_numel = 0;             // gathered elements (padded: shard_numel * shards)
+  // Its parameters split over the shard group (layout.ranks() ranks; NoShard: one): this rank's
+  // shard elements (padded) and the gathered elements (padded: shard_numel x ranks).
+  FlatLayout layout;
+  int replicas = 1;                   // ranks holding each shard
   int64_t param_bytes = 4, compute_bytes = 4, reduce_bytes = 4;  // bytes per element
   bool is_root = false;
   // Deterministic mode: gradients travel as two int64 limbs per element plus one int64 per

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "strider/dist/process_group.h"
@@ -169,7 +170,10 @@ class FullyShardedDataParallel : public nn::Module {
   FullyShardedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg,
                            FSDPOptions options);
   friend class DistributedDataParallel;
+  using OwnedParams = std::unordered_set<const TensorImpl*>;
   void build_units();
+  void prepare_for_units();  // checks across ranks, sync_module_states, buffer dtype
+  void adopt(FullyShardedDataParallel& nested, const std::string& name, OwnedParams& owned);
   // DDP's units: parameters in reverse registration order (roughly the order their gradients
   // become ready), cut into buckets of at most bucket_bytes, all hooked on this wrapper.
   // option_lines describe DDP's options for the check across ranks.
@@ -181,8 +185,9 @@ class FullyShardedDataParallel : public nn::Module {
   void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
   detail::ShardingPlan plan_for(const nn::Module& m);
   double clip_grad_norm_exact(double max_norm);
-  // The unit and slot whose local shard is `shard` (throws if no unit of this tree has it).
-  std::pair<detail::FlatParamUnit*, const detail::ParamSlot*> find_slot(const Tensor& shard) const;
+  // The unit and the index of the parameter whose local shard is `shard` (throws if no unit of
+  // this tree has it).
+  std::pair<detail::FlatParamUnit*, size_t> find_slot(const Tensor& shard) const;
 
   std::map<std::string, Tensor> gather_state_dict(bool rank0_only);
   std::map<std::string, Tensor> shard_state_dict(StateDictType type, bool copy) const;

@@ -10,7 +10,10 @@ struct FSDPStats {
   int64_t all_gathers = 0, reduce_scatters = 0;
   int64_t gathered_bytes = 0;        // unsharded bytes received by all-gathers
   int64_t reduced_bytes = 0;         // gradient bytes entering reduce-scatters (or all-reduces)
-  int64_t copied_bytes = 0;          // flat-buffer copies on the compute thread (gradient packing, casts)
+  // FSDP's flat-buffer copies on the compute thread: casts, packing gradients into the wire when
+  // they cannot accumulate in the unit's gradient buffer, and a unit's first gradient of a
+  // backward copied into that buffer (the autograd engine copies or adds the others there).
+  int64_t copied_bytes = 0;
   double copy_seconds = 0;           // time those copies took
   double gather_wait_seconds = 0;    // compute thread blocked on all-gathers (not hidden by prefetch)
   double reduce_wait_seconds = 0;    // end of backward blocked on reduce-scatters
