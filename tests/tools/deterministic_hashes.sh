@@ -3,7 +3,7 @@
 # optimizer_sha256 alone (W=1), under FULL_SHARD on 2, 3 and 4 ranks, SHARD_GRAD_OP on 2,
 # SHARD_OPTIMIZER on 3, HYBRID_SHARD as 2 x 2, DDP on 4, and with activation checkpointing under
 # FULL_SHARD on 3 and DDP on 2, and with the optimizer stepping in backward (FULL_SHARD on 2,
-# offloaded on 3, HYBRID_SHARD as 2 x 2). A normal-mode run must differ from
+# offloaded on 3, HYBRID_SHARD as 2 x 2); bfloat16 DDP alike on 1, 2 and 3. A normal-mode run must differ from
 # them (the comparison can fail).
 # Usage: deterministic_hashes.sh STRIDER_BINARY OUT_DIR MPIRUN [MPIRUN ARGS...]
 set -euo pipefail
@@ -47,6 +47,14 @@ for run in "full_shard 2" "full_shard 3" "full_shard 4" "shard_grad_op 2" "shard
   got=$(digest "$strategy-np$np" "$np" --deterministic --micro-batches 12 --fsdp "$strategy" $extra)
   echo "W=$np $strategy $extra: $got"
   [ "$got" = "$want" ] || { echo "  differs from W=1" >&2; status=1; }
+done
+# bfloat16 compute (a cast of the parameters per micro-batch) under DDP, alone and on 2 and 3 ranks.
+want_bf16=$(digest alone-bf16 1 --deterministic --micro-batches 12 --fsdp ddp --dtype bfloat16)
+echo "W=1 ddp bfloat16: $want_bf16"
+for np in 2 3; do
+  got=$(digest "ddp-bf16-np$np" "$np" --deterministic --micro-batches 12 --fsdp ddp --dtype bfloat16)
+  echo "W=$np ddp bfloat16: $got"
+  [ "$got" = "$want_bf16" ] || { echo "  differs from W=1" >&2; status=1; }
 done
 normal=$(digest normal-np2 2 --fsdp full_shard --threads 1)
 echo "W=2 full_shard, normal mode: $normal"

@@ -32,9 +32,10 @@ double deterministic_step(Training& t, const io::Batch& b) {
   const int64_t total_micro = micro_batches(t.options), local_micro = total_micro / par.world;
   t.opt.zero_grad();
   dist::ExactSum losses;
-  std::optional<nn::CastParameters> cast;
-  if (par.cast_dtype == kBFloat16) cast.emplace(*par.model, kBFloat16);
   for (int64_t k = 0; k < local_micro; ++k) {
+    // A cast per micro-batch: each backward frees its graph, the cast's included.
+    std::optional<nn::CastParameters> cast;
+    if (par.cast_dtype == kBFloat16) cast.emplace(*par.model, kBFloat16);
     io::Batch mb;
     mb.input = b.input.slice(0, k, std::nullopt, local_micro).contiguous(b.input.suggest_memory_format());
     mb.target = b.target.slice(0, k, std::nullopt, local_micro).contiguous();
@@ -45,7 +46,6 @@ double deterministic_step(Training& t, const io::Batch& b) {
     loss.backward();
     losses.add(loss.item<double>());
   }
-  cast.reset();
   t.opt.step();
   if (par.pg) dist::all_reduce_exact(*par.pg, losses);
   return losses.overflowed() ? std::nan("") : losses.value() / static_cast<double>(total_micro);
