@@ -2,12 +2,13 @@
 # Installs the Debian 12 packages strider builds and tests with, when any is missing.
 # --no-install-recommends keeps the set exact, so everything needed is named here:
 # ocl-icd-opencl-dev because Debian's oneDNN CMake package looks for OpenCL; clang with its
-# runtime libraries (sanitizers, libFuzzer) and OpenMP for the sanitizer and fuzzing build.
+# runtime libraries (sanitizers, libFuzzer) and OpenMP for the sanitizer and fuzzing build;
+# iproute2 for the emulated hosts (scripts/emulated-hosts.sh).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
           libdnnl-dev ocl-icd-opencl-dev dataset-fashion-mnist
-          libopenmpi-dev openmpi-bin
+          libopenmpi-dev openmpi-bin iproute2
           clang libclang-rt-14-dev libomp-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,6 @@
 #include "dist/comm_thread.h"
 
+#include "dist/end_job.h"
 #include "dist/hash.h"
 
 #include <cstdio>
@@ -205,11 +206,11 @@ void CommThread::wait_requests(MPI_Request* requests, int count) {
   }
 }
 
-void CommThread::announce_failure(const std::string& message) {
+void CommThread::announce_failure(const std::string& message, int silent_rank) {
   const std::string text = message.substr(0, kMaxFailureMessage - 1);
   std::vector<MPI_Request> sends;
   for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
+    if (r == rank_ || r == silent_rank) continue;
     sends.emplace_back();
     MPI_Isend(text.c_str(), static_cast<int>(text.size()) + 1, MPI_CHAR, r, kFailureTag, control_comm_,
               &sends.back());
@@ -219,7 +220,7 @@ void CommThread::announce_failure(const std::string& message) {
   std::vector<char> acks(sends.size());
   std::vector<MPI_Request> recvs;
   for (int r = 0, i = 0; r < size_; ++r)
-    if (r != rank_) MPI_Irecv(&acks[static_cast<size_t>(i++)], 1, MPI_CHAR, r, kFailureAckTag, control_comm_, &recvs.emplace_back());
+    if (r != rank_ && r != silent_rank) MPI_Irecv(&acks[static_cast<size_t>(i++)], 1, MPI_CHAR, r, kFailureAckTag, control_comm_, &recvs.emplace_back());
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   int sent = 0, acknowledged = 0;
   while (!(sent && acknowledged) && std::chrono::steady_clock::now() < until) {
@@ -234,6 +235,7 @@ void CommThread::answer_queries() {
   MPI_Status fst;
   MPI_Iprobe(MPI_ANY_SOURCE, kFailureTag, control_comm_, &failed, &fst);
   if (failed) {
+    mark_job_ending();
     char text[kMaxFailureMessage] = {};
     MPI_Recv(text, kMaxFailureMessage, MPI_CHAR, fst.MPI_SOURCE, kFailureTag, control_comm_, MPI_STATUS_IGNORE);
     std::fprintf(stderr, "strider: [rank %d of %d] stopping because rank %d failed: %s\n%s", rank_, size_,
@@ -244,8 +246,7 @@ void CommThread::answer_queries() {
     // The failing rank aborts the job once every peer has said why; abort ourselves only if
     // that never comes (without announcing: the news came from that rank).
     std::this_thread::sleep_for(std::chrono::seconds(5));
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    std::abort();
+    abort_job();
   }
   for (;;) {
     int flag = 0;

@@ -57,8 +57,9 @@ class CommThread {
   // same point of its collective sequence).
   void set_signature_checks(bool on) { check_signatures_.store(on); }
   // Tells every other rank this one is failing with `message` (callable from any thread); their
-  // comm threads print it and abort, so each rank's log says why the job ended.
-  void announce_failure(const std::string& message);
+  // comm threads print it and abort, so each rank's log says why the job ended. No wait for
+  // `silent_rank`'s acknowledgement (a rank known not to answer).
+  void announce_failure(const std::string& message, int silent_rank = -1);
   MPI_Comm data_comm() const { return data_comm_; }
   const FlightRecorder& recorder() const { return recorder_; }
 

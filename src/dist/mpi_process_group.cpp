@@ -14,6 +14,8 @@
 #include "strider/core/reduced_float.h"
 #include "dist/buffer_math.h"
 #include "dist/comm_thread.h"
+#include "dist/end_job.h"
+#include "dist/heartbeat.h"
 #include "dist/ring.h"
 
 namespace strider::dist {
@@ -121,6 +123,11 @@ std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) 
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const MPI_Comm comm = MPI_COMM_WORLD;
   world = std::shared_ptr<MpiProcessGroup>(new MpiProcessGroup(&comm, true));
+  MpiProcessGroup* w = world.get();
+  w->heartbeat_ = std::make_unique<detail::Heartbeat>(
+      comm, w->rank_, w->size_, w->heartbeat_timeout(),
+      [w] { return "step " + std::to_string(w->step()) + "; its last collectives:\n" + w->comm_->recorder().tail(4); },
+      [w](const std::string& message, int silent_rank) { w->abort_without(message, silent_rank); });
   return world;
 }
 
@@ -139,6 +146,7 @@ MpiProcessGroup::~MpiProcessGroup() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finished_ && !finalized) finish();
+  heartbeat_.reset();
   comm_.reset();
   MPI_Finalized(&finalized);
   if (is_world_ && !finalized) MPI_Finalize();
@@ -149,22 +157,30 @@ void MpiProcessGroup::set_timeout(std::chrono::milliseconds t) {
   comm_->set_timeout(t);
 }
 
+void MpiProcessGroup::set_heartbeat_timeout(std::chrono::milliseconds t) {
+  ProcessGroup::set_heartbeat_timeout(t);
+  if (heartbeat_) heartbeat_->set_timeout(t);
+}
+
 void MpiProcessGroup::set_signature_checks(bool on) { comm_->set_signature_checks(on); }
 
-void MpiProcessGroup::abort(const std::string& message) const {
+void MpiProcessGroup::abort(const std::string& message) const { abort_without(message, -1); }
+
+void MpiProcessGroup::abort_without(const std::string& message, int silent_rank) const {
   const std::string where = is_world_ ? "" : " (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                                                  " in a group split from the world)";
   std::fprintf(stderr, "strider: [rank %d of %d]%s %s; aborting all ranks\n[rank %d] its last collectives:\n%s",
                world_rank_, world_size_, where.c_str(), message.c_str(), world_rank_, comm_->recorder().tail(16).c_str());
   std::fflush(stderr);
+  detail::mark_job_ending();
   // Tell the others why (once, if two threads fail together).
   static std::atomic<bool> announced{false};
   detail::CommThread& announcer = is_world_ ? *comm_ : *world_->comm_;
   if (world_size_ > 1 && !announced.exchange(true))
     announcer.announce_failure("[rank " + std::to_string(world_rank_) + " of " + std::to_string(world_size_) + "]" + where +
-                            " " + message);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
+                                   " " + message,
+                               silent_rank);
+  detail::abort_job();
 }
 
 // Chosen from bench/collectives_bench on this machine (docs/benchmarks.md): OpenMPI's
@@ -324,7 +340,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                                                                    std::vector<Piece> pieces, ReduceOp op) {
   detail::mark_written(out);
   detail::check_pieces(in, out, pieces, size_, "reduce_scatter_pieces");
-  const Algorithm algo = algorithm_for(Collective::ReduceScatter, bytes_of(out) * size_);
+  const Algorithm algo = algorithm_for(Collective::ReduceScatter, out.nbytes() * size_);
   return submit(*comm_, signature(detail::CollectiveOp::ReduceScatterPieces, &out, static_cast<int64_t>(op), step()),
                 [this, out, in, op, algo, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
     const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
@@ -342,7 +358,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                                          mpi_type(in.dtype()), mpi_op(in.dtype(), base_op), comm_->data_comm(), &req),
                this, "reduce_scatter_pieces");
       waiter.wait(&req);
-      bytes_sent_ += bytes_of(out) * (size_ - 1);
+      bytes_sent_ += out.nbytes() * (size_ - 1);
     }
     if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
   });
@@ -377,6 +393,8 @@ void MpiProcessGroup::finish() {
   // Only the signature check runs: a rank whose peers still wait in a collective meets their
   // signature here and the job ends naming both.
   submit(*comm_, signature(detail::CollectiveOp::Finish, nullptr, 0, step()), [](detail::RequestWaiter&) {})->wait();
+  // Every rank has arrived: silence from here on is a rank ending, not a freeze.
+  if (heartbeat_) heartbeat_->stop();
 }
 
 std::string MpiProcessGroup::recent_collectives(size_t count) const { return comm_->recorder().tail(count); }

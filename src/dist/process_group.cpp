@@ -114,7 +114,10 @@ std::shared_ptr<ProcessGroup> init_process_group(int* argc, char*** argv, const 
 #else
   std::shared_ptr<ProcessGroup> pg = std::make_shared<SingleProcessGroup>();
 #endif
+  STRIDER_CHECK(options.heartbeat_timeout.count() > 0, "init_process_group", "the heartbeat timeout must be positive, got ",
+                options.heartbeat_timeout.count(), " ms");
   pg->set_timeout(options.timeout);
+  pg->set_heartbeat_timeout(options.heartbeat_timeout);
   return pg;
 }
 

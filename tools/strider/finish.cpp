@@ -36,6 +36,13 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
     summary["checkpoint_max_stall_seconds"] = st->max_stall_seconds;
   }
   if (o.deterministic) summary["micro_batches"] = micro_batches(o);
+  if (t.par.engine) {  // how the root unit is laid out: hybrid strategies shard within a host
+    for (const fsdp::UnitLayout& u : t.par.engine->unit_layouts())
+      if (u.is_root) {
+        summary["shard_group_size"] = u.layout.ranks();
+        summary["replicas"] = u.replicas;
+      }
+  }
   summary["params_sha256"] = digests->params;
   summary["optimizer_sha256"] = digests->optimizer;
   std::cout << json_line(summary) << "\n";

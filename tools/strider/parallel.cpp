@@ -20,8 +20,9 @@ fsdp::FSDPOptions fsdp_options(const TrainOptions& o, ScalarType dtype) {
 }  // namespace
 
 std::shared_ptr<dist::ProcessGroup> start_process_group(const TrainOptions& o) {
-  return dist::init_process_group(
-      nullptr, nullptr, {.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.collective_timeout * 1000))});
+  auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
+  return dist::init_process_group(nullptr, nullptr,
+                                  {.timeout = ms(o.collective_timeout), .heartbeat_timeout = ms(o.heartbeat_timeout)});
 }
 
 Parallel make_parallel(std::shared_ptr<nn::Module> model, const TrainOptions& o,

@@ -134,6 +134,9 @@ std::vector<TrainFlag> parallel_flags() {
        Unset},
       {"--collective-timeout", &O::collective_timeout, Agree, CLI::Range(0.001, 86400.0),
        "seconds a collective may wait for the other ranks before the job ends naming them"},
+      {"--heartbeat-timeout", &O::heartbeat_timeout, Agree, CLI::Range(0.05, 86400.0),
+       "seconds a rank may send no heartbeat (stopped, frozen, its host unreachable) before the job ends naming it; "
+       "a slow step or disk does not stop the heartbeat"},
   };
 }
 

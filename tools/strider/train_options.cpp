@@ -14,7 +14,8 @@ int64_t micro_batches(const TrainOptions& o) { return o.micro_batches > 0 ? o.mi
 void validate(const TrainOptions& o) {
   // The parser's ranges let NaN through (every comparison with it is false).
   for (auto [flag, v] : {std::pair{"--lr", o.lr}, {"--weight-decay", o.weight_decay},
-                         {"--label-smoothing", o.label_smoothing}, {"--collective-timeout", o.collective_timeout}})
+                         {"--label-smoothing", o.label_smoothing}, {"--collective-timeout", o.collective_timeout},
+                         {"--heartbeat-timeout", o.heartbeat_timeout}})
     STRIDER_CHECK(std::isfinite(v), "train", flag, " ", v, " is not a finite number");
   if (o.model == "gpt") {
     STRIDER_CHECK(!o.text_file.empty(), "train", "--model gpt trains on a text file; pass --text-file PATH");

@@ -57,6 +57,7 @@ struct TrainOptions {
   bool deterministic = false;
   int64_t micro_batches = 0;
   double collective_timeout = 600;      // seconds a collective may wait before the job ends
+  double heartbeat_timeout = 30;        // seconds of a rank's silence before the job ends naming it
   bool json = false;
   bool progress = true;                 // the progress line on stderr (--no-progress: per-epoch lines only)
 };

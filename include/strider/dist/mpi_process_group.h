@@ -8,7 +8,10 @@
 // Before any buffer is read, the ranks compare each collective's signature (sequence number,
 // op, element count, dtype, reduce op or root, label): a mismatched or missing collective ends
 // the job naming the ranks, the step and what each was doing. The last 1,000 collectives of
-// each rank are kept (the flight recorder) and printed when the job aborts.
+// each rank are kept (the flight recorder) and printed when the job aborts. Every rank of the
+// world sends a heartbeat to the next from a thread of its own; a rank silent for
+// heartbeat_timeout() (stopped, frozen, its host gone) is named by its watcher, with what it
+// last reported, and the job ends.
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +23,7 @@ namespace strider::dist {
 
 namespace detail {
 class CommThread;
+class Heartbeat;
 }
 
 enum class Collective { AllReduce, AllGather, ReduceScatter };
@@ -47,6 +51,7 @@ class MpiProcessGroup final : public ProcessGroup {
   void barrier() override;
   std::shared_ptr<ProcessGroup> split(int color, int key) override;
   void set_timeout(std::chrono::milliseconds t) override;
+  void set_heartbeat_timeout(std::chrono::milliseconds t) override;
   // On by default. Off only to measure what the checks cost: call it at the same point on every
   // rank (collectively), or the ranks' collectives no longer match.
   void set_signature_checks(bool on);
@@ -66,12 +71,15 @@ class MpiProcessGroup final : public ProcessGroup {
   // Over `comm` (MPI_COMM_WORLD, or a communicator a split made; an MPI_Comm is an int or a
   // pointer depending on the MPI library, hence the opaque parameter).
   MpiProcessGroup(const void* comm, bool is_world);
+  // abort() that does not wait for `silent_rank` to acknowledge the news (it cannot).
+  [[noreturn]] void abort_without(const std::string& message, int silent_rank) const;
   int rank_, size_;
   int world_rank_, world_size_;  // for messages: an abort names the rank in the whole job
   bool is_world_;                // the world finalizes MPI when it goes
   std::shared_ptr<MpiProcessGroup> world_;  // a split group's world (kept alive while the group lives)
   Algorithm algorithms_[3] = {Algorithm::Auto, Algorithm::Auto, Algorithm::Auto};
   std::unique_ptr<detail::CommThread> comm_;
+  std::unique_ptr<detail::Heartbeat> heartbeat_;  // the world's only
   std::vector<char> scratch_;  // ring buffers, only touched on the comm thread
   bool finished_ = false;
 };

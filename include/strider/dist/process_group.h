@@ -92,6 +92,10 @@ class ProcessGroup {
   // A collective waiting longer than this aborts the whole job, naming the collective.
   virtual void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // A rank that sends no heartbeat for this long (its process stopped or frozen, its host gone)
+  // ends the job, named by the rank that watches it. Only the world has a heartbeat.
+  virtual void set_heartbeat_timeout(std::chrono::milliseconds t) { heartbeat_timeout_ = t; }
+  std::chrono::milliseconds heartbeat_timeout() const { return heartbeat_timeout_; }
 
   // The training step messages name (DDP and FSDP count their training forwards here).
   void set_step(int64_t step) { step_.store(step); }
@@ -113,6 +117,7 @@ class ProcessGroup {
 
  protected:
   std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
+  std::chrono::milliseconds heartbeat_timeout_{std::chrono::seconds(30)};
   std::atomic<int64_t> step_{0};
   std::atomic<int64_t> bytes_sent_{0};
 };
@@ -120,6 +125,9 @@ class ProcessGroup {
 struct ProcessGroupOptions {
   // A collective that waits longer than this ends the job naming the ranks that never arrived.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  // A rank silent this long (no heartbeat: stopped, frozen, its host unreachable) ends the job,
+  // named. Independent of the collectives, so a merely slow rank is not taken for frozen.
+  std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
 };
 
 // The world: MpiProcessGroup when strider was built with MPI (under mpirun, or a world of size

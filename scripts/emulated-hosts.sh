@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Emulated hosts on one machine, for testing what crosses a network (needs root).
+#
+#   emulated-hosts.sh up N [RATE]   N hosts h0..h(N-1): each a network namespace strider-hI with
+#                                   address 10.77.0.(I+1) on a bridge (the machine itself is
+#                                   10.77.0.254); RATE (e.g. 1gbit, tc's units) limits each
+#                                   host's link both ways with a token bucket (tbf)
+#   emulated-hosts.sh down          removes them
+#   emulated-hosts.sh run HOST CMD  runs CMD on HOST: in its network namespace, with its own
+#                                   hostname (UTS namespace) and its own /dev/shm (mount namespace)
+#   emulated-hosts.sh mpirun ARGS   OpenMPI's mpirun over the hosts: each host's ranks start
+#                                   through `run` (the rsh agent), and talk over TCP on the bridge
+#                                   between hosts and over shared memory within one
+#   emulated-hosts.sh bytes HOST    bytes the host has sent on its link (its veth's tx counter)
+#
+# Example: emulated-hosts.sh up 2 1gbit; emulated-hosts.sh mpirun --host h0:2,h1:2 -np 4 prog
+set -euo pipefail
+self=$(readlink -f "$0")
+bridge=strider-br
+net=10.77.0
+
+die() { echo "emulated-hosts: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, a bridge and tc)"
+index_of() {  # h3 -> 3
+  [[ $1 =~ ^h([0-9]+)$ ]] || die "no emulated host '$1' (hosts are h0, h1, ...)"
+  echo "${BASH_REMATCH[1]}"
+}
+
+up() {
+  local n=$1 rate=${2:-}
+  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 200 ] || die "up: the host count must be 1..200, got '$n'"
+  down 2>/dev/null || true
+  ip link add "$bridge" type bridge
+  ip addr add "$net.254/24" dev "$bridge"
+  ip link set "$bridge" up
+  for ((i = 0; i < n; i++)); do
+    local ns=strider-h$i veth=strider-v$i
+    ip netns add "$ns"
+    ip link add "$veth" type veth peer name eth0 netns "$ns"
+    ip link set "$veth" master "$bridge" up
+    ip -n "$ns" addr add "$net.$((i + 1))/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    if [ -n "$rate" ]; then  # both directions: what the host sends (eth0) and receives (veth)
+      tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
+      tc qdisc add dev "$veth" root tbf rate "$rate" burst 256kb latency 50ms
+    fi
+    grep -q " h$i # strider-emulated$" /etc/hosts || echo "$net.$((i + 1)) h$i # strider-emulated" >> /etc/hosts
+  done
+}
+
+down() {
+  for ns in $(ip netns list | awk '/^strider-h[0-9]+/ {print $1}'); do ip netns delete "$ns"; done
+  ip link delete "$bridge" 2>/dev/null || true
+  sed -i '/# strider-emulated$/d' /etc/hosts
+}
+
+run() {
+  local host=$1
+  shift
+  local i
+  i=$(index_of "$host")
+  ip netns list | grep -q "^strider-h$i\b" || die "host $host is not up (emulated-hosts.sh up N)"
+  # ip netns exec gives a mount namespace; unshare adds the UTS one; /dev/shm becomes the host's own.
+  exec ip netns exec "strider-h$i" unshare --uts --mount --propagation private \
+    sh -c 'hostname "$0"; mount -t tmpfs -o size=50% tmpfs /dev/shm; exec "$@"' "$host" "$@"
+}
+
+# OpenMPI calls its rsh agent as: AGENT [options] HOST COMMAND...; options start with '-'.
+agent() {
+  while [ $# -gt 0 ] && [[ $1 == -* ]]; do shift; done
+  [ $# -ge 2 ] || die "agent: expected HOST COMMAND"
+  local host=$1
+  shift
+  run "$host" sh -c "$*"
+}
+
+mpirun_hosts() {
+  exec mpirun --mca plm_rsh_agent "$self agent" --mca plm_rsh_no_tree_spawn 1 \
+    --mca oob_tcp_if_include "$net.0/24" --mca btl_tcp_if_include "$net.0/24" --mca btl self,vader,tcp \
+    --bind-to none "$@"
+}
+
+bytes() {
+  local i
+  i=$(index_of "$1")
+  cat "/sys/class/net/strider-v$i/statistics/rx_bytes"  # what the host sent arrives on its veth
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  up) up "$@" ;;
+  down) down ;;
+  run) run "$@" ;;
+  agent) agent "$@" ;;
+  mpirun) mpirun_hosts "$@" ;;
+  bytes) bytes "$@" ;;
+  *) die "usage: emulated-hosts.sh up N [RATE] | down | run HOST CMD... | mpirun ARGS... | bytes HOST" ;;
+esac
