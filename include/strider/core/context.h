@@ -7,9 +7,11 @@
 //   draw from it on one thread at a time, or give each thread its own Generator), the
 //   memory-format check, verbose and autotune flags, and the layers' slots: oneDNN's engine, primitive
 //   caches and reordered weights (kernels), FSDP's gradient scratch and offload tiers (fsdp), the
-//   deferred-initialization registry of stand-ins and their recipes (nn). One process-wide
-//   object lives with its code instead: MPI's world group (MpiProcessGroup::init), because MPI
-//   initializes once per process and its destructor must run at exit to finalize MPI.
+//   deferred-initialization registry of stand-ins and their recipes (nn). Two process-wide
+//   things live with their code instead: MPI's world group and its heartbeat
+//   (MpiProcessGroup::init), because MPI initializes once per process and its destructor must
+//   run at exit to finalize MPI; and whether this process is ending a failed job
+//   (src/dist/end_job.h), an atomic flag that aborts set from any thread.
 //   Upper layers keep such state in a typed slot (slot<T>()), created on first use; a slot with
 //   a release() method gives its memory back in release_caches() (empty_cache()).
 //
