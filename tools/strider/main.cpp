@@ -1,5 +1,6 @@
 // The `strider` command: `train` (the default job: a CNN on Fashion-MNIST, or a GPT on a text
-// file, alone or under mpirun), `bench model`, `ckpt` (inspect, verify, reshard, consolidate), and `demo`, a tour of the
+// file, alone or under mpirun), `launch` (a supervisor that restarts a failed job), `bench model`,
+// `ckpt` (inspect, verify, reshard, consolidate), and `demo`, a tour of the
 // memory-format API that prints what PyTorch prints for the same calls.
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include "bench.h"
 #include "ckpt.h"
+#include "launch.h"
 #include "train.h"
 #include "train_flags.h"
 
@@ -135,6 +137,10 @@ int main(int argc, char** argv) {
   const CkptCommands ckpt = add_ckpt_commands(app, ck);
   tools::BenchOptions b;
   auto* bench_model = add_bench_command(app, b);
+  tools::LaunchOptions l;
+  auto* launch_cmd = app.add_subcommand("launch", "start a training job's ranks, watch them, and restart the job from "
+                                        "its latest checkpoint when a rank or host fails or freezes");
+  tools::add_launch_flags(*launch_cmd, l);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -152,6 +158,7 @@ int main(int argc, char** argv) {
     if (ckpt.reshard->parsed()) return tools::ckpt_reshard(ck.path, ck.out, ck.world_size, ck.strategy);
     if (ckpt.consolidate->parsed()) return tools::ckpt_consolidate(ck.path, ck.out);
     if (bench_model->parsed()) return tools::run_bench_model(b);
+    if (launch_cmd->parsed()) return tools::run_launch(l);
     tools::validate(t);
     return tools::run_train(t);  // the default job
   } catch (const Error& e) {

@@ -33,7 +33,7 @@ int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::T
   check_resume_within_schedule(from, step, o.epochs, schedule.steps_per_epoch);
   STRIDER_CHECK(o.max_steps == 0 || step < o.max_steps, "train", from, " was saved after step ", step,
                 " and --max-steps is ", o.max_steps, ": nothing is left to train; raise --max-steps");
-  if (par.lead() && !o.json)
+  if (par.lead())  // stderr, with --json too: `strider launch` reads it to time a restart
     std::cerr << "resuming " << from << ": step " << step << ", epoch " << position.epoch + 1 << " batch "
               << position.batches_done + 1 << "\n";
   return step;

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `strider launch` restarts a failed job with no person involved, and the run ends as if nothing
+# had happened (deterministic mode: the same parameter and optimizer digests as one process):
+#  1. kill -9 of one of 3 ranks mid-run: relaunched on 3 ranks from the latest checkpoint;
+#  2. (as root, on 2 emulated hosts x 2 ranks) SIGSTOP of a whole host: the heartbeat names it,
+#     and the job is relaunched without that host, on 2 ranks, from the latest checkpoint;
+#  3. a job that fails every time stops after --max-restarts, saying so.
+# Usage: launch_restart.sh MPIRUN STRIDER WORK_DIR
+set -uo pipefail
+mpirun=$1 strider=$2 work=$3
+here=$(dirname "$(readlink -f "$0")")
+rm -rf "$work"; mkdir -p "$work"
+train=(train --model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 2 --n-embd 64 --seq 32
+       --batch-size 12 --optimizer adamw --lr 1e-3 --fsdp-min-params 10000 --epochs 1 --limit-batches 60 --json
+       --deterministic --micro-batches 12 --fsdp full_shard --checkpoint-every 4 --no-progress --heartbeat-timeout 3)
+digests() { sed -n 's/.*"optimizer_sha256":"\([0-9a-f]*\)".*"params_sha256":"\([0-9a-f]*\)".*/\1 \2/p' <<< "$1"; }
+want=$(digests "$("$strider" "${train[@]}" --out "$work/alone" | tail -n 1)")
+echo "one process, uninterrupted: $want"
+failures=0
+
+# Waits for the run's checkpoint of step >= $2, then sends signal $3 to the processes $4...
+hit_after() {
+  local run=$1 step=$2 sig=$3; shift 3
+  for _ in $(seq 1 1200); do
+    [ -n "$(ls -d "$run"/checkpoint-* 2>/dev/null | awk -F- -v s="$step" '$NF + 0 >= s' | head -n 1)" ] && break
+    sleep 0.05
+  done
+  kill -"$sig" "$@" 2>/dev/null
+}
+ranks_of() {  # the trainer processes writing to run directory $1
+  pgrep -f -- "--out $1" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = strider ] && \
+    tr '\0' ' ' < /proc/"$p"/cmdline | grep -q "^$(basename "$strider") train\|/strider train" && echo "$p"; done
+}
+
+# 1. One rank killed.
+run="$work/killed"
+"$strider" launch -n 3 --max-restarts 2 --launcher "$mpirun --oversubscribe --bind-to none" -- \
+  "$strider" "${train[@]}" --out "$run" > "$run.out" 2> "$run.err" &
+launch=$!
+sleep 1; for _ in $(seq 1 100); do [ -n "$(ranks_of "$run")" ] && break; sleep 0.1; done
+hit_after "$run" 8 9 "$(ranks_of "$run" | shuf -n 1)"
+wait "$launch"; code=$?
+got=$(digests "$(tail -n 1 "$run.out")")
+restart=$(grep -m1 "strider launch: restart 1" "$run.err")
+echo "kill -9 of a rank: exit $code; ${restart:-no restart logged}"
+if [ $code -ne 0 ] || [ "$got" != "$want" ] || [ -z "$restart" ]; then
+  echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
+fi
+
+# 2. A whole emulated host stopped: relaunched without it.
+if [ "$(id -u)" -eq 0 ] && command -v ip > /dev/null && ip netns add strider-probe 2>/dev/null; then
+  ip netns delete strider-probe
+  hosts="$here/../../scripts/emulated-hosts.sh"
+  "$hosts" up 2 && trap '"$hosts" down' EXIT
+  printf 'h0 slots=2\nh1 slots=2\n' > "$work/hostfile"
+  run="$work/frozen-host"
+  "$strider" launch -n 4 --hostfile "$work/hostfile" --launcher "$hosts mpirun -x OMP_NUM_THREADS=1" \
+    -- "$strider" "${train[@]}" --out "$run" > "$run.out" 2> "$run.err" &
+  launch=$!
+  hit_after "$run" 8 STOP $(sleep 2; ip netns pids strider-h1)
+  wait "$launch"; code=$?
+  kill -CONT $(ip netns pids strider-h1) 2>/dev/null
+  got=$(digests "$(tail -n 1 "$run.out")")
+  restart=$(grep -m1 "strider launch: restart 1" "$run.err")
+  echo "SIGSTOP of host h1: exit $code; ${restart:-no restart logged}"
+  if [ $code -ne 0 ] || [ "$got" != "$want" ] || ! grep -q "froze (no heartbeat); starting 2 ranks on h0 (2)" <<< "$restart"; then
+    echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
+  fi
+else
+  echo "skipped the emulated-host case: it needs root and network namespaces"
+fi
+
+# 3. Failing every time: stops after --max-restarts.
+run="$work/hopeless"
+"$strider" launch -n 2 --max-restarts 1 --launcher "$mpirun --oversubscribe --bind-to none" -- \
+  "$strider" train --model gpt --text-file /nonexistent --out "$run" > /dev/null 2> "$run.err"
+code=$?
+if [ $code -ne 0 ] && grep -q "stopping: the job failed .* all 1 restarts (--max-restarts) are used" "$run.err"; then
+  echo "a job that always fails: stopped after 1 restart, exit $code"
+else
+  echo "a job that always fails: FAILED (exit $code)"; tail -n 5 "$run.err"; failures=$((failures + 1))
+fi
+echo "launch checks failed: $failures"
+[ "$failures" -eq 0 ]
