@@ -21,6 +21,7 @@
 #include "strider/io/idx.h"
 #include "strider/io/safetensors.h"
 #include "strider/io/npy.h"
+#include "strider/io/csv.h"
 #include "strider/io/sha256.h"
 #include "strider/config.h"
 #include "strider/checkpoint/async_checkpointer.h"
