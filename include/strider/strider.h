@@ -20,6 +20,7 @@
 #include "strider/io/text_dataset.h"
 #include "strider/io/idx.h"
 #include "strider/io/safetensors.h"
+#include "strider/io/safetensors_dataset.h"
 #include "strider/io/npy.h"
 #include "strider/io/csv.h"
 #include "strider/io/sha256.h"
