@@ -23,6 +23,7 @@
 #include "strider/io/safetensors_dataset.h"
 #include "strider/io/npy.h"
 #include "strider/io/csv.h"
+#include "strider/io/token_file.h"
 #include "strider/io/sha256.h"
 #include "strider/config.h"
 #include "strider/checkpoint/async_checkpointer.h"
