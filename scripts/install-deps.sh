@@ -5,7 +5,7 @@
 # runtime libraries (sanitizers, libFuzzer) and OpenMP for the sanitizer and fuzzing build.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev libjpeg62-turbo-dev
           libdnnl-dev ocl-icd-opencl-dev dataset-fashion-mnist
           libopenmpi-dev openmpi-bin
           clang libclang-rt-14-dev libomp-14-dev)

@@ -24,6 +24,8 @@
 #include "strider/io/npy.h"
 #include "strider/io/csv.h"
 #include "strider/io/token_file.h"
+#include "strider/io/image.h"
+#include "strider/io/image_folder.h"
 #include "strider/io/sha256.h"
 #include "strider/config.h"
 #include "strider/checkpoint/async_checkpointer.h"
