@@ -1,6 +1,7 @@
 #include "strider/io/image_folder.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "strider/io/image.h"

@@ -20,6 +20,24 @@ struct ErrorManager {
   int warnings;
 };
 
+// A progressive JPEG of a few KiB can hold thousands of scans and take minutes to decode;
+// libjpeg-turbo's TurboJPEG API stops at 500 scans too.
+constexpr int kMaxScans = 500;
+
+struct ScanLimit {
+  jpeg_progress_mgr base;  // first, as above
+  ErrorManager* err;
+};
+
+void on_progress(j_common_ptr cinfo) {
+  auto* limit = reinterpret_cast<ScanLimit*>(cinfo->progress);
+  const int scans = reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number;
+  if (scans <= kMaxScans) return;
+  std::snprintf(limit->err->out->message, sizeof limit->err->out->message,
+                "more than %d progressive scans (a decoding-time bomb, or corrupt)", kMaxScans);
+  std::longjmp(limit->err->jump, 1);  // through libjpeg's C frames only, as error_exit does
+}
+
 void on_error_exit(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
   char text[JMSG_LENGTH_MAX];
@@ -54,6 +72,9 @@ int decode_jpeg_raw(const unsigned char* data, size_t size, uint64_t max_bytes, 
   err.base.output_message = on_output;
   err.out = out;
   err.warnings = 0;
+  ScanLimit limit;
+  limit.base.progress_monitor = on_progress;
+  limit.err = &err;
   unsigned char* volatile pixels = nullptr;  // survives the longjmp
   if (setjmp(err.jump)) {
     std::free(pixels);
@@ -61,6 +82,7 @@ int decode_jpeg_raw(const unsigned char* data, size_t size, uint64_t max_bytes, 
     return 1;
   }
   jpeg_create_decompress(&cinfo);
+  cinfo.progress = &limit.base;
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
   if (cinfo.num_components == 1) {

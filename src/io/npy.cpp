@@ -1,6 +1,7 @@
 #include "strider/io/npy.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -145,10 +146,6 @@ Tensor decode_npy(std::shared_ptr<const void> owner, unsigned char* bytes, uint6
   return buffer.as_strided(h.shape, strides);
 }
 
-}  // namespace strider::io
-
-namespace strider::io {
-
 Tensor load_npy(const std::string& path) {
   std::shared_ptr<const MappedFile> file = MappedFile::open(path, "load_npy");
   return decode_npy(file, file->data(), file->size(), path, "load_npy");
@@ -171,16 +168,23 @@ void save_npy(const std::string& path, const Tensor& t) {
 
   const Tensor c = t.contiguous();
   const std::string tmp = temporary_path(path);
-  {
+  remove_stale_temporaries(path);
+  try {
     File f(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     STRIDER_CHECK(f.is_open(), "save_npy", "cannot create ", tmp, ": ", std::strerror(errno));
     write_exact(f.fd(), head.data(), head.size(), tmp, "save_npy");
     if (c.numel() > 0) write_exact(f.fd(), c.data(), c.nbytes(), tmp, "save_npy");
+    STRIDER_CHECK(::fsync(f.fd()) == 0, "save_npy", "fsync of ", tmp, " failed: ", std::strerror(errno));
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp);
+  if (ec) std::filesystem::remove(tmp, ec);
   STRIDER_CHECK(!ec, "save_npy", "cannot rename ", tmp, " to ", path, ": ", ec.message());
+  fsync_directory(parent_directory(path));
 }
 
 }  // namespace strider::io
