@@ -58,6 +58,16 @@ def write_npy():
     np.save(out('npy', 'empty_f4.npy'), np.zeros((0, 3), dtype='<f4'))
     np.savez(out('npy', 'stored.npz'), a=base, b=np.arange(5, dtype='<i8'), c=base.astype('>f8'))
     np.savez_compressed(out('npy', 'compressed.npz'), a=base, b=np.arange(5, dtype='<i8'), c=base.astype('>f8'))
+    # Zip64 central directory and end records, as zipfile writes them past 4 GiB: its limits
+    # lowered so a small archive takes the same path.
+    import zipfile
+    limits = zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT
+    zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = 16, 1
+    try:
+        np.savez(out('npy', 'zip64.npz'), a=base, b=np.arange(5, dtype='<i8'), c=base.astype('>f8'))
+    finally:
+        zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = limits
+    assert (np.load(out('npy', 'zip64.npz'))['a'] == base).all()
 
 
 def chw(a):
