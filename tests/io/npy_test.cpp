@@ -109,6 +109,8 @@ TEST(Npy, SaveRoundTripsEveryNumPyDtypeAndLayout) {
     EXPECT_EQ(back.dtype(), dt);
     EXPECT_TRUE(testing::all_close(back, view, 0, 0));
   }
+  io::save_npy(p, arange(0, 24, 1, kFloat).reshape({2, 3, 4}));
+  EXPECT_EQ(testing::read_file(p), testing::read_file(data_path("npy/arange_f4.npy")));  // numpy.save's bytes
   EXPECT_NE(error_of([&] { io::save_npy(p, zeros({2}, kBFloat16)); }).find("NumPy has no bfloat16"), std::string::npos);
   std::remove(p.c_str());
 }
@@ -149,6 +151,8 @@ TEST(Npy, CraftedBadFilesAreNamedErrors) {
       {"version 4", npy_bytes(dict("'descr': '<f4', 'fortran_order': False, 'shape': (2,), "), f8, 4), "version 4.0"},
       {"header longer than the file", npy_bytes(dict("'descr': '<f4', 'fortran_order': False, 'shape': (2,), "), "", 1, 500),
        "the .npy header claims"},
+      {"header shorter than it claims", npy_bytes(dict("'descr': '<f4', 'fortran_order': False, 'shape': (2,), "), f8, 1, -3),
+       "does not end with a newline"},
       {"truncated data", npy_bytes(dict("'descr': '<f4', 'fortran_order': False, 'shape': (3,), "), f8), "(truncated)"},
       {"trailing data", npy_bytes(dict("'descr': '<f4', 'fortran_order': False, 'shape': (1,), "), f8), "trailing bytes"},
       {"shape overflowing int64", npy_bytes(dict("'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), "), f8),

@@ -49,6 +49,7 @@ def write_npy():
         name = descr.replace('<', 'le_').replace('>', 'be_').replace('|', '')
         np.save(out('npy', f'{name}.npy'), a)
     base = np.arange(24, dtype='<f4').reshape(2, 3, 4)
+    np.save(out('npy', 'arange_f4.npy'), base)  # save_npy must write these bytes exactly
     np.save(out('npy', 'fortran_f4.npy'), np.asfortranarray(base))
     np.save(out('npy', 'fortran_be_i2.npy'), np.asfortranarray(base.astype('>i2')))
     for version in ((2, 0), (3, 0)):
