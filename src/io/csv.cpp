@@ -129,7 +129,7 @@ Tensor parse_rows(LineReader& lines, const std::vector<std::string>& header, con
 }  // namespace
 
 std::vector<std::string> read_csv_header(const std::string& path, char delimiter) {
-  std::shared_ptr<const MappedFile> file = MappedFile::open(path, kOp);
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, kOp, MappedFile::Access::ReadOnly);
   LineReader lines({reinterpret_cast<const char*>(file->data()), file->size()});
   std::string_view line;
   int64_t number = 0;
@@ -140,7 +140,7 @@ std::vector<std::string> read_csv_header(const std::string& path, char delimiter
 Tensor read_csv(const std::string& path, const CsvOptions& options) {
   STRIDER_CHECK(options.dtype == kFloat || options.dtype == kDouble, kOp, path, ": dtype must be float32 or float64, got ",
                 options.dtype);
-  std::shared_ptr<const MappedFile> file = MappedFile::open(path, kOp);
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, kOp, MappedFile::Access::ReadOnly);
   LineReader lines({reinterpret_cast<const char*>(file->data()), file->size()});
   std::string_view line;
   int64_t number = 0;

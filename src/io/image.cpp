@@ -22,7 +22,7 @@ int64_t round_half_even(int64_t twice) { return twice / 2 + ((twice % 2) && ((tw
 }  // namespace
 
 Tensor read_image(const std::string& path) {
-  std::shared_ptr<const MappedFile> file = MappedFile::open(path, "read_image");
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, "read_image", MappedFile::Access::ReadOnly);
   const unsigned char* d = file->data();
   const uint64_t n = file->size();
   RawImage raw;

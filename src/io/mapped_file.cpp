@@ -12,7 +12,7 @@
 
 namespace strider::io {
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, const char* op) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, const char* op, Access access) {
   File f(path, O_RDONLY | O_NONBLOCK);  // a FIFO would block the open; fstat refuses it below
   STRIDER_CHECK(f.is_open(), op, "cannot open ", path, ": ", std::strerror(errno));
   struct stat st {};
@@ -22,7 +22,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, cons
   m->path_ = path;
   m->size_ = static_cast<uint64_t>(st.st_size);
   if (m->size_ == 0) return m;
-  void* p = ::mmap(nullptr, m->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd(), 0);
+  void* p = ::mmap(nullptr, m->size_, access == Access::CopyOnWrite ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, f.fd(), 0);
   STRIDER_CHECK(p != MAP_FAILED, op, "cannot memory-map ", path, " (", m->size_, " bytes): ", std::strerror(errno));
   m->data_ = static_cast<unsigned char*>(p);
   return m;

@@ -47,7 +47,7 @@ TokenDtype token_dtype_from_string(std::string_view name) {
 
 TokenFile::TokenFile(const std::string& path, TokenDtype dtype) : state_(std::make_shared<State>()) {
   State& s = *state_;
-  s.file = MappedFile::open(path, kOp);
+  s.file = MappedFile::open(path, kOp, MappedFile::Access::ReadOnly);
   const uint64_t size = s.file->size();
   const unsigned char* d = s.file->data();
   STRIDER_CHECK(size > 0, kOp, path, " is empty; a token file needs at least one token");
