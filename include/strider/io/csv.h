@@ -4,9 +4,11 @@
 // The first non-empty line names the columns; fields may be quoted ("a, b" and "" for a quote
 // inside). Lines end in \n or \r\n; empty lines and a missing final newline are fine; a UTF-8
 // byte-order mark is skipped. Only the chosen columns are parsed, so others may hold text.
-// A cell is a decimal or scientific number, optionally quoted and surrounded by spaces; "nan" and
-// "inf" are accepted as strtod spells them. Anything else, an empty cell or a row with the wrong
-// number of fields is a strider::Error naming the file, the line, and the column's name and number.
+// A cell is a decimal or scientific number, optionally quoted and surrounded by spaces, with an
+// optional sign; "nan", "inf" and "infinity" (any case) are accepted. A value below the dtype's
+// range reads as 0 or a denormal, as NumPy reads it. Anything else (text, an empty cell, a value
+// above the dtype's range) or a row with the wrong number of fields is a strider::Error naming the
+// file, the line, and the column's name and number.
 #include <string>
 #include <vector>
 

@@ -8,7 +8,7 @@
 //     rounding, v * 255 / 65535); an alpha channel or tRNS transparency is dropped (the stored
 //     colors are kept, as PIL's convert("RGB") does); interlaced images are read;
 //   - JPEG: CMYK and YCCK are refused; any libjpeg warning (corrupt data, a truncated file
-//     that libjpeg would pad with gray) is an error.
+//     that libjpeg would pad with gray) is an error, and so are more than 500 progressive scans.
 // A missing file, a file that is neither format, a corrupt or truncated image, or one whose
 // pixels exceed kMaxImageBytes is a strider::Error naming the file and libpng's/libjpeg's reason.
 #include <cstdint>

@@ -7,8 +7,8 @@
 //   int8, int16, uint16 -> int32 (widened), uint32 -> int64 (widened),
 //   uint64 -> int64 when every value fits (else an Error naming the value's index).
 // Complex, string, object, datetime and structured dtypes are an Error naming the dtype.
-// A Fortran-order array is returned with column-major strides over the same bytes (call
-// .contiguous() for row-major memory); its logical shape and values are NumPy's.
+// A Fortran-order array is returned with column-major strides (call .contiguous() for row-major
+// memory); its logical shape and values are NumPy's.
 //
 // Memory: an uncompressed array whose bytes are little-endian, aligned and already in a strider
 // dtype (uint8, bool, int32, int64, float16/32/64) is memory-mapped, not read: the tensor's
