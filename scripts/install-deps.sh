@@ -6,7 +6,7 @@
 # iproute2 for the emulated hosts (scripts/emulated-hosts.sh).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev libjpeg62-turbo-dev
           libdnnl-dev ocl-icd-opencl-dev dataset-fashion-mnist
           libopenmpi-dev openmpi-bin iproute2
           clang libclang-rt-14-dev libomp-14-dev)
