@@ -2,6 +2,8 @@
 // global batches and resumed at the same or another world size (same global batch size)
 // continues with exactly the global batches the uninterrupted run would have had. Ranks are
 // simulated in one process: rank r of W is a DataLoader over a DistributedSampler(r, W).
+#include <functional>
+
 #include "data/data_test_util.h"
 
 namespace strider::testing {
@@ -131,6 +133,38 @@ TEST(ResumeTest, APositionBetweenGlobalBatchesIsRefused) {
         (void)w.step();
       },
       Error);
+}
+
+
+// Every sampler resumes: a new loader given the saved position continues the same batches.
+TEST(ResumeTest, EverySamplerResumesInASingleProcess) {
+  auto ds = indexed_images(30);
+  std::vector<std::function<std::shared_ptr<data::Sampler>()>> samplers = {
+      [] { return std::make_shared<data::SequentialSampler>(30); },
+      [] { return std::make_shared<data::RandomSampler>(30, data::RandomSamplerOptions{.seed = 5}); },
+      [] { return std::make_shared<data::RandomSampler>(30, data::RandomSamplerOptions{.replacement = true, .num_samples = 20, .seed = 5}); },
+      [] { return std::make_shared<data::WeightedRandomSampler>(std::vector<double>(30, 1.0), 25, true, 5); },
+      [] { return std::make_shared<data::WeightedRandomSampler>(std::vector<double>(30, 2.0), 17, false, 5); },
+  };
+  for (size_t k = 0; k < samplers.size(); ++k) {
+    auto flat = [&](DataLoader& l, int64_t batches) {
+      std::vector<int64_t> out;
+      for (int64_t i = 0; i < batches; ++i)
+        if (auto b = l.next())
+          for (int64_t v : longs(b->at("index"))) out.push_back(v);
+      return out;
+    };
+    DataLoader whole(ds, {.batch_size = 4, .drop_last = true, .sampler = samplers[k]()});
+    const auto expected = flat(whole, 40);  // runs over several epochs (nullopt at each end)
+    for (int64_t stop : {1, 3, 7, 12}) {
+      DataLoader first(ds, {.batch_size = 4, .drop_last = true, .num_workers = 1, .sampler = samplers[k]()});
+      auto got = flat(first, stop);
+      DataLoader second(ds, {.batch_size = 4, .drop_last = true, .num_workers = 2, .sampler = samplers[k]()});
+      second.load_state(first.state());
+      for (int64_t v : flat(second, 40 - stop)) got.push_back(v);
+      EXPECT_EQ(got, expected) << "sampler " << k << " stopped after " << stop << " calls";
+    }
+  }
 }
 
 }  // namespace
