@@ -52,6 +52,11 @@ namespace {
   models::GPTConfig gpt{.n_layer = 4, .n_embd = 128};
   ops::ConvArgs conv_args{.padding = {1}};
   ops::PoolArgs pool{.kernel = {2}, .ceil_mode = true};
+  io::CsvOptions csv{.columns = {"x", "y"}, .dtype = kDouble};
+  io::ImageFolderOptions folder{.image_size = 32, .channels = 3};
+  data::DistributedSamplerOptions dist_sampler{.num_replicas = 2, .rank = 1, .drop_last = true};
+  data::RandomSamplerOptions random_sampler{.replacement = true, .num_samples = 8};
+  std::ignore = std::tie(csv, folder, dist_sampler, random_sampler);
   std::ignore = std::tie(sgd, adam, adamw, no_decay, one_cycle, conv, interpolate, mha, encoder, pg, ddp, fsdp, hybrid, mp, offload, state_dict,
                          registration, ckpt, load, full_save, reshard, state, loader, text, writer, st_load, entry,
                          gpt, conv_args, pool);
