@@ -2,13 +2,16 @@
 // strategy. Run under mpirun (or alone for "local"); prints one JSON line from rank 0.
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
-//       [--batch 2 --seq 64 --steps 3 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1
+//       [--batch 2 --seq 64 --steps 5 --warmup 2 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1
 //        --activation-checkpointing 1 --dtype bfloat16 --offload-read-ahead-mb 512 --offload-stream 1]
 // Throughput: tokens per second over all ranks and the model FLOP utilization (MFU): model FLOPs
 // per step (6 x the parameters that multiply, per token, plus 12 x layers x width x sequence per
 // token for attention's two matmuls; a recomputation under activation checkpointing is not
 // counted) over the step time, against the float32 FMA peak and the bfloat16 dot-product peak
-// of all ranks' cores, each measured before and after the steps in the same process.
+// of all ranks' cores, each measured before and after the steps in the same process; and a
+// second line ("mfu":"outside") against the peak strider_peak_canary measures in a process of its
+// own before and after (median, min, max of 5 rounds each), printed only when it can be trusted
+// (judge_mfu), else null with the reason.
 // With --offload DIR: the bytes the steps read from and wrote to the disk (/proc/self/io, all
 // ranks), and the disk's O_DIRECT bandwidth with every rank streaming 1 GiB, measured after the
 // steps in DIR; bench/run_offload_side_by_side.sh turns them into the bandwidth a step needs.
@@ -18,8 +21,12 @@
 
 #include "disk_bandwidth.h"
 #include "fma_peak.h"
+#include "outside_peak.h"
+
+#include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -66,10 +73,44 @@ double max_over_ranks(dist::ProcessGroup& pg, double v) {
 
 }  // namespace
 
+// Whether an MFU over the outside peak can be trusted: the peaks before and after the steps
+// agree within 5%, the in-process peak agrees with the outside one within 3%, and the step time
+// is a median of at least 5 steps. Otherwise the MFU is not printed, and the reason is.
+struct MfuVerdict {
+  bool reliable = true;
+  std::string why_not;
+};
+
+MfuVerdict judge_mfu(const bench::OutsidePeak& before, const bench::OutsidePeak& after, double in_process_fma,
+                     int measured_steps) {
+  char why[256];
+  if (!before.measured || !after.measured)
+    return {false, "the outside canary did not run: " + (before.measured ? after.error : before.error)};
+  const double b = before.fma.median, a = after.fma.median, outside = 0.5 * (a + b);
+  if (std::fabs(a - b) > 0.05 * outside) {
+    std::snprintf(why, sizeof why, "the outside FMA peak moved from %.0f to %.0f GFLOP/s during the run (over 5%%)", b, a);
+    return {false, why};
+  }
+  if (std::fabs(in_process_fma - outside) > 0.03 * outside) {
+    std::snprintf(why, sizeof why, "the in-process FMA peak %.0f and the outside one %.0f GFLOP/s differ by over 3%%",
+                  in_process_fma, outside);
+    return {false, why};
+  }
+  if (measured_steps < 5) return {false, "fewer than 5 measured steps (--steps)"};
+  return {};
+}
+
+std::string describe(const bench::PeakSample& s) {
+  if (s.median <= 0) return "null";
+  char text[160];
+  std::snprintf(text, sizeof text, "{\"median\":%.1f,\"min\":%.1f,\"max\":%.1f}", s.median, s.min, s.max);
+  return text;
+}
+
 int main(int argc, char** argv) {
   std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
   int shard_group_size = 0;
-  int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 3;
+  int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 5, warmup = 2;
   bool prefetch = true, deterministic = false, deferred = false, checkpointing = false;
   std::string dtype = "float32";  // bfloat16: MixedPrecision (bf16 compute and gathers, float32 masters)
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
@@ -85,6 +126,7 @@ int main(int argc, char** argv) {
     if (k == "--batch") batch = std::stoll(v);  // per rank
     if (k == "--seq") seq = std::stoll(v);
     if (k == "--steps") steps = std::stoll(v);
+    if (k == "--warmup") warmup = std::stoll(v);
     if (k == "--prefetch") prefetch = v == "1";
     if (k == "--offload") offload_dir = v;
     if (k == "--offload-read-ahead-mb") read_ahead_mb = std::stoll(v);
@@ -118,6 +160,15 @@ int main(int argc, char** argv) {
       pg->all_reduce(t, dist::ReduceOp::Sum);
       return std::pair<double, double>{t[0].item<double>(), t[1].item<double>()};
     };
+    // The outside canary: rank 0 runs it on every rank's threads while the others wait.
+    auto outside = [&] {
+      pg->barrier();
+      bench::OutsidePeak o;
+      if (pg->rank() == 0) o = bench::run_peak_canary(omp_get_max_threads() * pg->size());
+      pg->barrier();
+      return o;
+    };
+    const bench::OutsidePeak outside_before = outside();
     const auto peak_before = peaks();
     std::shared_ptr<nn::Module> model = gpt;
     fsdp::FullyShardedDataParallel* sharded = nullptr;
@@ -155,7 +206,7 @@ int main(int argc, char** argv) {
     Tensor x = tokens.narrow(1, 0, seq).contiguous(), y = tokens.narrow(1, 1, seq).contiguous();
     std::vector<double> times, times_unchecked;
     ResidentPeaks resident;
-    for (int64_t s = 0; s < steps + 1; ++s) {
+    for (int64_t s = 1 - warmup; s < steps + 1; ++s) {  // s <= 0: warm-up steps
       const bool unchecked = ab_signature_checks && s > 0 && s % 2 == 0;
       pg->barrier();
       pg->set_signature_checks(!unchecked);  // every rank at the same point of its sequence
@@ -204,6 +255,7 @@ int main(int argc, char** argv) {
       disk.read_gbps = sum_over_ranks(*pg, mine.read_gbps);
     }
     const auto peak_after = peaks();
+    const bench::OutsidePeak outside_after = outside();
     std::sort(times.begin(), times.end());
     std::sort(times_unchecked.begin(), times_unchecked.end());
     if (ab_signature_checks && pg->rank() == 0 && !times_unchecked.empty())
@@ -226,6 +278,24 @@ int main(int argc, char** argv) {
     const double step_flops = step_tokens * flops_per_token;
     const double fma_peak = 0.5 * (peak_before.first + peak_after.first) / (strategy == "local" ? pg->size() : 1);
     const double bf16_peak = 0.5 * (peak_before.second + peak_after.second) / (strategy == "local" ? pg->size() : 1);
+    const MfuVerdict verdict = judge_mfu(outside_before, outside_after, 0.5 * (peak_before.first + peak_after.first),
+                                        static_cast<int>(times.size()));
+    const double per_peak = strategy == "local" ? pg->size() : 1;
+    const double outside_fma = 0.5 * (outside_before.fma.median + outside_after.fma.median) / per_peak;
+    const double outside_bf16 = 0.5 * (outside_before.bf16.median + outside_after.bf16.median) / per_peak;
+    const double achieved = step_flops / times[times.size() / 2] / 1e9;
+    if (pg->rank() == 0)
+      std::printf("{\"mfu\":\"outside\",\"measured_steps\":%zu,\"warmup_steps\":%lld,\"reliable\":%s,\"why_not\":\"%s\","
+                  "\"outside_fma_before\":%s,\"outside_fma_after\":%s,\"outside_bf16_before\":%s,"
+                  "\"outside_bf16_after\":%s,\"in_process_fma_gflops\":%s,\"outside_fma_gflops\":%s,"
+                  "\"outside_bf16_gflops\":%s,\"mfu_fp32_outside\":%s,\"mfu_bf16_outside\":%s}\n",
+                  times.size(), static_cast<long long>(warmup), verdict.reliable ? "true" : "false", verdict.why_not.c_str(),
+                  describe(outside_before.fma).c_str(), describe(outside_after.fma).c_str(),
+                  describe(outside_before.bf16).c_str(), describe(outside_after.bf16).c_str(),
+                  bench::json_number(0.5 * (peak_before.first + peak_after.first), 1).c_str(),
+                  bench::json_number(outside_fma, 1).c_str(), bench::json_number(outside_bf16, 1).c_str(),
+                  bench::json_number(verdict.reliable ? achieved / outside_fma : 0.0).c_str(),
+                  bench::json_number(verdict.reliable ? achieved / outside_bf16 : 0.0).c_str());
     if (pg->rank() == 0)
       std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"

@@ -1,0 +1,43 @@
+// The machine's peak as an outsider measures it: a process of its own that runs the FMA and
+// bfloat16 dot-product loops of fma_peak.h on --threads OpenMP threads, one discarded round (the
+// cores reach their clock) then --rounds measured ones, and prints one JSON line with each
+// loop's median, min and max GFLOP/s. Benchmarks run it before and after what they time
+// (bench/outside_peak.h), so the peak they divide by is not sampled from inside the run it judges.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fma_peak.h"
+
+namespace {
+
+std::string stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  using strider::bench::json_number;
+  return "{\"median\":" + json_number(v[v.size() / 2], 1) + ",\"min\":" + json_number(v.front(), 1) +
+         ",\"max\":" + json_number(v.back(), 1) + "}";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = omp_get_max_threads(), rounds = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--threads") == 0) threads = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::clamp(std::atoi(argv[i + 1]), 1, 1000);
+  }
+  omp_set_num_threads(threads);
+  strider::bench::fma_peak_gflops();  // discarded: the clock ramps up
+  std::vector<double> fma, bf16;
+  for (int r = 0; r < rounds; ++r) {
+    fma.push_back(strider::bench::fma_peak_gflops());
+    bf16.push_back(strider::bench::bf16_dot_peak_gflops());
+  }
+  std::printf("{\"isa\":\"%s\",\"threads\":%d,\"rounds\":%d,\"fma_gflops\":%s,\"bf16_gflops\":%s}\n",
+              strider::bench::peak_isa(), threads, rounds, stats(fma).c_str(), stats(bf16).c_str());
+  return 0;
+}
