@@ -29,12 +29,15 @@ void FailureWatch::observe(const std::string& line) {
   static const std::regex frozen(R"(rank (\d+) of \d+ \(host '([^']*)'\) stopped answering)");
   static const std::regex killed(R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+))");
   static const std::regex remote_daemon(R"(Remote daemon:.* on node (\S+))");
+  static const std::regex srun_task(R"(^srun: error: (\S+): tasks? (\d+)[-0-9,]*: (Killed|Terminated|Segmentation))");
   static const std::regex failed(R"(^strider: (\[rank (\d+) of \d+\])?(.*))");
   std::smatch m;
   if (std::regex_search(line, m, frozen)) {
     keep({JobFailure::Kind::Frozen, std::stoi(m[1].str()), m[2].str(), line});
   } else if (std::regex_search(line, m, killed)) {
     keep({JobFailure::Kind::Killed, std::stoi(m[1].str()), m[2].str(), "signal " + m[3].str()});
+  } else if (std::regex_search(line, m, srun_task)) {
+    keep({JobFailure::Kind::Killed, std::stoi(m[2].str()), m[1].str(), m[3].str()});
   } else if (line.find("lost communication with a remote daemon") != std::string::npos) {
     daemon_lost_ = true;
   } else if (daemon_lost_ && std::regex_search(line, m, remote_daemon)) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +33,17 @@ std::vector<std::string> words(const std::string& s) {
   std::vector<std::string> out;
   for (std::string w; in >> w;) out.push_back(w);
   return out;
+}
+
+// The launcher's words: srun inside a Slurm allocation (SLURM_JOB_ID set), else mpirun, unless given.
+std::vector<std::string> launcher_words(const std::string& launcher) {
+  if (launcher != "auto") {
+    std::vector<std::string> w = words(launcher);
+    STRIDER_CHECK(!w.empty(), "launch", "--launcher is empty; give a command such as 'mpirun --bind-to none'");
+    return w;
+  }
+  if (std::getenv("SLURM_JOB_ID")) return {"srun", "--mpi=pmix", "--kill-on-bad-exit=1"};
+  return {"mpirun", "--bind-to", "none"};
 }
 
 // The value of `flag` in the training command ("--out DIR" or "--out=DIR"), empty if absent.
@@ -128,7 +140,9 @@ void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
   launch.add_option("--max-restarts", o.max_restarts, "relaunches after failures before giving up")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))->capture_default_str();
   launch.add_option("--hostfile", o.hostfile, "OpenMPI hostfile ('HOST slots=N' lines); a failed host is left out");
-  launch.add_option("--launcher", o.launcher, "the command that starts the ranks, given -np N (and --hostfile)")
+  launch.add_option("--launcher", o.launcher,
+                    "the command that starts the ranks, given -np N (and --hostfile), or -n N for srun; auto: "
+                    "'srun --mpi=pmix --kill-on-bad-exit=1' inside a Slurm allocation, else 'mpirun --bind-to none'")
       ->capture_default_str();
   launch.add_option("--end-grace", o.end_grace,
                     "seconds the job may take to end by itself after a rank froze or a host was lost")
@@ -144,6 +158,8 @@ int run_launch(const LaunchOptions& o) {
                 "checkpoint in that run directory, so give it one");
   std::vector<Host> hosts;
   if (!o.hostfile.empty()) hosts = read_hostfile(o.hostfile);
+  STRIDER_CHECK(o.hostfile.empty() || std::filesystem::path(launcher_words(o.launcher).at(0)).filename() != "srun",
+                "launch", "--hostfile is for mpirun; under srun the ranks run on the Slurm allocation's nodes");
   const std::string live_hostfile = run_dir + "/.launch-hostfile";
   std::filesystem::create_directories(run_dir);
   Attempt last;
@@ -154,8 +170,9 @@ int run_launch(const LaunchOptions& o) {
           std::to_string(o.min_ranks) + " (last failure: " + last.failure.describe() + ")");
       return last.exit_code ? last.exit_code : 1;
     }
-    std::vector<std::string> argv = words(o.launcher);
-    argv.insert(argv.end(), {"-np", std::to_string(world)});
+    std::vector<std::string> argv = launcher_words(o.launcher);
+    const bool srun = std::filesystem::path(argv.at(0)).filename() == "srun";
+    argv.insert(argv.end(), {srun ? "-n" : "-np", std::to_string(world)});
     if (!hosts.empty()) {
       write_hostfile(live_hostfile, hosts);
       argv.insert(argv.end(), {"--hostfile", live_hostfile});

@@ -1,5 +1,6 @@
 #pragma once
-// `strider launch`: starts a training job's ranks (through mpirun, or the launcher given) and
+// `strider launch`: starts a training job's ranks (through mpirun, srun inside a Slurm
+// allocation, or the launcher given) and
 // watches them. When a rank or host fails or freezes it ends what is left of the job and starts
 // it again from the latest committed checkpoint in the run directory (--out), leaving out a host
 // that froze or was lost (with a hostfile: at the smaller world size), until the job finishes,
@@ -20,7 +21,7 @@ struct LaunchOptions {
   int64_t min_ranks = 1;
   int64_t max_restarts = 3;
   std::string hostfile;           // OpenMPI's format; hosts that fail are left out of the next launch
-  std::string launcher = "mpirun --bind-to none";  // its words, split on spaces
+  std::string launcher = "auto";  // its words, split on spaces; auto: srun in a Slurm allocation, else mpirun
   double end_grace = 10;          // seconds a job may take to end after a rank froze or a host was lost
   std::vector<std::string> command;  // after "--": the training command (its --out is the run directory)
 };
