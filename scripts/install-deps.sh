@@ -4,8 +4,9 @@
 # ocl-icd-opencl-dev because Debian's oneDNN CMake package looks for OpenCL; clang with its
 # runtime libraries (sanitizers, libFuzzer) and OpenMP for the sanitizer and fuzzing build;
 # iproute2 for the emulated hosts (scripts/emulated-hosts.sh); libpng and libjpeg-turbo for the
-# image readers. Optional: slurm-wlm and munge for the Slurm test (scripts/slurm-cluster.sh),
-# which is skipped, saying so, where they cannot be installed.
+# image readers. With --slurm also slurm-wlm and munge, for the Slurm test
+# (scripts/slurm-cluster.sh; skipped, saying so, without them). Not by default: they install
+# daemons a user may not want, and munge cannot be configured in a chroot.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
@@ -13,14 +14,16 @@ packages=(build-essential cmake ninja-build pkg-config
           libopenmpi-dev openmpi-bin iproute2
           libpng-dev libjpeg62-turbo-dev
           clang libclang-rt-14-dev libomp-14-dev)
-optional=(slurm-wlm munge)
+optional=()
+if [ "${1:-}" = "--slurm" ]; then optional=(slurm-wlm munge); fi
 missing_of() {
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
   done
 }
 mapfile -t missing < <(missing_of "${packages[@]}")
-mapfile -t missing_optional < <(missing_of "${optional[@]}")
+missing_optional=()
+[ ${#optional[@]} -eq 0 ] || mapfile -t missing_optional < <(missing_of "${optional[@]}")
 if [ ${#missing[@]} -eq 0 ] && [ ${#missing_optional[@]} -eq 0 ]; then
   exit 0
 fi

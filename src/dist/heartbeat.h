@@ -40,7 +40,10 @@ class Heartbeat {
   static std::chrono::milliseconds interval_for(std::chrono::milliseconds timeout);
 
  private:
+  struct Beat;
   void loop();
+  // Sends the last beat (a goodbye) and takes the previous rank's, within a bounded wait.
+  void say_goodbye(Beat* out, MPI_Request send, Beat& in, MPI_Request& receive);
 
   const int rank_, size_;
   MPI_Comm comm_ = MPI_COMM_NULL;
