@@ -2,7 +2,7 @@
 // classes of PER_CLASS images each. Each class has its own color, so a CNN can learn them in a
 // few steps; every third image is a JPEG, every fifth is gray, and sizes vary (the trainer
 // resizes). Written with libpng and libjpeg, the libraries strider reads them with.
-// Usage: make_image_folder ROOT CLASSES PER_CLASS
+// Usage: make_image_folder ROOT CLASSES PER_CLASS [SIDE]   (SIDE: the smallest side, default 16)
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -70,8 +70,8 @@ bool write_jpeg(const std::string& path, const Image& img) {
 }
 
 // Class k's color with seeded noise; gray images keep the class's brightness.
-Image make_image(int k, int i, std::mt19937& rng) {
-  Image img{16 + (i % 4) * 2, 16 + (i % 3) * 3, i % 5 == 4 ? 1 : 3, {}};
+Image make_image(int k, int i, int side, std::mt19937& rng) {
+  Image img{side + (i % 4) * side / 8, side + (i % 3) * side / 5, i % 5 == 4 ? 1 : 3, {}};
   const int base[3][3] = {{200, 40, 40}, {40, 200, 40}, {40, 40, 200}};
   std::uniform_int_distribution<int> noise(-30, 30);
   for (int p = 0; p < img.width * img.height; ++p)
@@ -85,18 +85,18 @@ Image make_image(int k, int i, std::mt19937& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: make_image_folder ROOT CLASSES PER_CLASS\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: make_image_folder ROOT CLASSES PER_CLASS [SIDE]\n");
     return 2;
   }
   const std::string root = argv[1];
-  const int classes = std::atoi(argv[2]), per_class = std::atoi(argv[3]);
+  const int classes = std::atoi(argv[2]), per_class = std::atoi(argv[3]), side = argc == 5 ? std::atoi(argv[4]) : 16;
   std::mt19937 rng(1234);
   for (int k = 0; k < classes; ++k) {
     const std::string dir = root + "/class_" + std::to_string(k);
     std::filesystem::create_directories(dir);
     for (int i = 0; i < per_class; ++i) {
-      const Image img = make_image(k, i, rng);
+      const Image img = make_image(k, i, side, rng);
       const std::string stem = dir + "/img_" + std::to_string(100 + i);
       const bool ok = i % 3 == 2 ? write_jpeg(stem + ".jpg", img) : write_png(stem + ".png", img);
       if (!ok) {

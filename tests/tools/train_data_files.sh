@@ -3,6 +3,7 @@
 # with and without --val-tokens and --vocab-size) and CNNs on a small image folder written here
 # (PNG and JPEG, RGB and gray, sizes that differ), each for a few steps, then resumed; a resumed
 # run continues from the checkpoint's data position and ends as the uninterrupted run does.
+# `strider bench loader` runs on both.
 # Usage: train_data_files.sh STRIDER_BINARY MAKE_IMAGE_FOLDER WORK_DIR
 set -uo pipefail
 strider=${1:?usage: train_data_files.sh STRIDER MAKE_IMAGE_FOLDER WORK_DIR}
@@ -74,6 +75,15 @@ expect_run "image folder, resumed" "params_sha256" --model small_cnn --image-fol
            --resume "$work/il" --out "$work/il"
 [ -n "$want" ] && [ "$(digests "$last_out")" = "$want" ] || fail "image folder: the resumed run differs"
 tried=$((tried + 1))
+
+# `strider bench loader` on both (docs/benchmarks.md has the full-size figures).
+for what in "--image-folder $work/images --model small_cnn --batch 4" \
+            "--tokens $work/train.bin --n-layer 1 --n-head 2 --n-embd 16 --seq 16 --batch 4"; do
+  tried=$((tried + 1))
+  # shellcheck disable=SC2086
+  out=$(timeout 120 "$strider" bench loader $what --steps 2 --threads 1 --json 2>&1)
+  grep -q '"wait_share"' <<< "$out" || fail "bench loader $what: $out"
+done
 
 echo "data files: $((tried - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
