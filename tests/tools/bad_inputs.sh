@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Every trainer flag with values it must refuse, and crafted checkpoints for --resume: each
 # run must exit non-zero (not by a signal) within seconds, printing one clear line that names
-# the flag or file. Usage: bad_inputs.sh STRIDER_BINARY WORK_DIR
+# the flag or file. Token files and image folders are checked too when MAKE_IMAGE_FOLDER (the
+# test's image writer) is given.
+# Usage: bad_inputs.sh STRIDER_BINARY WORK_DIR [MAKE_IMAGE_FOLDER]
 set -uo pipefail
-strider=${1:?usage: bad_inputs.sh STRIDER_BINARY WORK_DIR}
-work=${2:?usage: bad_inputs.sh STRIDER_BINARY WORK_DIR}
+strider=${1:?usage: bad_inputs.sh STRIDER_BINARY WORK_DIR [MAKE_IMAGE_FOLDER]}
+work=${2:?usage: bad_inputs.sh STRIDER_BINARY WORK_DIR [MAKE_IMAGE_FOLDER]}
+make_folder=${3:-}
 rm -rf "$work"; mkdir -p "$work"
 gpt=(--model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 1 --n-embd 16 --n-head 2 --seq 16
      --batch-size 8 --limit-batches 2 --epochs 1 --threads 1 --json)
@@ -63,6 +66,66 @@ expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out
 expect "unknown flag" "--bogus" train --bogus
 expect "bench batch 0" "--batch" bench model --batch 0
 expect "bench unknown model" "--model" bench model --model vgg
+
+# ---- token files (--tokens) and image folders (--image-folder)
+tok=(--model gpt --n-layer 1 --n-embd 16 --n-head 2 --seq 16 --batch-size 8 --limit-batches 2 --epochs 1 --threads 1
+     --out "$work/x")
+printf 'abc' > "$work/odd.bin"; : > "$work/empty.bin"
+LC_ALL=C tr '\n' ' ' < /usr/share/common-licenses/GPL-3 | LC_ALL=C sed 's/./&\x00/g' > "$work/tokens.bin"
+expect "token file of an odd length" "odd.bin has 3 bytes, not a multiple of the 2-byte uint16 token size" \
+       train "${tok[@]}" --tokens "$work/odd.bin"
+expect "uint16 tokens read as uint32" "tokens.bin has 70298 bytes, not a multiple of the 4-byte uint32" train "${tok[@]}" \
+       --tokens "$work/tokens.bin" --token-dtype uint32
+expect "empty token file" "empty.bin is empty" train "${tok[@]}" --tokens "$work/empty.bin"
+expect "empty validation token file" "empty.bin is empty" train "${tok[@]}" --tokens "$work/tokens.bin" \
+       --val-tokens "$work/empty.bin"
+expect "missing token file" "none.bin" train "${tok[@]}" --tokens "$work/none.bin"
+expect "token id beyond --vocab-size" "tokens.bin' holds token id 122, at or beyond --vocab-size 100" \
+       train "${tok[@]}" --tokens "$work/tokens.bin" --vocab-size 100
+expect "--tokens with --text-file" "both name the training data; pass only one" train "${tok[@]}" \
+       --tokens "$work/tokens.bin" --text-file /etc/hostname
+expect "--tokens for a CNN" "--tokens and --val-tokens are for --model gpt" train --tokens "$work/tokens.bin" --out "$work/x"
+expect "--val-tokens without --tokens" "--val-tokens needs --tokens" train "${tok[@]}" --text-file /etc/hostname \
+       --val-tokens "$work/tokens.bin"
+expect "--vocab-size without --tokens" "--token-dtype and --vocab-size are for --tokens" train "${tok[@]}" \
+       --text-file /usr/share/common-licenses/GPL-3 --vocab-size 300
+for f in "--token-dtype int8" "--vocab-size 0" "--image-size 0" "--data-workers -1"; do
+  # shellcheck disable=SC2086
+  expect "train $f" "${f%% *}" train $f --out "$work/x"
+done
+expect "--image-folder with --model gpt" "--image-folder and --val-image-folder are for the CNNs" train "${tok[@]}" \
+       --tokens "$work/tokens.bin" --image-folder "$work"
+expect "--image-size without --image-folder" "--image-size is for --image-folder" train --image-size 32 --out "$work/x"
+expect "--val-image-folder without --image-folder" "--val-image-folder needs --image-folder" train \
+       --val-image-folder "$work" --out "$work/x"
+expect "image folder missing" "none is not a directory" train --model resnet18 --image-folder "$work/none" --out "$work/x"
+mkdir -p "$work/noclass"; touch "$work/noclass/a.png"
+expect "image folder without a class folder" "noclass has no class folder" train --model resnet18 \
+       --image-folder "$work/noclass" --out "$work/x"
+if [ -n "$make_folder" ]; then
+  img=(--model resnet18 --image-size 16 --batch-size 4 --epochs 1 --threads 1 --no-progress --out "$work/x")
+  "$make_folder" "$work/images" 3 12 || { echo "FAIL: make_image_folder"; exit 1; }
+  bad_folder() { rm -rf "$work/bad"; cp -r "$work/images" "$work/bad"; }
+  bad_folder; mkdir "$work/bad/class_9"; touch "$work/bad/class_9/notes.txt"
+  expect "class folder without an image" "class folder $work/bad/class_9 has no image" train "${img[@]}" \
+         --image-folder "$work/bad"
+  bad_folder; truncate -s 100 "$work/bad/class_1/img_104.png"
+  expect "truncated PNG" "$work/bad/class_1/img_104.png" train "${img[@]}" --image-folder "$work/bad"
+  bad_folder; truncate -s 300 "$work/bad/class_2/img_102.jpg"
+  expect "truncated JPEG" "$work/bad/class_2/img_102.jpg: corrupt or truncated image" train "${img[@]}" \
+         --image-folder "$work/bad"
+  bad_folder; printf 'not an image at all' > "$work/bad/class_0/img_103.png"
+  expect "corrupt image" "$work/bad/class_0/img_103.png" train "${img[@]}" --image-folder "$work/bad"
+  expect "corrupt image in the validation folder" "$work/bad/class_0/img_103.png" train "${img[@]}" \
+         --image-folder "$work/images" --val-image-folder "$work/bad"
+  bad_folder; printf 'not an image at all' > "$work/bad/class_0/img_100.png"
+  expect "corrupt first image" "$work/bad/class_0/img_100.png" train "${img[@]}" --image-folder "$work/bad"
+  rm -rf "$work/other"; "$make_folder" "$work/other" 2 3
+  expect "validation folder with other classes" "both need the same class folders" train "${img[@]}" \
+         --image-folder "$work/images" --val-image-folder "$work/other"
+  expect "small_cnn at another size" "--model small_cnn takes 28x28 images" train "${img[@]}" --model small_cnn \
+         --image-folder "$work/images"
+fi
 
 # ---- crafted checkpoints for --resume
 "$strider" train "${gpt[@]}" --out "$work/run" > /dev/null 2>&1 || { echo "FAIL: could not make a checkpoint"; exit 1; }

@@ -23,7 +23,8 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
               << "/metrics.jsonl, plot " << o.out_dir << "/curves.svg, checkpoint " << checkpoint << "\n";
     return;
   }
-  nlohmann::json summary = {{"model", t.task.model_signature()}, {"memory_format", o.memory_format},
+  nlohmann::json summary = {{"model", t.task.model_signature()}, {"data", t.task.describe()},
+                            {"memory_format", o.memory_format},
                             {"dtype", o.dtype}, {"epochs", o.epochs}, {score.metric, score.value},
                             {"final_loss", t.state.last_loss}, {"seconds", seconds}, {"out_dir", o.out_dir},
                             {"parallel", o.fsdp}, {"strategy", o.fsdp}, {"ranks", t.par.world},

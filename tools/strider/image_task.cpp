@@ -14,7 +14,10 @@ class ImageTask final : public TrainTask {
     if (o_.model == "fmnist_resnet") return models::fmnist_resnet(10, 1);
     if (o_.model == "small_cnn") return models::small_cnn(10, 1);
     if (o_.model == "resnet18") return models::resnet18(10, 1);
-    STRIDER_CHECK(false, "train", "unknown model '", o_.model, "'; use fmnist_resnet, small_cnn, resnet18 or gpt");
+    if (o_.model == "resnet34") return models::resnet34(10, 1);
+    if (o_.model == "resnet50") return models::resnet50(10, 1);
+    STRIDER_CHECK(false, "train", "unknown model '", o_.model, "'; use fmnist_resnet, small_cnn, resnet18, resnet34, "
+                  "resnet50 or gpt");
     return nullptr;
   }
   std::string model_signature() const override { return o_.model; }

@@ -10,9 +10,11 @@
 #include <strider/strider.h>
 
 #include "bench.h"
+#include "bench_loader.h"
 #include "ckpt.h"
 #include "launch.h"
 #include "train.h"
+#include "train_task.h"
 #include "train_flags.h"
 
 using namespace strider;
@@ -123,6 +125,27 @@ CLI::App* add_bench_command(CLI::App& app, tools::BenchOptions& b) {
   return model;
 }
 
+CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b) {
+  auto* loader = bench.add_subcommand("loader", "the trainer's data loader's throughput beside a training step's, "
+                                      "and the share of a step spent waiting for data");
+  loader->add_option("--image-folder", b.image_folder, "root/<class>/<image> (ResNet-50 unless --model)");
+  loader->add_option("--tokens", b.tokens, "a token file (GPT-2 small's shape unless --n-layer ...)");
+  loader->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | small_cnn | fmnist_resnet | gpt")
+      ->check(CLI::IsMember(tools::model_names()));
+  loader->add_option("--batch", b.batch)->check(CLI::Range(1, 4096))->capture_default_str();
+  loader->add_option("--image-size", b.image_size)->check(CLI::Range(1, 4096))->capture_default_str();
+  loader->add_option("--vocab-size", b.vocab_size, "default: the largest id + 1")->check(CLI::Range(1, 1 << 30));
+  loader->add_option("--seq", b.seq)->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  loader->add_option("--n-layer", b.n_layer)->check(CLI::Range(1, 1000))->capture_default_str();
+  loader->add_option("--n-head", b.n_head)->check(CLI::Range(1, 1024))->capture_default_str();
+  loader->add_option("--n-embd", b.n_embd)->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  loader->add_option("--workers", b.workers, "loader threads")->check(CLI::Range(0, 64))->capture_default_str();
+  loader->add_option("--threads", b.threads, "OpenMP threads (default: all cores)")->check(CLI::Range(1, 256));
+  loader->add_option("--steps", b.steps)->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  loader->add_flag("--json", b.json, "print one JSON object");
+  return loader;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,12 +154,15 @@ int main(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
   auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
   tools::TrainOptions t;
-  auto* train_cmd = app.add_subcommand("train", "train a CNN on Fashion-MNIST (the default job) or a GPT on a text file");
+  auto* train_cmd = app.add_subcommand(
+      "train", "train a CNN on Fashion-MNIST (the default job) or an image folder, or a GPT on a text or token file");
   tools::add_train_flags(*train_cmd, t);
   CkptArgs ck;
   const CkptCommands ckpt = add_ckpt_commands(app, ck);
   tools::BenchOptions b;
   auto* bench_model = add_bench_command(app, b);
+  tools::BenchLoaderOptions bl;
+  auto* bench_loader = add_bench_loader_command(*app.get_subcommand("bench"), bl);
   tools::LaunchOptions l;
   auto* launch_cmd = app.add_subcommand("launch", "start a training job's ranks, watch them, and restart the job from "
                                         "its latest checkpoint when a rank or host fails or freezes");
@@ -158,6 +184,7 @@ int main(int argc, char** argv) {
     if (ckpt.reshard->parsed()) return tools::ckpt_reshard(ck.path, ck.out, ck.world_size, ck.strategy);
     if (ckpt.consolidate->parsed()) return tools::ckpt_consolidate(ck.path, ck.out);
     if (bench_model->parsed()) return tools::run_bench_model(b);
+    if (bench_loader->parsed()) return tools::run_bench_loader(bl);
     if (launch_cmd->parsed()) return tools::run_launch(l);
     tools::validate(t);
     return tools::run_train(t);  // the default job

@@ -2,10 +2,11 @@
 
 namespace strider::tools {
 
-std::vector<std::string> model_names() { return {"fmnist_resnet", "small_cnn", "resnet18", "gpt"}; }
+std::vector<std::string> model_names() { return {"fmnist_resnet", "small_cnn", "resnet18", "resnet34", "resnet50", "gpt"}; }
 
 std::unique_ptr<TrainTask> make_task(const TrainOptions& o) {
-  return o.model == "gpt" ? make_text_task(o) : make_image_task(o);
+  if (o.model == "gpt") return o.tokens.empty() ? make_text_task(o) : make_token_task(o);
+  return o.image_folder.empty() ? make_image_task(o) : make_image_folder_task(o);
 }
 
 Tensor run_model(nn::Module& model, const Tensor& input, ScalarType cast_dtype) {

@@ -59,6 +59,29 @@ std::vector<TrainFlag> training_flags() {
   const auto steps = CLI::Range(int64_t{1}, int64_t{1} << 40);
   return {
       {"--data-dir", &O::data_dir, Agree, {}, "where the Fashion-MNIST files are"},
+      {"--tokens", &O::tokens, Agree, {},
+       "--model gpt: a token file to train on (nanoGPT's uint16 .bin, llm.c's .bin, or raw uint32 with "
+       "--token-dtype uint32); instead of --text-file",
+       Unset},
+      {"--val-tokens", &O::val_tokens, Agree, {},
+       "--tokens: the validation token file (default: the last 10% of --tokens is held out)", Unset},
+      {"--token-dtype", &O::token_dtype, Agree, CLI::IsMember({"auto", "uint16", "uint32"}),
+       "--tokens: auto (llm.c's header, else uint16) | uint16 | uint32"},
+      {"--vocab-size", &O::vocab_size, Agree, CLI::Range(int64_t{1}, int64_t{1} << 32),
+       "--tokens: the GPT's vocabulary; every token id must be below it (default: the largest id + 1)", Unset},
+      {"--image-folder", &O::image_folder, Agree, {},
+       "the CNNs: train on root/<class>/<image>.png|jpg|jpeg instead of Fashion-MNIST (classes from the folders, "
+       "channels from the images)",
+       Unset},
+      {"--val-image-folder", &O::val_image_folder, Agree, {},
+       "--image-folder: the validation images, same classes (default: a seeded 10% of --image-folder held out)",
+       Unset},
+      {"--image-size", &O::image_size, Agree, CLI::Range(int64_t{1}, int64_t{1} << 14),
+       "--image-folder: resize and center-crop every image to this side (default: the first image's shorter side)",
+       Unset},
+      {"--data-workers", &O::data_workers, Local, CLI::Range(int64_t{0}, int64_t{64}),
+       "--tokens / --image-folder: loader threads reading and decoding ahead of the step (0: in the training "
+       "thread); batches are the same for any count"},
       {"--seed", &O::seed, Agree, {}, "initial weights and data order"},
       {"--optimizer", &O::optimizer, Agree, CLI::IsMember(optimizer_names()),
        join(optimizer_names(), " | ") + " (gpt: adamw)"},

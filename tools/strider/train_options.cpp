@@ -18,12 +18,26 @@ void validate(const TrainOptions& o) {
                          {"--heartbeat-timeout", o.heartbeat_timeout}})
     STRIDER_CHECK(std::isfinite(v), "train", flag, " ", v, " is not a finite number");
   if (o.model == "gpt") {
-    STRIDER_CHECK(!o.text_file.empty(), "train", "--model gpt trains on a text file; pass --text-file PATH");
+    STRIDER_CHECK(!o.text_file.empty() || !o.tokens.empty(), "train",
+                  "--model gpt trains on a text file or a token file; pass --text-file PATH or --tokens PATH");
+    STRIDER_CHECK(o.text_file.empty() || o.tokens.empty(), "train", "--text-file ", o.text_file, " and --tokens ",
+                  o.tokens, " both name the training data; pass only one");
+    STRIDER_CHECK(o.image_folder.empty() && o.val_image_folder.empty(), "train",
+                  "--image-folder and --val-image-folder are for the CNNs (--model resnet18, ...), not --model gpt");
     STRIDER_CHECK(o.n_embd % o.n_head == 0, "train", "--n-embd ", o.n_embd, " must be a multiple of --n-head ", o.n_head,
                   " (each head gets n_embd / n_head channels)");
   } else {
     STRIDER_CHECK(o.text_file.empty(), "train", "--text-file is for --model gpt, not --model ", o.model);
+    STRIDER_CHECK(o.tokens.empty() && o.val_tokens.empty(), "train", "--tokens and --val-tokens are for --model gpt, "
+                  "not --model ", o.model);
+    STRIDER_CHECK(o.val_image_folder.empty() || !o.image_folder.empty(), "train",
+                  "--val-image-folder needs --image-folder (the training images)");
+    STRIDER_CHECK(o.image_size == 0 || !o.image_folder.empty(), "train",
+                  "--image-size is for --image-folder; Fashion-MNIST images are 28x28");
   }
+  STRIDER_CHECK(o.val_tokens.empty() || !o.tokens.empty(), "train", "--val-tokens needs --tokens (the training tokens)");
+  STRIDER_CHECK((o.token_dtype == "auto" && o.vocab_size == 0) || !o.tokens.empty(), "train",
+                "--token-dtype and --vocab-size are for --tokens");
   if (!o.export_model.empty()) {  // checked now rather than after the training it would end
     const std::filesystem::path file(o.export_model), dir = file.has_parent_path() ? file.parent_path() : ".";
     STRIDER_CHECK(!std::filesystem::is_directory(file), "train", "--export-model ", o.export_model,

@@ -7,9 +7,18 @@
 namespace strider::tools {
 
 struct TrainOptions {
-  std::string model = "fmnist_resnet";  // fmnist_resnet | small_cnn | resnet18 | gpt
-  // --model gpt: the text to learn (its bytes are the tokens) and the model's shape.
+  std::string model = "fmnist_resnet";  // fmnist_resnet | small_cnn | resnet18 | resnet34 | resnet50 | gpt
+  // --model gpt: the text to learn (its bytes are the tokens), or a token file (io::TokenFile)
+  // with an optional validation file; exactly one of text_file / tokens.
   std::string text_file;
+  std::string tokens, val_tokens;
+  std::string token_dtype = "auto";     // auto | uint16 | uint32
+  int64_t vocab_size = 0;               // 0: the largest token id in the files + 1
+  // The CNNs: an image folder (root/<class>/<file>) instead of Fashion-MNIST, its validation
+  // folder (empty: a seeded 10% held out) and the side images are brought to (0: the first's).
+  std::string image_folder, val_image_folder;
+  int64_t image_size = 0;
+  int64_t data_workers = 2;             // the data loader's threads (batches are the same for any count)
   int64_t n_layer = 4, n_head = 4, n_embd = 128, seq = 64;
   std::string memory_format = "channels_last";
   std::string dtype = "float32";        // float32 | bfloat16 (bf16 compute, float32 masters)

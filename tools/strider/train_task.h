@@ -42,6 +42,8 @@ class TrainTask {
 
 std::unique_ptr<TrainTask> make_image_task(const TrainOptions& options);
 std::unique_ptr<TrainTask> make_text_task(const TrainOptions& options);
+std::unique_ptr<TrainTask> make_token_task(const TrainOptions& options);
+std::unique_ptr<TrainTask> make_image_folder_task(const TrainOptions& options);
 
 // The models --model offers, and the task that trains the one options.model names.
 std::vector<std::string> model_names();
