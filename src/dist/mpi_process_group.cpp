@@ -324,7 +324,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                                                                    std::vector<Piece> pieces, ReduceOp op) {
   detail::mark_written(out);
   detail::check_pieces(in, out, pieces, size_, "reduce_scatter_pieces");
-  const Algorithm algo = algorithm_for(Collective::ReduceScatter, bytes_of(out) * size_);
+  const Algorithm algo = algorithm_for(Collective::ReduceScatter, out.nbytes() * size_);
   return submit(*comm_, signature(detail::CollectiveOp::ReduceScatterPieces, &out, static_cast<int64_t>(op), step()),
                 [this, out, in, op, algo, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
     const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
@@ -342,7 +342,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                                          mpi_type(in.dtype()), mpi_op(in.dtype(), base_op), comm_->data_comm(), &req),
                this, "reduce_scatter_pieces");
       waiter.wait(&req);
-      bytes_sent_ += bytes_of(out) * (size_ - 1);
+      bytes_sent_ += out.nbytes() * (size_ - 1);
     }
     if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
   });
