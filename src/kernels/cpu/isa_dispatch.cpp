@@ -13,6 +13,7 @@ namespace strider::kernels::cpu {
   extern const CopyKernels copy_kernels;                                         \
   extern const ReduceKernels reduce_kernels;                                     \
   extern const SoftmaxKernels softmax_kernels;                                   \
+  extern const AttentionKernels attention_kernels;                               \
   extern const BatchNormInferenceKernels batch_norm_inference_kernels;           \
   }
 #if STRIDER_NATIVE_KERNELS
@@ -56,6 +57,10 @@ const SoftmaxKernels& softmaxes() {
   static const SoftmaxKernels& t = STRIDER_PICK(softmax_kernels);
   return t;
 }
+const AttentionKernels& attentions() {
+  static const AttentionKernels& t = STRIDER_PICK(attention_kernels);
+  return t;
+}
 const BatchNormInferenceKernels& batch_norms() {
   static const BatchNormInferenceKernels& t = STRIDER_PICK(batch_norm_inference_kernels);
   return t;
@@ -85,6 +90,8 @@ void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceArgs& 
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   softmaxes().softmax(out, in, dim, log);
 }
+void attention_forward(const AttentionForward& p) { attentions().forward(p); }
+void attention_backward(const AttentionBackward& p) { attentions().backward(p); }
 void batch_norm_inference(const BatchNormForward& p) { batch_norms().batch_norm_inference(p); }
 
 }  // namespace strider::kernels::cpu

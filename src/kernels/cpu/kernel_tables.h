@@ -2,6 +2,7 @@
 // The entry points each instruction-set level of our auto-vectorized kernels provides. Every
 // kernel source compiled per level (cmake/isa_kernels.cmake) defines its family's table in its
 // level's namespace; cpu/isa_dispatch.cpp picks one level's tables from cpu_isa(), once.
+#include "kernels/attention.h"
 #include "kernels/copy.h"
 #include "kernels/norm.h"
 #include "kernels/pointwise.h"
@@ -25,6 +26,10 @@ struct ReduceKernels {
 };
 struct SoftmaxKernels {
   void (*softmax)(const Tensor&, const Tensor&, int64_t, bool);
+};
+struct AttentionKernels {
+  void (*forward)(const AttentionForward&);
+  void (*backward)(const AttentionBackward&);
 };
 struct BatchNormInferenceKernels {
   void (*batch_norm_inference)(const BatchNormForward&);
