@@ -3,6 +3,16 @@
 
 namespace strider::kernels {
 
+// The cpu kernel's reasons live here, not in its source: that is compiled once per ISA level.
+namespace cpu {
+std::string attention_rejects(const std::vector<const Tensor*>& tensors) {
+  if (tensors.front()->dtype() == kDouble) return "float64 (the reference accumulates in float64)";
+  for (const Tensor* t : tensors)
+    if (t->dim() == 4 && t->sizes()[3] > 1 && t->strides()[3] != 1) return "a row with non-unit element stride";
+  return {};
+}
+}  // namespace cpu
+
 const ImplementationList<AttentionForward>& attention_forward_implementations() {
   static const ImplementationList<AttentionForward> list = {
       {"cpu", [](const AttentionForward& p) { return cpu::attention_rejects({&p.q, &p.k, &p.v, &p.out}); },

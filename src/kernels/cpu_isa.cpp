@@ -13,9 +13,14 @@ constexpr Isa kLevels[] = {Isa::baseline, Isa::avx2, Isa::avx512, Isa::avx512_bf
 // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
 Isa detect() {
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Isa::baseline;
+  // The per-level kernels are compiled -march=x86-64-v3 / -v4 (cmake/isa_kernels.cmake), which
+  // also assume F16C, BMI1/2, LZCNT, MOVBE and AVX512CD: each level asks for its whole set.
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
+      !__builtin_cpu_supports("x86-64-v3"))
+    return Isa::baseline;
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq"))
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") ||
+      !__builtin_cpu_supports("x86-64-v4"))
     return Isa::avx2;
   if (!__builtin_cpu_supports("avx512bf16")) return Isa::avx512;
   return Isa::avx512_bf16;

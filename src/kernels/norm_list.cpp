@@ -9,6 +9,19 @@
 #include "kernels/norm.h"
 
 namespace strider::kernels {
+
+// The cpu kernel's reasons live here, not in its source: that is compiled once per ISA level.
+namespace cpu {
+std::string batch_norm_inference_rejects(const BatchNormForward& p) {
+  if (p.training) return "it computes evaluation mode only";
+  if (p.in.dtype() != kFloat && p.in.dtype() != kBFloat16) return "it computes float32 and bfloat16 only";
+  if (p.in.strides() != p.out.strides() || !p.in.is_non_overlapping_and_dense())
+    return "input and output are not one dense layout";
+  if (!p.in.is_contiguous() && p.in.strides()[1] != 1) return "the layout is neither plain nor channels-last";
+  return "";
+}
+}  // namespace cpu
+
 namespace {
 
 std::string accept_all(const auto&) { return ""; }

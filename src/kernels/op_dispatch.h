@@ -2,9 +2,11 @@
 // Turns a runtime op enum into a compile-time constant, so each op gets its own inner loop and
 // the compiler folds the op's switch away (vectorizing what remains). The cases are the rows of
 // core/pointwise_table.h.
+#include "kernels/isa_namespace.h"
 #include "kernels/pointwise.h"
 
 namespace strider::kernels {
+inline namespace STRIDER_ISA_NAMESPACE {
 
 template <class F>
 void dispatch_unary_op(UnaryOp op, F&& f) {
@@ -22,4 +24,5 @@ void dispatch_binary_op(BinaryOp op, F&& f) {
 #undef STRIDER_CASE
 }
 
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/isa_namespace.h"
 #include "kernels/op_dispatch.h"
 #include "kernels/pointwise.h"
 #include "kernels/vec_math.h"
 
-namespace strider::kernels::fn {
+namespace strider::kernels {
+inline namespace STRIDER_ISA_NAMESPACE {
+namespace fn {
 
 template <class M>
 inline M abs_exact(M x) {
@@ -97,4 +100,6 @@ inline bool exact_compare(M x, M y) {
 #undef STRIDER_EXACT
 }
 
-}  // namespace strider::kernels::fn
+}  // namespace fn
+}  // namespace STRIDER_ISA_NAMESPACE
+}  // namespace strider::kernels

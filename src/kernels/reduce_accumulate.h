@@ -7,10 +7,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/isa_namespace.h"
 #include "kernels/reduce.h"
 #include "strider/core/scalar_type.h"
 
 namespace strider::kernels {
+inline namespace STRIDER_ISA_NAMESPACE {
 
 template <class T>
 struct Accumulator {
@@ -59,4 +61,5 @@ TO finish(ReduceOp op, [[maybe_unused]] const Accumulator<T>& acc, [[maybe_unuse
   return TO();
 }
 
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels

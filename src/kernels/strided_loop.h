@@ -9,13 +9,14 @@
 #include <cstdint>
 
 #include "strider/core/tensor.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/parallel.h"
 
 namespace strider::kernels {
 
-inline constexpr int kMaxOperands = 4;
+constexpr int kMaxOperands = 4;
 // Below this many elements a loop stays on one thread: spawning costs more than it saves.
-inline constexpr int64_t kParallelGrain = 32768;
+constexpr int64_t kParallelGrain = 32768;
 
 struct LoopPlan {
   int num_operands = 0;
@@ -27,6 +28,8 @@ struct LoopPlan {
 
 // operands[0] is the output; all share operands[0]'s shape (inputs broadcast via expand).
 LoopPlan make_loop_plan(std::initializer_list<const Tensor*> operands);
+
+inline namespace STRIDER_ISA_NAMESPACE {
 
 // fn(char** ptrs, const int64_t* inner_byte_strides, int64_t n) processes n elements along the
 // innermost dimension starting at ptrs. Called for every inner run of elements [begin, end).
@@ -90,4 +93,5 @@ void run_plan(const LoopPlan& plan, Fn fn, int64_t grain = kParallelGrain) {
   });
 }
 
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels

@@ -6,7 +6,11 @@
 #include <cmath>
 #include <cstdint>
 
-namespace strider::kernels::vmath {
+#include "kernels/isa_namespace.h"
+
+namespace strider::kernels {
+inline namespace STRIDER_ISA_NAMESPACE {
+namespace vmath {
 
 inline float exp(float x) {
   const float hi = 88.7228394f, lo = -103.972084f;
@@ -116,4 +120,6 @@ inline float erf(float x) {
 
 inline float gelu(float x) { return 0.5f * x * erfc(-x * 0.70710678118654752f); }
 
-}  // namespace strider::kernels::vmath
+}  // namespace vmath
+}  // namespace STRIDER_ISA_NAMESPACE
+}  // namespace strider::kernels

@@ -7,13 +7,16 @@
 #include <limits>
 
 #include "kernels/attention.h"
+#include "kernels/cpu/kernel_tables.h"
 #include "kernels/cpu_isa.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 #include "kernels/vec_math.h"
 #include "strider/core/dispatch.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 namespace {
 
 // Query and key rows per block: a 64 x 64 float tile is 16 KiB and stays in L1 next to the rows
@@ -346,13 +349,6 @@ void dispatch_reduced(ScalarType t, const F& f) {
 
 }  // namespace
 
-std::string attention_rejects(const std::vector<const Tensor*>& tensors) {
-  if (tensors.front()->dtype() == kDouble) return "float64 (the reference accumulates in float64)";
-  for (const Tensor* t : tensors)
-    if (t->dim() == 4 && t->sizes()[3] > 1 && t->strides()[3] != 1) return "a row with non-unit element stride";
-  return {};
-}
-
 void attention_forward(const AttentionForward& p) {
   dispatch_reduced(p.q.dtype(), [&]<class T>() { forward_typed<T>(p); });
 }
@@ -361,4 +357,7 @@ void attention_backward(const AttentionBackward& p) {
   dispatch_reduced(p.q.dtype(), [&]<class T>() { backward_typed<T>(p); });
 }
 
+extern const AttentionKernels attention_kernels{&attention_forward, &attention_backward};
+
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

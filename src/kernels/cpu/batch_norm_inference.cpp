@@ -3,12 +3,15 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/kernel_tables.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/norm.h"
 #include "kernels/parallel.h"
 #include "strider/core/dispatch.h"
 #include "strider/core/reduced_float.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 namespace {
 
 float stat(const Tensor& t, int64_t c, float absent) {
@@ -18,15 +21,6 @@ float stat(const Tensor& t, int64_t c, float absent) {
 }
 
 }  // namespace
-
-std::string batch_norm_inference_rejects(const BatchNormForward& p) {
-  if (p.training) return "it computes evaluation mode only";
-  if (p.in.dtype() != kFloat && p.in.dtype() != kBFloat16) return "it computes float32 and bfloat16 only";
-  if (p.in.strides() != p.out.strides() || !p.in.is_non_overlapping_and_dense())
-    return "input and output are not one dense layout";
-  if (!p.in.is_contiguous() && p.in.strides()[1] != 1) return "the layout is neither plain nor channels-last";
-  return "";
-}
 
 void batch_norm_inference(const BatchNormForward& p) {
   const int64_t C = p.in.sizes()[1], numel = p.in.numel();
@@ -68,4 +62,6 @@ void batch_norm_inference(const BatchNormForward& p) {
   });
 }
 
+extern const BatchNormInferenceKernels batch_norm_inference_kernels{&batch_norm_inference};
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -3,6 +3,8 @@
 // done in tiles so that both the reads and the writes stay within a few cache lines.
 #include <cstring>
 
+#include "kernels/cpu/kernel_tables.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/copy.h"
 #include "kernels/cpu/inner_loops.h"
 #include "kernels/cpu/transpose.h"
@@ -11,6 +13,7 @@
 #include "strider/core/dispatch.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 namespace {
 
 template <class T>
@@ -163,4 +166,6 @@ void fill(const Tensor& dst, const Scalar& value) {
   });
 }
 
+extern const CopyKernels copy_kernels{&copy, &fill};
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -4,9 +4,11 @@
 // `f` takes and returns values in the op's math type (float for bfloat16/float16).
 #include <cstdint>
 
+#include "kernels/isa_namespace.h"
 #include "strider/core/scalar_type.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 
 template <class TOut, class TIn, class F>
 inline void unary_inner(char** p, const int64_t* s, int64_t n, const F& f) {
@@ -80,4 +82,5 @@ inline void ternary_inner(char** p, const int64_t* s, int64_t n, const F& f) {
   }
 }
 
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -1,4 +1,6 @@
 // Vectorized, OpenMP-parallel elementwise kernels.
+#include "kernels/cpu/kernel_tables.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/cpu/inner_loops.h"
 #include "kernels/op_dispatch.h"
 #include "kernels/pointwise_functors.h"
@@ -6,6 +8,7 @@
 #include "strider/core/dispatch.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, const PointwiseArgs& args) {
   LoopPlan plan = make_loop_plan({&out, &in});
@@ -95,4 +98,6 @@ void addcmul(const Tensor& out, const Tensor& self, const Tensor& t1, const Tens
   });
 }
 
+extern const PointwiseKernels pointwise_kernels{&unary, &binary, &where, &addcmul};
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/kernel_tables.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/parallel.h"
 #include "kernels/reduce.h"
 #include "kernels/reduce_accumulate.h"
 #include "strider/core/dispatch.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 namespace {
 
 constexpr int64_t kParallelReduceGrain = 65536;
@@ -213,4 +216,6 @@ void reduce(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceArgs& 
   });
 }
 
+extern const ReduceKernels reduce_kernels{&reduce};
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

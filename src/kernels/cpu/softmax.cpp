@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/kernel_tables.h"
+#include "kernels/isa_namespace.h"
 #include "kernels/parallel.h"
 #include "kernels/softmax.h"
 #include "kernels/vec_math.h"
@@ -11,6 +13,7 @@
 #include "strider/core/reduced_float.h"
 
 namespace strider::kernels::cpu {
+inline namespace STRIDER_ISA_NAMESPACE {
 namespace {
 
 template <class M>
@@ -100,4 +103,6 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
                     [&]<class T>() { softmax_typed<T>(out, in, dim, log); });
 }
 
+extern const SoftmaxKernels softmax_kernels{&softmax};
+}  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -1,0 +1,38 @@
+#pragma once
+// The entry points each instruction-set level of our auto-vectorized kernels provides. Every
+// kernel source compiled per level (cmake/isa_kernels.cmake) defines its family's table in its
+// level's namespace; cpu/isa_dispatch.cpp picks one level's tables from cpu_isa(), once.
+#include "kernels/attention.h"
+#include "kernels/copy.h"
+#include "kernels/norm.h"
+#include "kernels/pointwise.h"
+#include "kernels/reduce.h"
+#include "kernels/softmax.h"
+
+namespace strider::kernels::cpu {
+
+struct PointwiseKernels {
+  void (*unary)(UnaryOp, const Tensor&, const Tensor&, const PointwiseArgs&);
+  void (*binary)(BinaryOp, const Tensor&, const Tensor&, const Tensor&, const PointwiseArgs&);
+  void (*where)(const Tensor&, const Tensor&, const Tensor&, const Tensor&);
+  void (*addcmul)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double);
+};
+struct CopyKernels {
+  void (*copy)(const Tensor&, const Tensor&);
+  void (*fill)(const Tensor&, const Scalar&);
+};
+struct ReduceKernels {
+  void (*reduce)(ReduceOp, const Tensor&, const Tensor&, const ReduceArgs&);
+};
+struct SoftmaxKernels {
+  void (*softmax)(const Tensor&, const Tensor&, int64_t, bool);
+};
+struct AttentionKernels {
+  void (*forward)(const AttentionForward&);
+  void (*backward)(const AttentionBackward&);
+};
+struct BatchNormInferenceKernels {
+  void (*batch_norm_inference)(const BatchNormForward&);
+};
+
+}  // namespace strider::kernels::cpu
