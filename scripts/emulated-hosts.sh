@@ -29,7 +29,10 @@ index_of() {  # h3 -> 3
 up() {
   local n=$1 rate=${2:-}
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 200 ] || die "up: the host count must be 1..200, got '$n'"
+  # ip netns needs / to be a mount point it can make a slave of: not so in a chroot.
+  mountpoint -q / || die "network namespaces cannot be used here: / is not a mount point (a chroot?)"
   down 2>/dev/null || true
+  trap 'down 2>/dev/null' ERR  # a half-made set of hosts is removed
   ip link add "$bridge" type bridge
   ip addr add "$net.254/24" dev "$bridge"
   ip link set "$bridge" up
@@ -47,6 +50,11 @@ up() {
     fi
     grep -q " h$i # strider-emulated$" /etc/hosts || echo "$net.$((i + 1)) h$i # strider-emulated" >> /etc/hosts
   done
+  # Entering a namespace needs a mount namespace of its own (not possible in some chroots).
+  if ! ip netns exec strider-h0 true 2>/dev/null; then
+    down
+    die "network namespaces can be made but not entered here (ip netns exec failed; in a chroot the root is not a mount point)"
+  fi
 }
 
 down() {
