@@ -1,5 +1,7 @@
 #include "kernels/cpu_isa.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -10,17 +12,33 @@ namespace {
 
 constexpr Isa kLevels[] = {Isa::baseline, Isa::avx2, Isa::avx512, Isa::avx512_bf16};
 
+// What -march=x86-64-v3 assumes beyond AVX2 and FMA (F16C, MOVBE, LZCNT, BMI1, BMI2), and -v4
+// beyond AVX-512 F/BW/VL/DQ (AVX512CD), read from CPUID: clang 14's __builtin_cpu_supports
+// names neither these nor the levels themselves.
+bool has_v3_extras() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool f16c = c & (1u << 29), movbe = c & (1u << 22);
+  if (!__get_cpuid(0x80000001u, &a, &b, &c, &d)) return false;
+  const bool lzcnt = c & (1u << 5);
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool bmi1 = b & (1u << 3), bmi2 = b & (1u << 8);
+  return f16c && movbe && lzcnt && bmi1 && bmi2;
+}
+
+bool has_v4_extras() {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 28));  // AVX512CD
+}
+
 // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
 Isa detect() {
   __builtin_cpu_init();
   // The per-level kernels are compiled -march=x86-64-v3 / -v4 (cmake/isa_kernels.cmake), which
   // also assume F16C, BMI1/2, LZCNT, MOVBE and AVX512CD: each level asks for its whole set.
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-      !__builtin_cpu_supports("x86-64-v3"))
-    return Isa::baseline;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !has_v3_extras()) return Isa::baseline;
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") ||
-      !__builtin_cpu_supports("x86-64-v4"))
+      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") || !has_v4_extras())
     return Isa::avx2;
   if (!__builtin_cpu_supports("avx512bf16")) return Isa::avx512;
   return Isa::avx512_bf16;
