@@ -3,14 +3,22 @@
 # is an object library with its own -march and STRIDER_ISA_NAMESPACE=isa_<level>, the namespace
 # every function and template of those sources and their kernel headers lives in
 # (src/kernels/isa_namespace.h). src/kernels/cpu/isa_dispatch.cpp chooses a level at run time.
-# With STRIDER_NATIVE the sources are compiled once, for the build machine (isa_native).
+# With STRIDER_NATIVE the sources are compiled once, for the build machine (isa_native); so they
+# are with compilers other than GCC, which lack -fno-weak (below): without it the levels' copies of
+# header inline functions would be weak symbols the linker merges across levels, so those builds
+# (clang's sanitizer build among them) compile the kernels once, with the build's own flags.
+if(NOT STRIDER_NATIVE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(STRIDER_PER_ISA_KERNELS ON)
+else()
+  set(STRIDER_PER_ISA_KERNELS OFF)
+endif()
 set(STRIDER_ISA_FLAGS_baseline -march=x86-64 -mtune=generic)
 set(STRIDER_ISA_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)     # AVX2, FMA, F16C, BMI2
 set(STRIDER_ISA_FLAGS_avx512 -march=x86-64-v4 -mtune=generic)   # AVX-512 F/BW/DQ/VL
 
 function(strider_add_isa_kernels target)
   cmake_parse_arguments(K "" "" "SOURCES" ${ARGN})
-  if(STRIDER_NATIVE)
+  if(NOT STRIDER_PER_ISA_KERNELS)
     set(levels native)
     target_compile_definitions(${target} PRIVATE STRIDER_NATIVE_KERNELS=1)
   else()
@@ -23,7 +31,9 @@ function(strider_add_isa_kernels target)
     # Half conversions, error-message builders, std::) become private copies of this object
     # instead of weak symbols the linker would merge across levels
     # (scripts/check-isa-objects.sh checks both).
-    target_compile_options(${obj} PRIVATE ${STRIDER_ISA_FLAGS_${level}} -fno-weak)
+    if(STRIDER_PER_ISA_KERNELS)
+      target_compile_options(${obj} PRIVATE ${STRIDER_ISA_FLAGS_${level}} -fno-weak)
+    endif()
     target_compile_definitions(${obj} PRIVATE STRIDER_ISA_NAMESPACE=isa_${level})
     # The same include paths, features and OpenMP flags as the target itself. The public headers
     # count as system headers here: under -fno-weak each of their constexpr inline variables

@@ -1,7 +1,8 @@
 // The one place our per-level kernels are chosen: each family's table comes from the level
 // cpu_isa() names (capped by STRIDER_MAX_CPU_ISA), looked up once. The cpu:: entry points the
-// implementation lists call forward through it. A STRIDER_NATIVE build compiles the kernels
-// once, for the build machine, and every level uses that copy.
+// implementation lists call forward through it. A STRIDER_NATIVE build, or one by a compiler
+// other than GCC (no -fno-weak: cmake/isa_kernels.cmake), compiles the kernels once, with the
+// build's own flags, and every level uses that copy.
 #include "kernels/cpu/kernel_tables.h"
 #include "kernels/cpu_isa.h"
 
