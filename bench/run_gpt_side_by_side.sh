@@ -14,7 +14,9 @@ cd "$(dirname "$0")/.."
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
 mpirun=(mpirun --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=1)
 shape=(--n-layer 12 --n-embd 768 --batch 4 --seq 256 --steps 2)
-torch_env=(-x LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp)
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+[[ -d $openblas ]] || { echo "run_gpt_side_by_side.sh: $openblas missing: apt-get install libopenblas0-openmp (else PyTorch runs Debian's reference BLAS)" >&2; exit 2; }
+torch_env=(-x LD_LIBRARY_PATH=$openblas)
 strider_env=()
 if [[ "${MAX_ISA:-}" == avx2 ]]; then
   strider_env=(-x STRIDER_MAX_CPU_ISA=avx2)

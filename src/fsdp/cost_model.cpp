@@ -106,25 +106,70 @@ MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimize
   return memory_formula(model.unit_layouts(), optimizer_states, prefetched);
 }
 
+namespace {
+
+// What one rank sends per step for a unit, in its shard group and in its replica group.
+struct UnitTraffic {
+  int64_t shard_group = 0, replica_group = 0;
+};
+
+UnitTraffic unit_traffic(const UnitLayout& u) {
+  const int s = u.layout.ranks(), r = u.replicas;
+  // Deterministic mode reduces once per micro-batch.
+  const int64_t rounds = u.exact_gradients ? u.micro_batches_per_rank : 1;
+  const int64_t full = u.layout.full_numel() * u.compute_bytes, grads = rounds * wire_bytes(u),
+                shard_grads = rounds * chunk_bytes(u);
+  UnitTraffic t;
+  // NoShard: one all-reduce of the gradients among the replicas (deterministic mode: its
+  // all-to-all and all-gather halves, the same bytes).
+  if (!flat(u)) {
+    // Deterministic mode gathers the float result once per step, after the last micro-batch.
+    t.replica_group = (u.exact_gradients ? grads + wire_bytes(u) : 2 * grads) * (r - 1) / r;
+    return t;
+  }
+  const int64_t gathers_per_step = persists(u) ? 1 : (freed_after_forward(u) ? 2 : 1) * rounds;  // per forward
+  t.shard_group = gathers_per_step * full * (s - 1) / s  // all-gathers of the parameters
+                  + grads * (s - 1) / s;                 // reduce-scatter (deterministic: all-to-all) of the gradients
+  t.replica_group = 2 * shard_grads * (r - 1) / r;       // hybrid: all-reduce of the shard across replicas
+  return t;
+}
+
+// Ring edges (member -> next member) that leave `host`: the rings of every group of this kind
+// that has members there. Ranks sit ranks_per_host to a host; the shard groups are blocks of `s`
+// consecutive ranks, the replica groups every s-th rank.
+int64_t edges_leaving(int host, int world, int s, int ranks_per_host, bool replica_groups) {
+  int64_t edges = 0;
+  for (int q = host * ranks_per_host; q < (host + 1) * ranks_per_host && q < world; ++q) {
+    const int next = replica_groups ? (q + s) % world : q - q % s + (q % s + 1) % s;
+    if (next / ranks_per_host != host) ++edges;
+  }
+  return edges;
+}
+
+}  // namespace
+
 int64_t bytes_sent_per_step(const std::vector<UnitLayout>& units) {
   int64_t total = 0;
   for (const UnitLayout& u : units) {
-    const int s = u.layout.ranks(), r = u.replicas;
-    // Deterministic mode reduces once per micro-batch.
-    const int64_t rounds = u.exact_gradients ? u.micro_batches_per_rank : 1;
-    const int64_t full = u.layout.full_numel() * u.compute_bytes, grads = rounds * wire_bytes(u),
-                  shard_grads = rounds * chunk_bytes(u);
-    // NoShard: one all-reduce of the gradients among the replicas (deterministic mode: its
-    // all-to-all and all-gather halves, the same bytes).
-    if (!flat(u)) {
-      // Deterministic mode gathers the float result once per step, after the last micro-batch.
-      total += (u.exact_gradients ? grads + wire_bytes(u) : 2 * grads) * (r - 1) / r;
-      continue;
-    }
-    const int64_t gathers_per_step = persists(u) ? 1 : (freed_after_forward(u) ? 2 : 1) * rounds;  // per forward
-    total += gathers_per_step * full * (s - 1) / s;  // all-gathers of the parameters
-    total += grads * (s - 1) / s;                    // reduce-scatter (deterministic: all-to-all) of the gradients
-    total += 2 * shard_grads * (r - 1) / r;          // hybrid: all-reduce of the shard across replicas
+    const UnitTraffic t = unit_traffic(u);
+    total += t.shard_group + t.replica_group;
+  }
+  return total;
+}
+
+int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {
+  int64_t total = 0;
+  for (const UnitLayout& u : units) {
+    STRIDER_CHECK(!u.exact_gradients, "bytes_leaving_host_per_step", "unit '", u.name,
+                  "' reduces exactly (deterministic mode), whose all-to-all is not a ring; the link model "
+                  "covers normal mode");
+    const int s = u.layout.ranks(), world = s * u.replicas;
+    STRIDER_CHECK(ranks_per_host > 0 && world % ranks_per_host == 0 && host >= 0 && host < world / ranks_per_host,
+                  "bytes_leaving_host_per_step", "host ", host, " with ", ranks_per_host,
+                  " ranks per host does not fit the world of ", world, " ranks");
+    const UnitTraffic t = unit_traffic(u);
+    total += t.shard_group * edges_leaving(host, world, s, ranks_per_host, false) +
+             t.replica_group * edges_leaving(host, world, s, ranks_per_host, true);
   }
   return total;
 }

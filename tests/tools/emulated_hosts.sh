@@ -2,8 +2,9 @@
 # The trainer across emulated hosts (scripts/emulated-hosts.sh: network, UTS and mount namespaces
 # on a bridge, the link limited to 1 Gbit/s): every strategy in deterministic mode on 2 hosts x 2
 # ranks ends with the same parameter and optimizer digests as one process; HYBRID_SHARD's shard
-# groups are the hosts (2 ranks each, 2 replicas) without --shard-group-size; a whole host
-# stopped (SIGSTOP) is named by the heartbeat, and a whole host killed ends the job.
+# groups are the hosts (2 ranks each, 2 replicas) without --shard-group-size; the bytes crossing
+# the link per step match the cost model for every strategy; a whole host stopped (SIGSTOP) is
+# named by the heartbeat, and a whole host killed ends the job.
 # Exits 77 (skipped) where namespaces cannot be made (not root, no iproute2).
 # Usage: emulated_hosts.sh STRIDER WORK_DIR
 set -uo pipefail
@@ -42,6 +43,38 @@ for strategy in full_shard shard_grad_op shard_optimizer hybrid_shard ddp; do
     echo "  hybrid_shard without --shard-group-size: shard groups of $groups replicas (want 2 x 2: one group per host)"
     [ "$groups" = "2 x 2" ] || failures=$((failures + 1))
   fi
+done
+
+# The bytes each host sends to the other per training step, counted on its veth (two runs that
+# differ only in their number of steps; the difference is the steps'), against the cost model's
+# payload for host 0 (both hosts send alike with 2 ranks each). The link also carries TCP/IP and
+# MPI headers, acknowledgements, heartbeats and signature checks (0.5% here), and the two runs'
+# difference is not exact (the shorter run's ACKs may coalesce differently): measured / predicted
+# must lie in [0.98, 1.10]. Normal mode: deterministic mode's all-to-all is not a ring.
+traffic_args=(train --model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 2 --n-embd 128 --seq 32
+              --batch-size 8 --epochs 1 --json --no-progress)
+host_bytes() { echo "$("$hosts" bytes h0) $("$hosts" bytes h1)"; }
+for strategy in full_shard shard_grad_op shard_optimizer hybrid_shard ddp; do
+  declare -A sent=()
+  for steps in 2 6; do
+    read -r b0 b1 <<< "$(host_bytes)"
+    line=$(timeout 300 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 "$strider" "${traffic_args[@]}" \
+             --fsdp "$strategy" --limit-batches $steps --out "$work/traffic-$strategy-$steps" \
+             2> "$work/traffic-$strategy.err" | tail -n 1)
+    read -r a0 a1 <<< "$(host_bytes)"
+    sent[$steps]="$((a0 - b0)) $((a1 - b1))"
+  done
+  predicted=$(field predicted_bytes_leaving_host_per_step "$line")
+  read -r s0 s1 <<< "${sent[2]}"
+  read -r l0 l1 <<< "${sent[6]}"
+  verdict=$(awk -v p="${predicted:-0}" -v h0=$(((l0 - s0) / 4)) -v h1=$(((l1 - s1) / 4)) 'BEGIN {
+    if (p <= 0) { print "no prediction"; exit }
+    r0 = h0 / p; r1 = h1 / p
+    printf "%s: h0 %.0f, h1 %.0f bytes per step on the link, predicted %.0f (%.3f, %.3f)", \
+      (r0 >= 0.98 && r0 <= 1.10 && r1 >= 0.98 && r1 <= 1.10) ? "ok" : "off", h0, h1, p, r0, r1 }')
+  echo "2 hosts x 2 ranks, $strategy, link traffic: $verdict"
+  [[ $verdict == ok:* ]] || { failures=$((failures + 1)); tail -n 5 "$work/traffic-$strategy.err"; }
+  unset sent
 done
 
 # A whole host stopped, then a whole host killed, in the middle of training.

@@ -6,12 +6,29 @@
 #include <optional>
 
 #include "state_digests.h"
+#include "strider/dist/mesh.h"
+#include "strider/fsdp/cost_model.h"
 
 namespace strider::tools {
 namespace {
 
+// What the cost model says one training step sends, per rank and (normal mode, ranks placed by
+// host) out of rank 0's host: the figures the emulated-hosts test checks on the link. Collective.
+nlohmann::json traffic_prediction(const Training& t) {
+  nlohmann::json out;
+  if (!t.par.engine || !t.par.pg) return out;
+  const std::vector<fsdp::UnitLayout> units = t.par.engine->unit_layouts();
+  out["predicted_sent_bytes_per_step"] = fsdp::bytes_sent_per_step(units);
+  const dist::HostLayout hosts = dist::host_layout(*t.par.pg);
+  out["hosts"] = hosts.hosts;
+  if (hosts.regular) out["ranks_per_host"] = hosts.ranks_per_host;
+  if (hosts.regular && hosts.hosts > 1 && !t.options.deterministic)
+    out["predicted_bytes_leaving_host_per_step"] = fsdp::bytes_leaving_host_per_step(units, hosts.ranks_per_host, 0);
+  return out;
+}
+
 void print_summary(const Training& t, const EvalResult& score, const std::string& checkpoint, double seconds,
-                   const std::optional<StateDigests>& digests) {
+                   const std::optional<StateDigests>& digests, const nlohmann::json& traffic) {
   const TrainOptions& o = t.options;
   const int64_t steps = t.state.global_step;
   if (!o.json) {
@@ -44,6 +61,7 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
         summary["replicas"] = u.replicas;
       }
   }
+  summary.update(traffic);
   summary["params_sha256"] = digests->params;
   summary["optimizer_sha256"] = digests->optimizer;
   std::cout << json_line(summary) << "\n";
@@ -61,7 +79,9 @@ int finish_training(Training& t, const EvalResult& score) {
   if (!o.json) t.task.after_training(*par.model, par.cast_dtype, par.lead());
   const double seconds = t.report.seconds();
   std::optional<StateDigests> digests;
+  nlohmann::json traffic;
   if (o.json) {
+    traffic = traffic_prediction(t);
     digests = state_digests(*par.model, par.engine, t.opt);
     // Every rank hashed the same full state; a difference would mean the ranks diverged.
     if (par.pg)
@@ -70,7 +90,7 @@ int finish_training(Training& t, const EvalResult& score) {
   }
   if (!par.lead()) return 0;
   t.report.write_plot(score.metric);
-  print_summary(t, score, checkpoint, seconds, digests);
+  print_summary(t, score, checkpoint, seconds, digests, traffic);
   return 0;
 }
 

@@ -21,4 +21,14 @@ ShardReplicaGroups make_shard_replica_groups(ProcessGroup& world, int shard_grou
 // the same number of consecutive ranks. Collective over `world`.
 ShardReplicaGroups make_host_shard_replica_groups(ProcessGroup& world);
 
+// How the world's ranks sit on hosts (by host name). `regular`: every host runs ranks_per_host
+// consecutive ranks (mpirun's default by-slot placement), the layout the above needs and the
+// cost model's link traffic assumes. Collective over `world`.
+struct HostLayout {
+  int hosts = 1;
+  int ranks_per_host = 1;  // rank 0's host's count
+  bool regular = true;
+};
+HostLayout host_layout(ProcessGroup& world);
+
 }  // namespace strider::dist

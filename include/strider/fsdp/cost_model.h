@@ -54,4 +54,13 @@ MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimize
 int64_t bytes_sent_per_step(const std::vector<UnitLayout>& units);
 int64_t bytes_sent_per_step(const FullyShardedDataParallel& model);
 
+// Bytes the ranks of `host` send to other hosts per training step, with the world placed
+// ranks_per_host consecutive ranks per host (dist::HostLayout) and every collective a ring in its
+// group's rank order (the shard group: consecutive ranks; the replica group: every
+// layout.ranks()-th; normal mode's FSDP and DDP collectives above 256 KiB are rings): a group
+// crosses the link once per ring edge whose ends sit on different hosts, carrying what one rank
+// sends in that group. Deterministic mode's all-to-all is not a ring: refused with an Error.
+// Payload only: the link also carries TCP/IP and MPI headers, acknowledgements and heartbeats.
+int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
+
 }  // namespace strider::fsdp

@@ -1,0 +1,76 @@
+// fsdp::bytes_leaving_host_per_step on made-up layouts: which ring edges leave a host for each
+// kind of group, and that the bytes on them are what one rank sends in that group
+// (bytes_sent_per_step's terms). The emulated-hosts test compares it with the bytes counted on
+// the link (tests/tools/emulated_hosts.sh).
+#include <gtest/gtest.h>
+#include <strider/fsdp/cost_model.h>
+
+#include <vector>
+
+#include "strider/core/error.h"
+
+namespace strider::fsdp {
+namespace {
+
+// One unit of 1200 float32 elements (divisible by 1 to 6 ranks: no padding).
+UnitLayout unit(int shard_ranks, int replicas, bool flat, bool free_after_forward) {
+  UnitLayout u;
+  u.name = "u";
+  u.flat_shards = flat;
+  u.free_after_forward = free_after_forward;
+  u.layout = FlatLayout({{1200}}, flat ? shard_ranks : 1);
+  u.replicas = replicas;
+  return u;
+}
+
+constexpr int64_t kBytes = 1200 * 4;
+
+TEST(LinkTraffic, FullShardCrossesOnceFromEachHost) {
+  // 4 ranks, 2 per host: the ring 0-1-2-3 leaves each host once. Gathered twice (forward and
+  // again for backward), reduce-scattered once: 3 x 3/4 of the buffer per rank.
+  const std::vector<UnitLayout> units = {unit(4, 1, true, true)};
+  EXPECT_EQ(bytes_sent_per_step(units), 3 * kBytes * 3 / 4);
+  for (int host : {0, 1}) EXPECT_EQ(bytes_leaving_host_per_step(units, 2, host), 3 * kBytes * 3 / 4);
+  // One host: nothing leaves it.
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 4, 0), 0);
+}
+
+TEST(LinkTraffic, HybridShardSendsOnlyTheReplicaAllReduceAcrossHosts) {
+  // Shard groups are the hosts; each replica group has one rank per host, so both ranks of a
+  // host send their all-reduce across: 2 ranks x 2 x (1/2) x their shard of 600 elements.
+  const std::vector<UnitLayout> units = {unit(2, 2, true, true)};
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 2, 0), 2 * (2 * (kBytes / 2) * 1 / 2));
+}
+
+TEST(LinkTraffic, DdpRingOverFourRanks) {
+  const std::vector<UnitLayout> units = {unit(1, 4, false, false)};
+  EXPECT_EQ(bytes_sent_per_step(units), 2 * kBytes * 3 / 4);
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 2, 1), 2 * kBytes * 3 / 4);
+  // 1 rank per host: every edge of the ring leaves its host.
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 1, 3), 2 * kBytes * 3 / 4);
+}
+
+TEST(LinkTraffic, HostsMaySendDifferentAmounts) {
+  // Shard groups of 3 over hosts of 2: host 0 holds ranks 0 and 1 of group 0 (one edge leaves:
+  // 1 -> 2), host 1 holds rank 2 of group 0 (2 -> 0 leaves) and rank 0 of group 1 (3 -> 4 leaves).
+  const std::vector<UnitLayout> units = {unit(3, 2, true, false)};
+  const int64_t shard = bytes_leaving_host_per_step(units, 2, 0);
+  EXPECT_GT(shard, 0);
+  EXPECT_GT(bytes_leaving_host_per_step(units, 2, 1), shard);
+}
+
+TEST(LinkTraffic, RefusesWhatItDoesNotModel) {
+  std::vector<UnitLayout> units = {unit(4, 1, true, true)};
+  EXPECT_THROW(bytes_leaving_host_per_step(units, 3, 0), Error);  // 3 does not divide 4
+  EXPECT_THROW(bytes_leaving_host_per_step(units, 2, 2), Error);  // only hosts 0 and 1
+  units[0].exact_gradients = true;
+  try {
+    bytes_leaving_host_per_step(units, 2, 0);
+    FAIL() << "deterministic mode's all-to-all is not a ring";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("deterministic"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strider::fsdp
