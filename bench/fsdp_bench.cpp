@@ -107,6 +107,21 @@ std::string describe(const bench::PeakSample& s) {
   return text;
 }
 
+// Across hosts (ranks placed by host, normal mode): what the cost model says leaves each host per
+// step and how much of it no computation hides, for bench/link_table.py to turn into step times
+// at a link rate. Collective; printed by rank 0.
+void print_link_prediction(dist::ProcessGroup& pg, fsdp::FullyShardedDataParallel* sharded, double step_s) {
+  const dist::HostLayout hosts = dist::host_layout(pg);
+  if (!sharded || !hosts.regular || hosts.hosts < 2 || pg.rank() != 0) return;
+  const std::vector<fsdp::UnitLayout> units = sharded->unit_layouts();
+  if (std::any_of(units.begin(), units.end(), [](const fsdp::UnitLayout& u) { return u.exact_gradients; })) return;
+  std::printf("{\"link\":\"prediction\",\"hosts\":%d,\"ranks_per_host\":%d,\"bytes_leaving_host_per_step\":%lld,"
+              "\"unhidden_bytes_leaving_host_per_step\":%lld,\"step_s\":%.4f}\n",
+              hosts.hosts, hosts.ranks_per_host,
+              static_cast<long long>(fsdp::bytes_leaving_host_per_step(units, hosts.ranks_per_host, 0)),
+              static_cast<long long>(fsdp::unhidden_bytes_leaving_host_per_step(units, hosts.ranks_per_host, 0)), step_s);
+}
+
 int main(int argc, char** argv) {
   std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
   int shard_group_size = 0;
@@ -284,6 +299,7 @@ int main(int argc, char** argv) {
     const double outside_fma = 0.5 * (outside_before.fma.median + outside_after.fma.median) / per_peak;
     const double outside_bf16 = 0.5 * (outside_before.bf16.median + outside_after.bf16.median) / per_peak;
     const double achieved = step_flops / times[times.size() / 2] / 1e9;
+    print_link_prediction(*pg, sharded, step_s);
     if (pg->rank() == 0)
       std::printf("{\"mfu\":\"outside\",\"measured_steps\":%zu,\"warmup_steps\":%lld,\"reliable\":%s,\"why_not\":\"%s\","
                   "\"outside_fma_before\":%s,\"outside_fma_after\":%s,\"outside_bf16_before\":%s,"

@@ -134,6 +134,18 @@ UnitTraffic unit_traffic(const UnitLayout& u) {
   return t;
 }
 
+// A unit's traffic with only its first all-gather: the root unit's unhidden share.
+UnitTraffic first_gather_and_reduction(const UnitLayout& u) {
+  const int s = u.layout.ranks();
+  const int64_t rounds = u.exact_gradients ? u.micro_batches_per_rank : 1;
+  UnitTraffic t = unit_traffic(u);
+  if (flat(u) && !persists(u)) {
+    const int64_t gathers = (freed_after_forward(u) ? 2 : 1) * rounds;
+    t.shard_group -= (gathers - 1) * u.layout.full_numel() * u.compute_bytes * (s - 1) / s;
+  }
+  return t;
+}
+
 // Ring edges (member -> next member) that leave `host`: the rings of every group of this kind
 // that has members there. Ranks sit ranks_per_host to a host; the shard groups are blocks of `s`
 // consecutive ranks, the replica groups every s-th rank.
@@ -172,6 +184,18 @@ int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ra
              t.replica_group * edges_leaving(host, world, s, ranks_per_host, true);
   }
   return total;
+}
+
+int64_t unhidden_bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {
+  if (units.empty()) return 0;
+  auto root = std::find_if(units.begin(), units.end(), [](const UnitLayout& u) { return u.is_root; });
+  const UnitLayout& u = root != units.end() ? *root : units.front();
+  const int64_t all = bytes_leaving_host_per_step({u}, ranks_per_host, host);  // validates
+  const int s = u.layout.ranks(), world = s * u.replicas;
+  const UnitTraffic t = first_gather_and_reduction(u);
+  const int64_t unhidden = t.shard_group * edges_leaving(host, world, s, ranks_per_host, false) +
+                           t.replica_group * edges_leaving(host, world, s, ranks_per_host, true);
+  return std::min(all, unhidden);
 }
 
 int64_t bytes_sent_per_step(const FullyShardedDataParallel& model) { return bytes_sent_per_step(model.unit_layouts()); }

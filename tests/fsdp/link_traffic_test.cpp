@@ -59,6 +59,17 @@ TEST(LinkTraffic, HostsMaySendDifferentAmounts) {
   EXPECT_GT(bytes_leaving_host_per_step(units, 2, 1), shard);
 }
 
+TEST(LinkTraffic, UnhiddenIsTheRootsFirstGatherAndReduction) {
+  UnitLayout root = unit(4, 1, true, true), block = unit(4, 1, true, true);
+  root.is_root = true;
+  root.layout = FlatLayout({{2400}}, 4);
+  // The root gathers once and stays gathered: all its traffic is unhidden, none of the block's.
+  EXPECT_EQ(unhidden_bytes_leaving_host_per_step({block, root}, 2, 0), 2 * 2400 * 4 * 3 / 4);
+  // Without a root (DDP's buckets) the first unit's, with one gather instead of its two.
+  EXPECT_EQ(unhidden_bytes_leaving_host_per_step({block}, 2, 0), 2 * kBytes * 3 / 4);
+  EXPECT_EQ(unhidden_bytes_leaving_host_per_step({block}, 4, 0), 0);
+}
+
 TEST(LinkTraffic, RefusesWhatItDoesNotModel) {
   std::vector<UnitLayout> units = {unit(4, 1, true, true)};
   EXPECT_THROW(bytes_leaving_host_per_step(units, 3, 0), Error);  // 3 does not divide 4

@@ -62,5 +62,9 @@ int64_t bytes_sent_per_step(const FullyShardedDataParallel& model);
 // sends in that group. Deterministic mode's all-to-all is not a ring: refused with an Error.
 // Payload only: the link also carries TCP/IP and MPI headers, acknowledgements and heartbeats.
 int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
+// The part of it no computation can hide: the root unit's first all-gather (nothing computes
+// before it) and its gradient reduction (nothing computes after it); without a root unit (DDP's
+// buckets), the first unit's reduction, which backward reaches last.
+int64_t unhidden_bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
 
 }  // namespace strider::fsdp

@@ -1,0 +1,23 @@
+#!/bin/bash
+# GPT-2-small training steps across 2 emulated hosts x 2 ranks (scripts/emulated-hosts.sh, as
+# root) with the link unlimited and limited by tc tbf, per strategy; bench/link_table.py puts
+# each step time beside the cost model's prediction at that rate. One JSON line per run, each
+# after a {"rate": ...} line.
+#   [RATES="none 25gbit 10gbit 1gbit"] [STRATEGIES="full_shard hybrid_shard ddp"] \
+#     bench/run_link_sweep.sh > link.log && bench/link_table.py < link.log
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rates=${RATES:-none 25gbit 10gbit 1gbit}
+strategies=${STRATEGIES:-full_shard hybrid_shard ddp}
+shape=(--n-layer 12 --n-embd 768 --batch 1 --seq 256 --warmup 1 --steps 3)
+hosts=scripts/emulated-hosts.sh
+trap '"$hosts" down' EXIT
+for rate in $rates; do
+  "$hosts" down
+  if [ "$rate" = none ]; then "$hosts" up 2 >&2; else "$hosts" up 2 "$rate" >&2; fi
+  for strategy in $strategies; do
+    echo "{\"rate\":\"$rate\",\"strategy\":\"$strategy\"}"
+    timeout 1800 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 \
+      build/bench/strider_bench_fsdp --strategy "$strategy" "${shape[@]}"
+  done
+done
