@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "strider/fsdp/cost_model.h"
+
 namespace strider::fsdp {
 namespace {
 
@@ -49,6 +51,36 @@ std::vector<std::string> strategy_names() {
   std::vector<std::string> names;
   for (const PlanRow& r : kRows) names.emplace_back(r.name);
   return names;
+}
+
+UnitLayout planned_unit_layout(ShardingStrategy strategy, const std::vector<DimVector>& shapes, int world,
+                               int shard_group_size, bool is_root, int64_t compute_bytes, int64_t reduce_bytes) {
+  const PlanRow& row = row_of(strategy);
+  const bool hybrid = row.shards == Span::HybridShard;
+  STRIDER_CHECK(world > 0 && (!hybrid || (shard_group_size > 0 && world % shard_group_size == 0)),
+                "planned_unit_layout", "a world of ", world, " ranks with shard groups of ", shard_group_size);
+  auto ranks = [&](Span span) {
+    switch (span) {
+      case Span::None: return 1;
+      case Span::World: return world;
+      case Span::HybridShard: return shard_group_size;
+      case Span::HybridReplica: return world / shard_group_size;
+    }
+    return 1;
+  };
+  UnitLayout u;
+  u.name = is_root ? "root" : "unit";
+  u.strategy = strategy;
+  u.flat_shards = row.shards != Span::None;
+  u.full_params_persist = row.full_params_persist;
+  u.free_after_forward = row.free_after_forward;
+  u.layout = FlatLayout(shapes, ranks(row.shards));
+  u.replicas = u.flat_shards ? ranks(row.replicas) : world;
+  u.param_bytes = 4;
+  u.compute_bytes = u.flat_shards ? compute_bytes : 4;  // NoShard computes with the module's tensors
+  u.reduce_bytes = reduce_bytes;
+  u.is_root = is_root;
+  return u;
 }
 
 namespace detail {

@@ -35,6 +35,13 @@ struct UnitLayout {
   int micro_batches_per_rank = 1;
 };
 
+// A unit of parameters of these shapes as `strategy`'s plan would lay it out on `world` ranks
+// (hybrid strategies: shard groups of shard_group_size consecutive ranks), without any process
+// group: the formulas below for runs that are only planned (bench/cluster_table.cpp). Float32
+// parameters; compute_bytes and reduce_bytes as mixed precision would set them.
+UnitLayout planned_unit_layout(ShardingStrategy strategy, const std::vector<DimVector>& shapes, int world,
+                               int shard_group_size, bool is_root, int64_t compute_bytes, int64_t reduce_bytes);
+
 struct MemoryFormula {
   int64_t parameters = 0;       // registered shards (or the module's tensors) and persistent full copies
   int64_t gradients = 0;        // gradients kept for the optimizer
