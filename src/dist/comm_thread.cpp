@@ -41,6 +41,19 @@ void compared_fields(const WireSignature& w, int64_t* out) {
   out[5] = static_cast<int64_t>(w.label_hash);
 }
 
+WireSignature to_wire(uint64_t seq, const CollectiveSignature& s) {
+  WireSignature w;
+  w.seq = seq;
+  w.op = static_cast<int64_t>(s.op);
+  w.dtype = s.dtype;
+  w.count = s.count;
+  w.extra = s.extra;
+  w.step = s.step;
+  w.label_hash = static_cast<uint64_t>(hash63(fnv1a(s.label)));
+  std::snprintf(w.label, sizeof w.label, "%s", s.label.c_str());
+  return w;
+}
+
 CollectiveSignature from_wire(const WireSignature& w) {
   CollectiveSignature s;
   s.op = static_cast<CollectiveOp>(w.op);
@@ -96,6 +109,7 @@ CommThread::CommThread(MPI_Comm parent, int rank, int size, Abort abort)
     : rank_(rank), size_(size), abort_(std::move(abort)) {
   MPI_Comm_dup(parent, &data_comm_);
   MPI_Comm_dup(parent, &control_comm_);
+  MPI_Comm_dup(parent, &signature_comm_);
   MPI_Comm_set_errhandler(data_comm_, MPI_ERRORS_RETURN);
   thread_ = std::thread([this] { loop(); });
 }
@@ -112,6 +126,7 @@ CommThread::~CommThread() {
   if (!finalized) {
     MPI_Comm_free(&data_comm_);
     MPI_Comm_free(&control_comm_);
+    MPI_Comm_free(&signature_comm_);
   }
 }
 
@@ -122,6 +137,7 @@ uint64_t CommThread::enqueue(CollectiveSignature signature, Task task, std::func
     seq = next_seq_++;
     recorder_.queued(seq, signature);
     queue_.push_back({seq, check_signatures_.load(), std::move(signature), std::move(task), std::move(done)});
+    last_enqueued_.store(seq);
   }
   cv_.notify_one();
   return seq;
@@ -130,53 +146,73 @@ uint64_t CommThread::enqueue(CollectiveSignature signature, Task task, std::func
 void CommThread::loop() {
   RequestWaiter waiter(*this);
   for (;;) {
-    Item item;
     {
       std::unique_lock lock(mutex_);
       // Idle: wake up now and then to answer queries from ranks that are stuck waiting on us.
-      while (queue_.empty() && !stopping_) {
+      while (queue_.empty() && pipeline_.empty() && !stopping_) {
         lock.unlock();
         answer_queries();
         lock.lock();
         cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return !queue_.empty() || stopping_; });
       }
-      if (queue_.empty()) return;
-      item = std::move(queue_.front());
-      queue_.pop_front();
+      if (queue_.empty() && pipeline_.empty()) return;
     }
-    current_seq_ = item.seq;
-    current_name_ = item.signature.describe();
-    recorder_.started(item.seq);
-    if (size_ > 1 && item.checked) check_signature(item, waiter);
-    item.task(waiter);
-    recorder_.finished(item.seq);
-    finished_seq_ = item.seq;
-    current_seq_ = 0;
-    if (item.done) item.done();
+    post_signatures();
+    run(pipeline_.front(), waiter);
+    pipeline_.pop_front();
   }
 }
 
-void CommThread::check_signature(const Item& item, RequestWaiter& waiter) {
-  WireSignature mine;
-  mine.seq = item.seq;
-  mine.op = static_cast<int64_t>(item.signature.op);
-  mine.dtype = item.signature.dtype;
-  mine.count = item.signature.count;
-  mine.extra = item.signature.extra;
-  mine.step = item.signature.step;
-  mine.label_hash = static_cast<uint64_t>(hash63(fnv1a(item.signature.label)));
-  std::snprintf(mine.label, sizeof mine.label, "%s", item.signature.label.c_str());
-  // One all-reduce gives every field's maximum and (negated) minimum: equal means all agree.
-  int64_t both[2 * kCompared];
-  compared_fields(mine, both);
-  for (int f = 0; f < kCompared; ++f) both[kCompared + f] = -both[f];
-  MPI_Request req;
-  MPI_Iallreduce(MPI_IN_PLACE, both, 2 * kCompared, MPI_INT64_T, MPI_MAX, data_comm_, &req);
-  waiter.wait(&req);
+void CommThread::run(Item& item, RequestWaiter& waiter) {
+  current_seq_ = item.seq;
+  current_name_ = item.signature.describe();
+  recorder_.started(item.seq);
+  if (item.posted) check_signature(item, waiter);
+  item.task(waiter);
+  recorder_.finished(item.seq);
+  finished_seq_ = item.seq;
+  current_seq_ = 0;
+  if (item.done) item.done();
+}
+
+void CommThread::post_signatures() {
+  static_assert(kSignatureWords == 2 * kCompared);
+  // Only this thread pops queue_, so a newer enqueued number means queue_ is not empty.
+  while (pipeline_.size() < kSignatureDepth && last_enqueued_.load() > last_taken_) {
+    {
+      std::lock_guard lock(mutex_);
+      pipeline_.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    Item& item = pipeline_.back();
+    last_taken_ = item.seq;
+    if (size_ == 1 || !item.checked) continue;
+    // One all-reduce gives every field's maximum and (negated) minimum: equal means all agree.
+    // Every rank posts one per checked collective, in sequence order, so they match even when
+    // the ranks disagree.
+    int64_t fields[kCompared];
+    compared_fields(to_wire(item.seq, item.signature), fields);
+    for (int f = 0; f < kCompared; ++f) {
+      item.reduced[f] = fields[f];
+      item.reduced[kCompared + f] = -fields[f];
+    }
+    MPI_Iallreduce(MPI_IN_PLACE, item.reduced.data(), kSignatureWords, MPI_INT64_T, MPI_MAX, signature_comm_,
+                   &item.request);
+    item.posted = true;
+  }
+}
+
+void CommThread::check_signature(Item& item, RequestWaiter& waiter) {
+  waiter.wait(&item.request);
+  item.posted = false;
   bool agree = true;
-  for (int f = 0; f < kCompared; ++f) agree = agree && both[f] == -both[kCompared + f];
+  for (int f = 0; f < kCompared; ++f) agree = agree && item.reduced[f] == -item.reduced[kCompared + f];
   if (agree) return;
+  // Every rank sees the same result, so all find the difference at this collective, having run
+  // the same ones before it on data_comm_: the gather matches there.
+  const WireSignature mine = to_wire(item.seq, item.signature);
   std::vector<WireSignature> all(static_cast<size_t>(size_));
+  MPI_Request req;
   MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, data_comm_, &req);
   waiter.wait(&req);
   abort_(describe_disagreement(all));
@@ -190,6 +226,8 @@ void CommThread::wait_requests(MPI_Request* requests, int count) {
     int flag = 0;
     MPI_Testall(count, requests, &flag, MPI_STATUSES_IGNORE);
     if (flag) return;
+    // Post the signatures of collectives queued meanwhile, so they travel while this one waits.
+    if ((spins & 15) == 15) post_signatures();
     // Large transfers only move while MPI is called, so keep calling; yield so a compute thread
     // of this rank gets the core when it needs it, and sleep only when the peer is clearly away.
     if ((spins & 255) == 255) {

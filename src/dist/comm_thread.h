@@ -6,9 +6,12 @@
 // making. A request that waits past the timeout asks every rank where it is and aborts the job
 // with the ranks that never arrived. Before each collective the ranks compare its signature
 // (one small all-reduce), so a mismatched or missing collective is named before any buffer is
-// read.
+// read. The signature all-reduces are pipelined: posted for up to kSignatureDepth queued
+// collectives ahead, on a communicator of their own, so a check travels while the collectives
+// before it move their data; a collective still runs only once its own result is compared.
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -43,7 +46,7 @@ class CommThread {
   // Communicates over duplicates of `parent` (the world, or a communicator from a split); the
   // duplicates are made here, collectively over `parent`.
   CommThread(MPI_Comm parent, int rank, int size, Abort abort);
-  ~CommThread();  // drains the queue, then joins
+  ~CommThread();  // drains the queue (so every posted signature is consumed), then joins
   CommThread(const CommThread&) = delete;
   CommThread& operator=(const CommThread&) = delete;
 
@@ -65,16 +68,27 @@ class CommThread {
 
  private:
   friend class RequestWaiter;
+  // Signature all-reduces in flight at most (each a fixed 96 bytes; bounds what a rank posts
+  // ahead of the collective it runs).
+  static constexpr size_t kSignatureDepth = 8;
+  static constexpr int kSignatureWords = 12;  // the compared fields' maxima and negated minima
   struct Item {
     uint64_t seq;
     bool checked;  // compare the signature across ranks before running
     CollectiveSignature signature;
     Task task;
     std::function<void()> done;
+    bool posted = false;  // its signature all-reduce is in flight on signature_comm_
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::array<int64_t, kSignatureWords> reduced{};  // written by MPI while posted: never moved then
   };
   void loop();
-  // Compares `item`'s signature across ranks; on a difference, aborts naming every rank's.
-  void check_signature(const Item& item, RequestWaiter& waiter);
+  // Moves queued collectives into pipeline_ (up to kSignatureDepth) and posts their signature
+  // all-reduces in sequence order; cheap when nothing new is queued.
+  void post_signatures();
+  // Waits for `item`'s posted signature result; on a difference, aborts naming every rank's.
+  void check_signature(Item& item, RequestWaiter& waiter);
+  void run(Item& item, RequestWaiter& waiter);
   void wait_requests(MPI_Request* requests, int count);
   // Answers other ranks' "where are you?" queries and acts on their failure announcements
   // (called while idle and while waiting).
@@ -83,7 +97,9 @@ class CommThread {
 
   const int rank_, size_;
   Abort abort_;
-  MPI_Comm data_comm_ = MPI_COMM_NULL, control_comm_ = MPI_COMM_NULL;
+  // Signatures travel on a communicator of their own: ranks post them ahead by different amounts,
+  // which would misorder them against the data collectives on one communicator.
+  MPI_Comm data_comm_ = MPI_COMM_NULL, control_comm_ = MPI_COMM_NULL, signature_comm_ = MPI_COMM_NULL;
   std::atomic<int64_t> timeout_ms_{600'000};
   std::atomic<bool> check_signatures_{true};
   std::mutex mutex_;
@@ -91,6 +107,11 @@ class CommThread {
   std::deque<Item> queue_;
   bool stopping_ = false;
   uint64_t next_seq_ = 1;
+  std::atomic<uint64_t> last_enqueued_{0};
+  // Taken from queue_ by the comm thread, signatures posted, oldest first; front is the one
+  // running or next to run. A deque keeps elements in place, as the posted buffers need.
+  std::deque<Item> pipeline_;
+  uint64_t last_taken_ = 0;
   // What this rank's comm thread is doing, for answering queries (only touched on the thread).
   uint64_t current_seq_ = 0, finished_seq_ = 0;
   std::string current_name_ = "none";

@@ -3,7 +3,9 @@
 // one out; argv[1] picks what it does differently. CTest expects each message (on 2 and 4 ranks).
 #include <strider/strider.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 using namespace strider;
 
@@ -26,6 +28,10 @@ int main(int argc, char** argv) {
     } else if (mode == "label") {  // same shape, different purpose: would silently mix tensors
       dist::CollectiveLabel label(odd ? "unit 'h.1' parameters" : "unit 'h.0' parameters");
       pg->all_reduce(t);
+    } else if (mode == "queued") {  // the difference sits among collectives queued back to back
+      std::vector<std::shared_ptr<dist::Work>> works;
+      for (int i = 0; i < 6; ++i) works.push_back(pg->all_reduce_async(ones({odd && i == 2 ? 9 : 8}), dist::ReduceOp::Sum));
+      for (auto& w : works) w->wait();
     } else if (mode == "missing") {  // the odd rank stops one collective early (fewer steps)
       if (!odd) pg->all_reduce(t);
     } else if (mode == "model") {  // FSDP over differently shaped models
