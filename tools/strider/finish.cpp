@@ -15,7 +15,7 @@ namespace {
 // What the cost model says one training step sends, per rank and (normal mode, ranks placed by
 // host) out of rank 0's host: the figures the emulated-hosts test checks on the link. Collective.
 nlohmann::json traffic_prediction(const Training& t) {
-  nlohmann::json out;
+  nlohmann::json out = nlohmann::json::object();
   if (!t.par.engine || !t.par.pg) return out;
   const std::vector<fsdp::UnitLayout> units = t.par.engine->unit_layouts();
   out["predicted_sent_bytes_per_step"] = fsdp::bytes_sent_per_step(units);
@@ -79,7 +79,7 @@ int finish_training(Training& t, const EvalResult& score) {
   if (!o.json) t.task.after_training(*par.model, par.cast_dtype, par.lead());
   const double seconds = t.report.seconds();
   std::optional<StateDigests> digests;
-  nlohmann::json traffic;
+  nlohmann::json traffic = nlohmann::json::object();
   if (o.json) {
     traffic = traffic_prediction(t);
     digests = state_digests(*par.model, par.engine, t.opt);
