@@ -7,9 +7,9 @@
 // Compute: the model's FLOPs at --mfu (measured on GPT-2-small under FULL_SHARD against the
 // outside canary) of the nodes' bfloat16 peak (--core-bf16-gflops: this machine's canary per
 // logical CPU). Each step is the global batch of GPT-3 (1536 x 2048 tokens) in micro-batches of
-// one sequence per rank, each gathering and reducing its units again. A micro-batch takes
-// max(compute, hidden link time) + unhidden link time, as bench/link_table.py predicts measured
-// steps.
+// one sequence per rank, each gathering and reducing its units again. Each phase of a
+// micro-batch (forward, backward) takes max(its compute, its hidden link time) + its unhidden
+// link time, as bench/link_table.py predicts measured steps.
 #include <strider/strider.h>
 
 #include <algorithm>
@@ -69,12 +69,18 @@ Row plan(const Model& m, fsdp::ShardingStrategy s, const Cluster& c, double link
   const std::vector<fsdp::UnitLayout> units = units_of(m, s, c);
   const double memory = static_cast<double>(fsdp::memory_formula(units, 2, 1).total()) + activation_bytes(m);
   const double rate = link_gbit * 1e9 / 8;
-  const double bytes = static_cast<double>(fsdp::bytes_leaving_host_per_step(units, c.ranks_per_node, 0));
-  const double unhidden = static_cast<double>(fsdp::unhidden_bytes_leaving_host_per_step(units, c.ranks_per_node, 0));
+  const fsdp::LinkTraffic link = fsdp::link_traffic_per_step(units, c.ranks_per_node, 0);
+  const double bytes = static_cast<double>(link.total());
   const int64_t global_sequences = 1536, micro_batches = std::max<int64_t>(1, global_sequences / c.ranks());
   const double node_tokens = static_cast<double>(micro_batches * c.ranks_per_node * m.seq);
   const double compute = node_tokens * m.flops_per_token() / c.node_flops() / micro_batches;  // per micro-batch
-  const double micro = std::max(compute, (bytes - unhidden) / rate) + unhidden / rate;
+  // Forward is a third of the compute, backward two thirds; each phase's traffic overlaps only
+  // its own phase's compute.
+  auto phase = [&](double seconds, int64_t sent, int64_t unhidden) {
+    return std::max(seconds, static_cast<double>(sent - unhidden) / rate) + static_cast<double>(unhidden) / rate;
+  };
+  const double micro = phase(compute / 3, link.forward, link.unhidden_forward) +
+                       phase(2 * compute / 3, link.backward, link.unhidden_backward);
   const double step = micro * micro_batches;
   const double model_flops = double(global_sequences) * m.seq * m.flops_per_token();
   const double peak = c.nodes * c.cores_per_node * c.core_bf16_gflops * 1e9;

@@ -115,11 +115,13 @@ void print_link_prediction(dist::ProcessGroup& pg, fsdp::FullyShardedDataParalle
   if (!sharded || !hosts.regular || hosts.hosts < 2 || pg.rank() != 0) return;
   const std::vector<fsdp::UnitLayout> units = sharded->unit_layouts();
   if (std::any_of(units.begin(), units.end(), [](const fsdp::UnitLayout& u) { return u.exact_gradients; })) return;
+  const fsdp::LinkTraffic l = fsdp::link_traffic_per_step(units, hosts.ranks_per_host, 0);
   std::printf("{\"link\":\"prediction\",\"hosts\":%d,\"ranks_per_host\":%d,\"bytes_leaving_host_per_step\":%lld,"
-              "\"unhidden_bytes_leaving_host_per_step\":%lld,\"step_s\":%.4f}\n",
-              hosts.hosts, hosts.ranks_per_host,
-              static_cast<long long>(fsdp::bytes_leaving_host_per_step(units, hosts.ranks_per_host, 0)),
-              static_cast<long long>(fsdp::unhidden_bytes_leaving_host_per_step(units, hosts.ranks_per_host, 0)), step_s);
+              "\"forward_bytes\":%lld,\"backward_bytes\":%lld,\"unhidden_forward_bytes\":%lld,"
+              "\"unhidden_backward_bytes\":%lld,\"step_s\":%.4f}\n",
+              hosts.hosts, hosts.ranks_per_host, static_cast<long long>(l.total()), static_cast<long long>(l.forward),
+              static_cast<long long>(l.backward), static_cast<long long>(l.unhidden_forward),
+              static_cast<long long>(l.unhidden_backward), step_s);
 }
 
 int main(int argc, char** argv) {

@@ -1,8 +1,8 @@
 #!/bin/bash
 # GPT-2-small training steps across 2 emulated hosts x 2 ranks (scripts/emulated-hosts.sh, as
 # root) with the link unlimited and limited by tc tbf, per strategy; bench/link_table.py puts
-# each step time beside the cost model's prediction at that rate. One JSON line per run, each
-# after a {"rate": ...} line.
+# each step time beside the cost model's prediction at the rate the link was measured to deliver.
+# One JSON line per run, each after a {"rate": ...} line.
 #   [RATES="none 25gbit 10gbit 1gbit"] [STRATEGIES="full_shard hybrid_shard ddp"] \
 #     bench/run_link_sweep.sh > link.log && bench/link_table.py < link.log
 set -euo pipefail
@@ -15,6 +15,11 @@ trap '"$hosts" down' EXIT
 for rate in $rates; do
   "$hosts" down
   if [ "$rate" = none ]; then "$hosts" up 2 >&2; else "$hosts" up 2 "$rate" >&2; fi
+  # What the link delivers: a ring all-gather of 64 MiB between the hosts, 1 rank each (one TCP
+  # flow each way, as a ring across 2 hosts has), its bus bandwidth in GB/s.
+  gbs=$("$hosts" mpirun --host h0:1,h1:1 -np 2 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
+          --max-mib 64 --reps 3 2>/dev/null | awk '$1 == "all_gather" {v = $4} END {print v}')
+  echo "{\"rate\":\"$rate\",\"link_measured_gbytes_per_s\":${gbs:-null}}"
   for strategy in $strategies; do
     echo "{\"rate\":\"$rate\",\"strategy\":\"$strategy\"}"
     timeout 1800 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 \

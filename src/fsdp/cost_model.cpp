@@ -108,9 +108,13 @@ MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimize
 
 namespace {
 
-// What one rank sends per step for a unit, in its shard group and in its replica group.
+// What one rank sends per step for a unit: in its shard group while forward computes (the
+// gathers before forward; ShardOptimizer's gather after the step, which the next forward needs)
+// and while backward computes (re-gathers, gradient reductions), and in its replica group (the
+// reductions, in backward).
 struct UnitTraffic {
-  int64_t shard_group = 0, replica_group = 0;
+  int64_t shard_forward = 0, shard_backward = 0, replica = 0;
+  int64_t total() const { return shard_forward + shard_backward + replica; }
 };
 
 UnitTraffic unit_traffic(const UnitLayout& u) {
@@ -124,24 +128,26 @@ UnitTraffic unit_traffic(const UnitLayout& u) {
   // all-to-all and all-gather halves, the same bytes).
   if (!flat(u)) {
     // Deterministic mode gathers the float result once per step, after the last micro-batch.
-    t.replica_group = (u.exact_gradients ? grads + wire_bytes(u) : 2 * grads) * (r - 1) / r;
+    t.replica = (u.exact_gradients ? grads + wire_bytes(u) : 2 * grads) * (r - 1) / r;
     return t;
   }
-  const int64_t gathers_per_step = persists(u) ? 1 : (freed_after_forward(u) ? 2 : 1) * rounds;  // per forward
-  t.shard_group = gathers_per_step * full * (s - 1) / s  // all-gathers of the parameters
-                  + grads * (s - 1) / s;                 // reduce-scatter (deterministic: all-to-all) of the gradients
-  t.replica_group = 2 * shard_grads * (r - 1) / r;       // hybrid: all-reduce of the shard across replicas
+  const int64_t gather = full * (s - 1) / s;                 // one all-gather of the parameters
+  t.shard_forward = (persists(u) ? 1 : rounds) * gather;
+  t.shard_backward = (freed_after_forward(u) ? rounds : 0) * gather  // gathered again for backward
+                     + grads * (s - 1) / s;  // reduce-scatter (deterministic: all-to-all) of the gradients
+  t.replica = 2 * shard_grads * (r - 1) / r;  // hybrid: all-reduce of the shard across replicas
   return t;
 }
 
-// A unit's traffic with only its first all-gather: the root unit's unhidden share.
-UnitTraffic first_gather_and_reduction(const UnitLayout& u) {
-  const int s = u.layout.ranks();
-  const int64_t rounds = u.exact_gradients ? u.micro_batches_per_rank : 1;
+// The share of a unit's traffic no computation hides when it is the root (gathered first, reduced
+// last): its first gather and its reductions; a re-gather would overlap (the root has none).
+UnitTraffic unhidden_part(const UnitLayout& u) {
   UnitTraffic t = unit_traffic(u);
-  if (flat(u) && !persists(u)) {
-    const int64_t gathers = (freed_after_forward(u) ? 2 : 1) * rounds;
-    t.shard_group -= (gathers - 1) * u.layout.full_numel() * u.compute_bytes * (s - 1) / s;
+  if (flat(u)) {
+    const int s = u.layout.ranks();
+    t.shard_forward = std::min(t.shard_forward, u.layout.full_numel() * u.compute_bytes * (s - 1) / s);
+    t.shard_backward -= (freed_after_forward(u) ? (u.exact_gradients ? u.micro_batches_per_rank : 1) : 0) *
+                        (u.layout.full_numel() * u.compute_bytes * (s - 1) / s);
   }
   return t;
 }
@@ -162,40 +168,46 @@ int64_t edges_leaving(int host, int world, int s, int ranks_per_host, bool repli
 
 int64_t bytes_sent_per_step(const std::vector<UnitLayout>& units) {
   int64_t total = 0;
+  for (const UnitLayout& u : units) total += unit_traffic(u).total();
+  return total;
+}
+
+namespace {
+
+// What `t` puts on the links leaving `host` for unit `u`, by phase.
+LinkTraffic leaving(const UnitLayout& u, const UnitTraffic& t, int ranks_per_host, int host) {
+  STRIDER_CHECK(!u.exact_gradients, "link_traffic_per_step", "unit '", u.name,
+                "' reduces exactly (deterministic mode), whose all-to-all is not a ring; the link model "
+                "covers normal mode");
+  const int s = u.layout.ranks(), world = s * u.replicas;
+  STRIDER_CHECK(ranks_per_host > 0 && world % ranks_per_host == 0 && host >= 0 && host < world / ranks_per_host,
+                "link_traffic_per_step", "host ", host, " with ", ranks_per_host,
+                " ranks per host does not fit the world of ", world, " ranks");
+  const int64_t shard_edges = edges_leaving(host, world, s, ranks_per_host, false),
+                replica_edges = edges_leaving(host, world, s, ranks_per_host, true);
+  return {t.shard_forward * shard_edges, t.shard_backward * shard_edges + t.replica * replica_edges, 0, 0};
+}
+
+}  // namespace
+
+LinkTraffic link_traffic_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {
+  LinkTraffic total;
   for (const UnitLayout& u : units) {
-    const UnitTraffic t = unit_traffic(u);
-    total += t.shard_group + t.replica_group;
+    const LinkTraffic l = leaving(u, unit_traffic(u), ranks_per_host, host);
+    total.forward += l.forward;
+    total.backward += l.backward;
   }
+  if (units.empty()) return total;
+  auto root = std::find_if(units.begin(), units.end(), [](const UnitLayout& u) { return u.is_root; });
+  const UnitLayout& first = root != units.end() ? *root : units.front();
+  const LinkTraffic unhidden = leaving(first, unhidden_part(first), ranks_per_host, host);
+  total.unhidden_forward = unhidden.forward;
+  total.unhidden_backward = unhidden.backward;
   return total;
 }
 
 int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {
-  int64_t total = 0;
-  for (const UnitLayout& u : units) {
-    STRIDER_CHECK(!u.exact_gradients, "bytes_leaving_host_per_step", "unit '", u.name,
-                  "' reduces exactly (deterministic mode), whose all-to-all is not a ring; the link model "
-                  "covers normal mode");
-    const int s = u.layout.ranks(), world = s * u.replicas;
-    STRIDER_CHECK(ranks_per_host > 0 && world % ranks_per_host == 0 && host >= 0 && host < world / ranks_per_host,
-                  "bytes_leaving_host_per_step", "host ", host, " with ", ranks_per_host,
-                  " ranks per host does not fit the world of ", world, " ranks");
-    const UnitTraffic t = unit_traffic(u);
-    total += t.shard_group * edges_leaving(host, world, s, ranks_per_host, false) +
-             t.replica_group * edges_leaving(host, world, s, ranks_per_host, true);
-  }
-  return total;
-}
-
-int64_t unhidden_bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {
-  if (units.empty()) return 0;
-  auto root = std::find_if(units.begin(), units.end(), [](const UnitLayout& u) { return u.is_root; });
-  const UnitLayout& u = root != units.end() ? *root : units.front();
-  const int64_t all = bytes_leaving_host_per_step({u}, ranks_per_host, host);  // validates
-  const int s = u.layout.ranks(), world = s * u.replicas;
-  const UnitTraffic t = first_gather_and_reduction(u);
-  const int64_t unhidden = t.shard_group * edges_leaving(host, world, s, ranks_per_host, false) +
-                           t.replica_group * edges_leaving(host, world, s, ranks_per_host, true);
-  return std::min(all, unhidden);
+  return link_traffic_per_step(units, ranks_per_host, host).total();
 }
 
 int64_t bytes_sent_per_step(const FullyShardedDataParallel& model) { return bytes_sent_per_step(model.unit_layouts()); }

@@ -59,15 +59,26 @@ TEST(LinkTraffic, HostsMaySendDifferentAmounts) {
   EXPECT_GT(bytes_leaving_host_per_step(units, 2, 1), shard);
 }
 
-TEST(LinkTraffic, UnhiddenIsTheRootsFirstGatherAndReduction) {
+TEST(LinkTraffic, SplitByPhaseWithTheUnhiddenShare) {
   UnitLayout root = unit(4, 1, true, true), block = unit(4, 1, true, true);
   root.is_root = true;
   root.layout = FlatLayout({{2400}}, 4);
-  // The root gathers once and stays gathered: all its traffic is unhidden, none of the block's.
-  EXPECT_EQ(unhidden_bytes_leaving_host_per_step({block, root}, 2, 0), 2 * 2400 * 4 * 3 / 4);
+  const int64_t gather = kBytes * 3 / 4, root_gather = 2400 * 4 * 3 / 4;
+  // The block gathers in forward and again in backward, then reduce-scatters; the root gathers
+  // once and stays gathered: all its traffic is unhidden, none of the block's.
+  const LinkTraffic t = link_traffic_per_step({block, root}, 2, 0);
+  EXPECT_EQ(t.forward, gather + root_gather);
+  EXPECT_EQ(t.backward, 2 * gather + root_gather);
+  EXPECT_EQ(t.unhidden_forward, root_gather);
+  EXPECT_EQ(t.unhidden_backward, root_gather);
+  EXPECT_EQ(t.total(), bytes_leaving_host_per_step({block, root}, 2, 0));
   // Without a root (DDP's buckets) the first unit's, with one gather instead of its two.
-  EXPECT_EQ(unhidden_bytes_leaving_host_per_step({block}, 2, 0), 2 * kBytes * 3 / 4);
-  EXPECT_EQ(unhidden_bytes_leaving_host_per_step({block}, 4, 0), 0);
+  const LinkTraffic b = link_traffic_per_step({block}, 2, 0);
+  EXPECT_EQ(b.unhidden_forward + b.unhidden_backward, 2 * gather);
+  // DDP and hybrid sharding send across hosts only in backward.
+  EXPECT_EQ(link_traffic_per_step({unit(1, 4, false, false)}, 2, 0).forward, 0);
+  EXPECT_EQ(link_traffic_per_step({unit(2, 2, true, true)}, 2, 0).forward, 0);
+  EXPECT_EQ(link_traffic_per_step({block}, 4, 0).total(), 0);
 }
 
 TEST(LinkTraffic, RefusesWhatItDoesNotModel) {

@@ -68,10 +68,16 @@ int64_t bytes_sent_per_step(const FullyShardedDataParallel& model);
 // crosses the link once per ring edge whose ends sit on different hosts, carrying what one rank
 // sends in that group. Deterministic mode's all-to-all is not a ring: refused with an Error.
 // Payload only: the link also carries TCP/IP and MPI headers, acknowledgements and heartbeats.
+struct LinkTraffic {
+  int64_t forward = 0;   // while forward computes: the gathers before it (and ShardOptimizer's after the step)
+  int64_t backward = 0;  // while backward computes: re-gathers and gradient reductions
+  // What no computation hides: the root unit's first gather (nothing computes before it) and its
+  // reductions (nothing after them); without a root unit (DDP's buckets), the first unit's
+  // reduction, which backward reaches last. Parts of forward and backward.
+  int64_t unhidden_forward = 0, unhidden_backward = 0;
+  int64_t total() const { return forward + backward; }
+};
+LinkTraffic link_traffic_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
 int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
-// The part of it no computation can hide: the root unit's first all-gather (nothing computes
-// before it) and its gradient reduction (nothing computes after it); without a root unit (DDP's
-// buckets), the first unit's reduction, which backward reaches last.
-int64_t unhidden_bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
 
 }  // namespace strider::fsdp
