@@ -27,9 +27,10 @@ hit_after() {
   done
   kill -"$sig" "$@" 2>/dev/null
 }
-ranks_of() {  # the trainer processes writing to run directory $1
+ranks_of() {  # the trainer processes writing to run directory $1 (not the launcher, whose
+  # command line holds the trainer's after its "--": the program itself must be "strider train")
   pgrep -f -- "--out $1" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = strider ] && \
-    tr '\0' ' ' < /proc/"$p"/cmdline | grep -q "^$(basename "$strider") train\|/strider train" && echo "$p"; done
+    tr '\0' ' ' < /proc/"$p"/cmdline | grep -q "^[^ ]*strider train " && echo "$p"; done
 }
 
 # 1. One rank killed.
