@@ -46,6 +46,7 @@
 #include "strider/checkpoint/full_save.h"
 #include "strider/checkpoint/load.h"
 #include "strider/checkpoint/manifest.h"
+#include "strider/checkpoint/memory_snapshot.h"
 #include "strider/checkpoint/reshard.h"
 #include "strider/checkpoint/run_directory.h"
 #include "strider/checkpoint/training_state.h"

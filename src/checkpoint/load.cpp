@@ -12,6 +12,7 @@
 #include "strider/dist/consistency.h"
 #include "strider/fsdp/distributed_data_parallel.h"
 #include "strider/fsdp/fully_sharded_data_parallel.h"
+#include "strider/io/sha256.h"
 #include "strider/nn/state_dict.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
@@ -167,7 +168,12 @@ LoadResult load(const std::string& path, const TrainingState& state, dist::Proce
       opt->load_state(staged.optimizer, result.manifest.optimizer_steps, result.dir, staged.optimizer_param_steps);
       opt_changed = true;
     }
-    outcome["id"] = result.dir + " step " + std::to_string(result.manifest.step);
+    // The same checkpoint is the same manifest (copies of it on each host's own storage, as
+    // in-memory snapshots keep them, are one checkpoint); messages name the paths.
+    io::Sha256 digest;
+    digest.update(format_manifest(result.manifest));
+    outcome["id"] = digest.hex_digest();
+    outcome["where"] = result.dir + " step " + std::to_string(result.manifest.step);
   } catch (const std::exception& e) {
     outcome = {{"ok", false}, {"error", e.what()}};
   }
@@ -176,17 +182,17 @@ LoadResult load(const std::string& path, const TrainingState& state, dist::Proce
   const auto all = pg ? dist::all_gather_strings(*pg, "checkpoint load: each rank's outcome", mine)
                       : std::vector<std::string>{mine};
   std::string failure;
-  std::string first_id;
+  std::string first_id, first_where;
   for (size_t r = 0; r < all.size() && failure.empty(); ++r) {
     const Json j = Json::parse(all[r], nullptr, false);
     if (!j.is_object() || !j.value("ok", false)) {
       failure = "rank " + std::to_string(r) + ": " + (j.is_object() ? j.value("error", std::string("?")) : all[r]);
       continue;
     }
-    const std::string id = j.value("id", std::string());
-    if (r == 0) first_id = id;
+    const std::string id = j.value("id", std::string()), where = j.value("where", std::string());
+    if (r == 0) first_id = id, first_where = where;
     if (id != first_id)
-      failure = "rank " + std::to_string(r) + " loaded " + id + " but rank 0 loaded " + first_id +
+      failure = "rank " + std::to_string(r) + " loaded " + where + " but rank 0 loaded " + first_where +
                 "; every rank must see the same checkpoint (a shared file system, or the same path on each host)";
   }
   if (!failure.empty()) {

@@ -45,6 +45,8 @@ DimVector local_shape(const Piece& p) {
   return s;
 }
 
+}  // namespace
+
 // The first failure among the ranks' outcomes, or "".
 std::string first_failure(const std::vector<std::string>& outcomes, const char* what) {
   for (size_t r = 0; r < outcomes.size(); ++r) {
@@ -94,8 +96,6 @@ Manifest complete_manifest(const SavePlan& plan, const std::vector<std::string>&
                 " ranks saved their random state; the ranks' TrainingState::rng differ");
   return m;
 }
-
-}  // namespace
 
 SavePlan plan_save(const std::string& run_dir, int64_t step, const TrainingState& state, int rank, int world,
                    bool snapshot_all_but_optimized) {

@@ -47,6 +47,13 @@ SavePlan plan_save(const std::string& run_dir, int64_t step, const TrainingState
 // record and each piece's place, or the error. `data_read` runs once every live byte was read.
 std::string write_rank_file(const SavePlan& plan, uint64_t block_bytes, const std::function<void()>& data_read = {});
 
+// The first failure among the ranks' outcomes (one JSON report each, "" counts as success), or
+// "": "<what> failed on rank r: <its error>".
+std::string first_failure(const std::vector<std::string>& outcomes, const char* what);
+// The plan's manifest completed from every rank's report of the file it wrote (any rank's plan:
+// all but the files, shards and RNG states is the same on every rank).
+Manifest complete_manifest(const SavePlan& plan, const std::vector<std::string>& reports);
+
 // Collective over pg (null: one process). Throws on every rank, naming the rank and cause, if
 // any rank's report is a failure or the commit fails; returns the committed directory.
 std::string commit_save(const SavePlan& plan, dist::ProcessGroup* pg, const std::string& report, int keep_last);

@@ -20,6 +20,7 @@ const char* op_name(CollectiveOp op) {
     case CollectiveOp::Barrier: return "barrier";
     case CollectiveOp::Finish: return "finish";
     case CollectiveOp::Split: return "split";
+    case CollectiveOp::Shift: return "shift";
   }
   return "unknown";
 }

@@ -12,14 +12,14 @@ namespace strider::dist::detail {
 
 enum class CollectiveOp : int32_t {
   AllReduce = 1, AllGather, ReduceScatter, Broadcast, AllGatherPieces, Barrier, Finish, Split, AllToAll,
-  ReduceScatterPieces
+  ReduceScatterPieces, Shift
 };
 
 struct CollectiveSignature {
   CollectiveOp op = CollectiveOp::Barrier;
   int32_t dtype = -1;   // a ScalarType, or -1 when no data moves
   int64_t count = 0;    // elements this rank contributes
-  int64_t extra = 0;    // the reduce op, the broadcast root, the number of pieces (not compared for a split's color)
+  int64_t extra = 0;    // the reduce op, the broadcast root, the number of pieces, the shift's offset (not compared for a split's color)
   std::string label;    // CollectiveLabel::current() of the issuing thread
   int64_t step = 0;     // for messages only: not compared (ProcessGroup::step())
 

@@ -282,6 +282,25 @@ std::shared_ptr<Work> MpiProcessGroup::all_to_all_async(const Tensor& out, const
   });
 }
 
+std::shared_ptr<Work> MpiProcessGroup::shift_async(const Tensor& out, const Tensor& in, int offset) {
+  detail::mark_written(out);
+  check_dense(out, "shift");
+  check_dense(in, "shift");
+  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "shift", "output of ", out.numel(), " ",
+                out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
+  const int k = ((offset % size_) + size_) % size_;
+  return submit(*comm_, signature(detail::CollectiveOp::Shift, &in, k, step()), [this, out, in, k](detail::RequestWaiter& waiter) {
+    if (k == 0) {
+      detail::copy_dense(out, in);
+      return;
+    }
+    detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
+    detail::exchange(c, static_cast<const char*>(in.data()), static_cast<int64_t>(in.nbytes()),
+                     static_cast<char*>(out.data()), static_cast<int64_t>(out.nbytes()), (rank_ + k) % size_,
+                     (rank_ - k + size_) % size_);
+  });
+}
+
 std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) {
   detail::mark_written(out);
   check_dense(out, "reduce_scatter");

@@ -71,6 +71,16 @@ std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int r
   return std::make_shared<DoneWork>();
 }
 
+std::shared_ptr<Work> SingleProcessGroup::shift_async(const Tensor& out, const Tensor& in, int) {
+  detail::mark_written(out);
+  check_dense(out, "shift");
+  check_dense(in, "shift");
+  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "shift", "output of ", out.numel(), " ",
+                out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
+  detail::copy_dense(out, in);
+  return std::make_shared<DoneWork>();
+}
+
 std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
                                                                   std::vector<Piece> pieces) {
   detail::mark_written(out);

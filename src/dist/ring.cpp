@@ -16,7 +16,8 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 // MPI counts are int: large blocks travel as several messages of at most 1 GiB.
 constexpr int64_t kMaxMessageBytes = int64_t{1} << 30;
 
-// Sends to rank `right` while receiving from rank `left` (by default the ring's neighbours).
+}  // namespace
+
 void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes, int right,
               int left) {
   for (int64_t off = 0; off < std::max(send_bytes, recv_bytes); off += kMaxMessageBytes) {
@@ -31,6 +32,8 @@ void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* 
     c.waiter.wait(req, 2);
   }
 }
+
+namespace {
 
 void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes) {
   exchange(c, send, send_bytes, recv, recv_bytes, mod(c.rank + 1, c.size), mod(c.rank - 1, c.size));

@@ -45,6 +45,11 @@ void ring_reduce_scatter_pieces(const RingContext& c, const void* in, const std:
 // This rank's block is already in place; on return every block of `buffer` is filled.
 void ring_all_gather(const RingContext& c, void* buffer, const BlockOffsets& blocks, ScalarType dtype);
 
+// Sends `send` to rank `right` while receiving `recv` from rank `left` (in messages of at most
+// 1 GiB; an empty side posts nothing).
+void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* recv, int64_t recv_bytes, int right,
+              int left);
+
 // Block q of `in` (block_bytes each) goes to rank q, block q of `out` comes from rank q: step s
 // sends to rank+s while receiving from rank-s, so each pair of ranks exchanges once.
 void pairwise_all_to_all(const RingContext& c, const void* in, void* out, int64_t block_bytes);

@@ -81,6 +81,21 @@ TEST(Collectives, AllToAllDeliversEachBlockToItsRank) {
   }
 }
 
+// Every offset, negative and beyond the size included, in the world and in a split group.
+TEST(Collectives, ShiftSendsToTheRankOffsetAhead) {
+  for (auto group : {pg, pg->split(pg->rank() % 2, pg->rank())}) {
+    const int r = group->rank(), w = group->size();
+    for (int offset : {0, 1, 2, -1, w + 1}) {
+      const Tensor in = arange(5).to(kDouble) + 100.0 * r, out = zeros({5}, kDouble);
+      group->shift(out, in, offset);
+      const int from = (((r - offset) % w) + w) % w;
+      EXPECT_TRUE(testing::all_close(out, arange(5).to(kDouble) + 100.0 * from, 0, 0)) << "offset " << offset;
+    }
+    EXPECT_THROW(group->shift(empty({3}), empty({4}), 1), Error);
+    EXPECT_THROW(group->shift(empty({3}), empty({3}, kLong), 1), Error);
+  }
+}
+
 TEST(Collectives, AsyncOverlapsAndErrorsAreClear) {
   const int w = pg->size();
   Tensor a = ones({100000}), b = ones({3});

@@ -44,6 +44,7 @@ class MpiProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_gather_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) override;
+  std::shared_ptr<Work> shift_async(const Tensor& out, const Tensor& in, int offset) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   std::shared_ptr<Work> reduce_scatter_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces,

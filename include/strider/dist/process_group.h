@@ -62,6 +62,10 @@ class ProcessGroup {
   // comes from rank q (deterministic mode reduces exactly what each rank sent it).
   virtual std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) = 0;
   virtual std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) = 0;
+  // Every rank r sends `in` to rank (r + offset) mod size() and receives into `out` (the same
+  // numel and dtype) what rank (r - offset) mod size() sent; offset the same on every rank. The
+  // in-memory snapshot hands each rank's state to a partner on another host with it.
+  virtual std::shared_ptr<Work> shift_async(const Tensor& out, const Tensor& in, int offset) = 0;
   // All-gather of several dim-0-sharded tensors at once: `in` holds this rank's pieces back to
   // back (sum of lengths elements); on completion rank q's piece j is at
   // out[pieces[j].offset + q * pieces[j].length] on every rank. One collective, no staging
@@ -88,6 +92,7 @@ class ProcessGroup {
   }
   void all_to_all(const Tensor& out, const Tensor& in) { all_to_all_async(out, in)->wait(); }
   void broadcast(const Tensor& t, int root = 0) { broadcast_async(t, root)->wait(); }
+  void shift(const Tensor& out, const Tensor& in, int offset) { shift_async(out, in, offset)->wait(); }
 
   // A collective waiting longer than this aborts the whole job, naming the collective.
   virtual void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
@@ -153,6 +158,7 @@ class SingleProcessGroup final : public ProcessGroup {
   std::shared_ptr<Work> reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp op) override;
   std::shared_ptr<Work> all_to_all_async(const Tensor& out, const Tensor& in) override;
   std::shared_ptr<Work> broadcast_async(const Tensor& t, int root) override;
+  std::shared_ptr<Work> shift_async(const Tensor& out, const Tensor& in, int offset) override;
   std::shared_ptr<Work> all_gather_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces) override;
   std::shared_ptr<Work> reduce_scatter_pieces_async(const Tensor& out, const Tensor& in, std::vector<Piece> pieces,
                                                     ReduceOp op) override;

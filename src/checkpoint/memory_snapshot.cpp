@@ -1,0 +1,158 @@
+// Taking an in-memory snapshot: the checkpoint save's three phases (save_plan.h) with the store
+// as the run directory, a copy of each rank's file to its partner between writing and
+// committing, and one commit per host (every host's manifest is the same; its directory holds
+// the files that host keeps).
+#include "strider/checkpoint/memory_snapshot.h"
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "checkpoint/commit.h"
+#include "checkpoint/save_plan.h"
+#include "checkpoint/snapshot_placement.h"
+#include "strider/core/error.h"
+#include "strider/dist/consistency.h"
+#include "strider/io/sha256.h"
+#include "strider/ops/factory.h"
+
+namespace strider::checkpoint {
+namespace {
+
+using Json = nlohmann::json;
+constexpr const char* kOp = "memory snapshot";
+
+// The first non-empty outcome, as "<what> failed on rank r: <error>", or "".
+std::string first_error(const std::vector<std::string>& outcomes, const char* what) {
+  for (size_t r = 0; r < outcomes.size(); ++r)
+    if (!outcomes[r].empty()) return std::string(what) + " failed on rank " + std::to_string(r) + ": " + outcomes[r];
+  return {};
+}
+
+// Collective: rank r's file goes to rank r + offset, which writes the file of rank r - offset
+// into its host's pending directory. Every rank moves the same chunks (the largest file's),
+// so a failing rank still takes part; returns its error, or "".
+std::string copy_to_partner(dist::ProcessGroup& pg, const detail::SavePlan& plan, const std::vector<std::string>& reports,
+                            int offset, uint64_t chunk_bytes, uint64_t* received) {
+  const int world = plan.world, from = (plan.rank - offset + world) % world;
+  auto file_bytes = [&](int r) { return Json::parse(reports[r])["file"]["bytes"].get<uint64_t>(); };
+  uint64_t largest = 0;
+  for (int r = 0; r < world; ++r) largest = std::max(largest, file_bytes(r));
+  const uint64_t mine = file_bytes(plan.rank), theirs = file_bytes(from);
+  const std::string own_path = plan.pending + "/" + detail::rank_file_name(plan.rank, world);
+  std::string error;
+  std::optional<detail::ChunkFileWriter> out;
+  try {
+    out.emplace(plan.pending + "/" + detail::rank_file_name(from, world));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const Tensor send = empty({static_cast<int64_t>(std::min(chunk_bytes, std::max<uint64_t>(largest, 1)))}, kByte);
+  const Tensor recv = empty_like(send);
+  dist::CollectiveLabel label("memory snapshot: copy to the partner on another host");
+  for (uint64_t at = 0; at < largest; at += chunk_bytes) {
+    const int64_t n = static_cast<int64_t>(std::min(chunk_bytes, largest - at));
+    const Tensor s = send.narrow(0, 0, n), r = recv.narrow(0, 0, n);
+    try {
+      if (error.empty()) detail::read_chunk(own_path, mine, at, s);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    pg.shift(r, s, offset);
+    try {
+      if (error.empty() && at < theirs) out->write(r, std::min<uint64_t>(static_cast<uint64_t>(n), theirs - at));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  try {
+    if (error.empty()) out->finish();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  *received = theirs;
+  return error;
+}
+
+}  // namespace
+
+std::string memory_snapshot_store(const std::string& root, const std::string& run_dir) {
+  STRIDER_CHECK(!root.empty(), kOp, "the snapshot root directory is empty; give a tmpfs such as /dev/shm");
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::weakly_canonical(std::filesystem::absolute(run_dir), ec);
+  io::Sha256 digest;
+  digest.update((ec ? std::filesystem::absolute(run_dir) : abs).string());
+  return root + "/strider-snapshots/" + digest.hex_digest().substr(0, 16);
+}
+
+MemorySnapshotter::MemorySnapshotter(std::string store_dir, std::shared_ptr<dist::ProcessGroup> pg,
+                                     MemorySnapshotOptions options)
+    : store_dir_(std::move(store_dir)), pg_(std::move(pg)), options_(options) {
+  STRIDER_CHECK(pg_, kOp, "the process group is null; pass the world (a SingleProcessGroup alone)");
+  detail::validate_options(store_dir_, {.keep_last = 1, .block_bytes = options_.block_bytes}, kOp);
+  STRIDER_CHECK(options_.chunk_bytes >= 4096 && options_.chunk_bytes <= (uint64_t{1} << 30), kOp, "chunk_bytes ",
+                options_.chunk_bytes, " is outside [4096, 1 GiB]");
+  rank_ = pg_->rank();
+  world_ = pg_->size();
+  const detail::Placement p = detail::place_ranks(*pg_, options_.host);
+  offset_ = p.offset;
+  host_lead_ = p.host_lead(rank_);
+  for (int q : p.ranks_on(p.hosts[rank_])) {
+    kept_here_.push_back(q);
+    if (offset_ != 0) kept_here_.push_back((q - offset_ + world_) % world_);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(store_dir_, ec);
+  const std::string error = ec ? "cannot create the snapshot store " + store_dir_ + ": " + ec.message() : "";
+  const std::string failed =
+      first_error(dist::all_gather_strings(*pg_, "memory snapshot: the store", error), "creating the store");
+  STRIDER_CHECK(failed.empty(), kOp, failed);
+}
+
+MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& state) {
+  const auto start = std::chrono::steady_clock::now();
+  detail::check_save_request(step, state, pg_.get());
+  const detail::SavePlan plan = detail::plan_save(store_dir_, step, state, rank_, world_, false);
+  const auto reports = dist::all_gather_strings(*pg_, "memory snapshot: each rank's file",
+                                                detail::write_rank_file(plan, options_.block_bytes));
+  const std::string failed = detail::first_failure(reports, "writing the snapshot's file");
+  STRIDER_CHECK(failed.empty(), kOp, "step ", step, ": ", failed, "; the previous snapshot stays the newest");
+
+  MemorySnapshotStats stats{.step = step, .partner = partner()};
+  stats.own_bytes = Json::parse(reports[rank_])["file"]["bytes"].get<uint64_t>();
+  if (offset_ != 0) {
+    const std::string error = copy_to_partner(*pg_, plan, reports, offset_, options_.chunk_bytes, &stats.kept_for_partner);
+    const std::string copy_failed =
+        first_error(dist::all_gather_strings(*pg_, "memory snapshot: the partners' copies", error), "keeping a partner's copy");
+    STRIDER_CHECK(copy_failed.empty(), kOp, "step ", step, ": ", copy_failed, "; the previous snapshot stays the newest");
+  }
+
+  std::string commit_error;
+  if (host_lead_) {
+    try {
+      const Manifest m = detail::complete_manifest(plan, reports);
+      detail::write_file_atomically(plan.pending, kManifestName, format_manifest(m));
+      std::set<std::string> keep{kManifestName};
+      for (int q : kept_here_) keep.insert(detail::rank_file_name(q, world_));
+      detail::commit_pending(store_dir_, plan.pending, plan.final_dir, keep);
+    } catch (const std::exception& e) {
+      commit_error = e.what();
+    }
+  }
+  const std::string commit_failed =
+      first_error(dist::all_gather_strings(*pg_, "memory snapshot: each host's commit", commit_error), "committing");
+  STRIDER_CHECK(commit_failed.empty(), kOp, "step ", step, ": ", commit_failed);
+  // Every host holds `step` now: the older snapshots can go.
+  if (host_lead_) detail::clean_run_directory(store_dir_, 1);
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+void MemorySnapshotter::clear() {
+  dist::all_gather_strings(*pg_, "memory snapshot: clearing the stores", "");
+  std::error_code ec;
+  if (host_lead_) std::filesystem::remove_all(store_dir_, ec);  // best effort: the run is over
+}
+
+}  // namespace strider::checkpoint
