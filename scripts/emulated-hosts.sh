@@ -7,7 +7,10 @@
 #                                   host's link both ways with a token bucket (tbf)
 #   emulated-hosts.sh down          removes them
 #   emulated-hosts.sh run HOST CMD  runs CMD on HOST: in its network namespace, with its own
-#                                   hostname (UTS namespace) and its own /dev/shm (mount namespace)
+#                                   hostname (UTS namespace) and its own /dev/shm (mount namespace):
+#                                   the host's memory, a tmpfs that stays between runs until `down`
+#   emulated-hosts.sh kill HOST     the host fails: every process on it is killed (-9) and its
+#                                   memory (/dev/shm) is emptied
 #   emulated-hosts.sh mpirun ARGS   OpenMPI's mpirun over the hosts: each host's ranks start
 #                                   through `run` (the rsh agent), and talk over TCP on the bridge
 #                                   between hosts and over shared memory within one
@@ -18,6 +21,7 @@ set -euo pipefail
 self=$(readlink -f "$0")
 bridge=strider-br
 net=10.77.0
+memory=/run/strider-emulated  # memory/hI: host hI's /dev/shm
 
 die() { echo "emulated-hosts: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, a bridge and tc)"
@@ -48,6 +52,8 @@ up() {
       tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
       tc qdisc add dev "$veth" root tbf rate "$rate" burst 256kb latency 50ms
     fi
+    mkdir -p "$memory/h$i"
+    mount -t tmpfs -o size=25% tmpfs "$memory/h$i"
     grep -q " h$i # strider-emulated$" /etc/hosts || echo "$net.$((i + 1)) h$i # strider-emulated" >> /etc/hosts
   done
   # Entering a namespace needs a mount namespace of its own (not possible in some chroots).
@@ -61,6 +67,20 @@ down() {
   for ns in $(ip netns list | awk '/^strider-h[0-9]+/ {print $1}'); do ip netns delete "$ns"; done
   ip link delete "$bridge" 2>/dev/null || true
   sed -i '/# strider-emulated$/d' /etc/hosts
+  for m in "$memory"/h*; do
+    [ -d "$m" ] || continue
+    umount "$m" 2>/dev/null || true
+    rmdir "$m" 2>/dev/null || true
+  done
+}
+
+kill_host() {
+  local i
+  i=$(index_of "$1")
+  local pids
+  pids=$(ip netns pids "strider-h$i" 2>/dev/null || true)
+  [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
+  find "$memory/h$i" -mindepth 1 -delete 2>/dev/null || true
 }
 
 run() {
@@ -69,9 +89,11 @@ run() {
   local i
   i=$(index_of "$host")
   ip netns list | grep -q "^strider-h$i\b" || die "host $host is not up (emulated-hosts.sh up N)"
-  # ip netns exec gives a mount namespace; unshare adds the UTS one; /dev/shm becomes the host's own.
+  # ip netns exec gives a mount namespace; unshare adds the UTS one; /dev/shm becomes the host's
+  # memory, the same tmpfs for every process started on it, kept when they end (as a host's is).
+  [ -d "$memory/h$i" ] || die "host $host has no memory at $memory/h$i (emulated-hosts.sh up N)"
   exec ip netns exec "strider-h$i" unshare --uts --mount --propagation private \
-    sh -c 'hostname "$0"; mount -t tmpfs -o size=50% tmpfs /dev/shm; exec "$@"' "$host" "$@"
+    sh -c 'hostname "$0"; mount --bind "$1" /dev/shm; shift; exec "$@"' "$host" "$memory/h$i" "$@"
 }
 
 # OpenMPI calls its rsh agent as: AGENT [options] HOST COMMAND...; options start with '-'.
@@ -104,5 +126,6 @@ case "$cmd" in
   agent) agent "$@" ;;
   mpirun) mpirun_hosts "$@" ;;
   bytes) bytes "$@" ;;
-  *) die "usage: emulated-hosts.sh up N [RATE] | down | run HOST CMD... | mpirun ARGS... | bytes HOST" ;;
+  kill) kill_host "$@" ;;
+  *) die "usage: emulated-hosts.sh up N [RATE] | down | run HOST CMD... | mpirun ARGS... | bytes HOST | kill HOST" ;;
 esac

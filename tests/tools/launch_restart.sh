@@ -4,7 +4,12 @@
 #  1. kill -9 of one of 3 ranks mid-run: relaunched on 3 ranks from the latest checkpoint;
 #  2. (as root, on 2 emulated hosts x 2 ranks) SIGSTOP of a whole host: the heartbeat names it,
 #     and the job is relaunched without that host, on 2 ranks, from the latest checkpoint;
-#  3. a job that fails every time stops after --max-restarts, saying so.
+#  3. a job that fails every time stops after --max-restarts, saying so;
+#  4. with in-memory snapshots (--memory-snapshot-every 2, no checkpoint file until the end):
+#     kill -9 of one of 3 ranks: relaunched from the snapshot, redoing at most 2 steps;
+#  5. (as root, on 2 emulated hosts x 2 ranks, snapshots in each host's own /dev/shm) a whole
+#     host killed with its memory emptied: relaunched from the snapshot, whose lost half comes
+#     from the partner copies on the surviving host.
 # Usage: launch_restart.sh MPIRUN STRIDER WORK_DIR
 set -uo pipefail
 mpirun=$1 strider=$2 work=$3
@@ -18,15 +23,17 @@ want=$(digests "$("$strider" "${train[@]}" --out "$work/alone" | tail -n 1)")
 echo "one process, uninterrupted: $want"
 failures=0
 
-# Waits for the run's checkpoint of step >= $2, then sends signal $3 to the processes $4...
+# Waits for the run's checkpoint of step >= $2, then runs $3... (the fault: chosen then, not
+# before, so it hits the processes running at that moment).
 hit_after() {
-  local run=$1 step=$2 sig=$3; shift 3
+  local run=$1 step=$2; shift 2
   for _ in $(seq 1 1200); do
     [ -n "$(ls -d "$run"/checkpoint-* 2>/dev/null | awk -F- -v s="$step" '$NF + 0 >= s' | head -n 1)" ] && break
     sleep 0.05
   done
-  kill -"$sig" "$@" 2>/dev/null
+  "$@"
 }
+kill_a_rank() { kill -9 "$(ranks_of "$1" | shuf -n 1)" 2>/dev/null; }
 ranks_of() {  # the trainer processes writing to run directory $1 (not the launcher, whose
   # command line holds the trainer's after its "--": the program itself must be "strider train")
   pgrep -f -- "--out $1" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = strider ] && \
@@ -39,7 +46,7 @@ run="$work/killed"
   "$strider" "${train[@]}" --out "$run" > "$run.out" 2> "$run.err" &
 launch=$!
 sleep 1; for _ in $(seq 1 100); do [ -n "$(ranks_of "$run")" ] && break; sleep 0.1; done
-hit_after "$run" 8 9 "$(ranks_of "$run" | shuf -n 1)"
+hit_after "$run" 8 kill_a_rank "$run"
 wait "$launch"; code=$?
 got=$(digests "$(tail -n 1 "$run.out")")
 restart=$(grep -m1 "strider launch: restart 1" "$run.err")
@@ -47,6 +54,44 @@ echo "kill -9 of a rank: exit $code; ${restart:-no restart logged}"
 if [ $code -ne 0 ] || [ "$got" != "$want" ] || [ -z "$restart" ]; then
   echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
 fi
+
+# Waits for the run's in-memory snapshot of step >= $2 (its record), then runs $3...
+hit_after_snapshot() {
+  local run=$1 step=$2; shift 2
+  for _ in $(seq 1 1200); do
+    s=$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' "$run/memory-snapshot.json" 2>/dev/null)
+    [ -n "$s" ] && [ "$s" -ge "$step" ] && break
+    sleep 0.02
+  done
+  "$@"
+}
+# Checks a run relaunched from its in-memory snapshot: exit 0, the digests of one process, the
+# restart resumed from the snapshot, and no more than 2 recorded steps were redone.
+check_memory_restart() {
+  local what=$1 code=$2 run=$3
+  got=$(digests "$(tail -n 1 "$run.out")")
+  restart=$(grep -m1 "strider launch: restart 1" "$run.err")
+  redo=$(sed -n 's/.* (\([0-9]*\) recorded steps to redo.*/\1/p' <<< "$restart")
+  echo "$what: exit $code; ${restart:-no restart logged}"
+  grep -h -E "recovered the in-memory snapshot|training again|^resuming" "$run.err" | head -n 3 | sed "s/^/  /"
+  if [ "$code" -ne 0 ] || [ "$got" != "$want" ] || ! grep -q "(the in-memory snapshot)" <<< "$restart" || \
+     [ "${redo:-0}" -gt 2 ] || ! grep -q "recovered the in-memory snapshot" "$run.err"; then
+    echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
+  fi
+}
+
+# 4. In-memory snapshots, one rank killed.
+stores_before=$(ls /dev/shm/strider-snapshots/ 2>/dev/null)
+run="$work/memory-killed"
+"$strider" launch -n 3 --max-restarts 2 --launcher "$mpirun --oversubscribe --bind-to none" -- \
+  "$strider" "${train[@]}" --checkpoint-every 1000 --memory-snapshot-every 2 --out "$run" > "$run.out" 2> "$run.err" &
+launch=$!
+sleep 1; for _ in $(seq 1 100); do [ -n "$(ranks_of "$run")" ] && break; sleep 0.1; done
+hit_after_snapshot "$run" 10 kill_a_rank "$run"
+wait "$launch"; code=$?
+check_memory_restart "in-memory snapshots, kill -9 of a rank" $code "$run"
+[ "$(ls /dev/shm/strider-snapshots/ 2>/dev/null)" = "$stores_before" ] || {
+  echo "  FAILED: the finished run left its snapshots in /dev/shm"; failures=$((failures + 1)); }
 
 # 2. A whole emulated host stopped: relaunched without it.
 hosts="$here/../../scripts/emulated-hosts.sh"
@@ -57,7 +102,7 @@ if [ "$(id -u)" -eq 0 ] && command -v ip > /dev/null && why=$("$hosts" up 2 2>&1
   "$strider" launch -n 4 --hostfile "$work/hostfile" --launcher "$hosts mpirun -x OMP_NUM_THREADS=1" \
     -- "$strider" "${train[@]}" --out "$run" > "$run.out" 2> "$run.err" &
   launch=$!
-  hit_after "$run" 8 STOP $(sleep 2; ip netns pids strider-h1)
+  hit_after "$run" 8 sh -c 'kill -STOP $(ip netns pids strider-h1) 2>/dev/null'
   wait "$launch"; code=$?
   kill -CONT $(ip netns pids strider-h1) 2>/dev/null
   got=$(digests "$(tail -n 1 "$run.out")")
@@ -66,8 +111,18 @@ if [ "$(id -u)" -eq 0 ] && command -v ip > /dev/null && why=$("$hosts" up 2 2>&1
   if [ $code -ne 0 ] || [ "$got" != "$want" ] || ! grep -q "froze (no heartbeat); starting 2 ranks on h0 (2)" <<< "$restart"; then
     echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
   fi
+
+  # 5. In-memory snapshots, a whole emulated host killed and its memory lost.
+  "$hosts" kill h1; "$hosts" kill h0  # what is left of case 2
+  run="$work/memory-host"
+  "$strider" launch -n 4 --hostfile "$work/hostfile" --launcher "$hosts mpirun -x OMP_NUM_THREADS=1" \
+    -- "$strider" "${train[@]}" --checkpoint-every 1000 --memory-snapshot-every 2 --out "$run" > "$run.out" 2> "$run.err" &
+  launch=$!
+  hit_after_snapshot "$run" 10 "$hosts" kill h1
+  wait "$launch"; code=$?
+  check_memory_restart "in-memory snapshots, host h1 killed with its memory" $code "$run"
 else
-  echo "skipped the emulated-host case: it needs root and network namespaces that can be entered: ${why:-not root}"
+  echo "skipped the emulated-host cases: they need root and network namespaces that can be entered: ${why:-not root}"
 fi
 
 # 3. Failing every time: stops after --max-restarts.

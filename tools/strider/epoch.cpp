@@ -30,6 +30,8 @@ EpochCounts run_epoch(Training& t, int64_t epoch, int64_t first_batch) {
                                   : checkpoint::DataPosition{epoch, e.batch, o.batch_size};
     if (o.checkpoint_every > 0 && s.global_step % o.checkpoint_every == 0 && s.global_step < t.schedule.stop_step)
       t.checkpoints.save(s.global_step);
+    if (RunMemorySnapshots* memory = t.checkpoints.memory(); memory && s.global_step < t.schedule.stop_step)
+      memory->after_step(s.global_step);
     e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     t.report.step(epoch, s.global_step, s.last_loss, e);
   }

@@ -54,6 +54,7 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
     summary["checkpoint_max_stall_seconds"] = st->max_stall_seconds;
   }
   if (o.deterministic) summary["micro_batches"] = micro_batches(o);
+  if (const RunMemorySnapshots* memory = t.checkpoints.memory()) summary["memory_snapshots"] = memory->summary();
   if (t.par.engine) {  // how the root unit is laid out: hybrid strategies shard within a host
     for (const fsdp::UnitLayout& u : t.par.engine->unit_layouts())
       if (u.is_root) {
@@ -75,6 +76,7 @@ int finish_training(Training& t, const EvalResult& score) {
   const int64_t step = t.state.global_step;
   if (t.checkpoints.last_saved_step() != step) t.checkpoints.save(step);  // the end of training always saves
   const std::string checkpoint = t.checkpoints.wait();
+  if (RunMemorySnapshots* memory = t.checkpoints.memory()) memory->finish();  // the checkpoint holds it all now
   if (!o.export_model.empty()) checkpoint::save_full(o.export_model, *par.model, step, par.pg.get());
   if (!o.json) t.task.after_training(*par.model, par.cast_dtype, par.lead());
   const double seconds = t.report.seconds();

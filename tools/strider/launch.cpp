@@ -18,6 +18,7 @@
 #include "child_process.h"
 #include "hostfile.h"
 #include "job_failure.h"
+#include "memory_snapshots.h"
 
 namespace strider::tools {
 namespace {
@@ -177,15 +178,22 @@ int run_launch(const LaunchOptions& o) {
       write_hostfile(live_hostfile, hosts);
       argv.insert(argv.end(), {"--hostfile", live_hostfile});
     }
+    // Where the relaunch continues: the newer of the latest checkpoint file and the in-memory
+    // snapshot the run recorded (the trainer falls back to the file if the hosts lost the snapshot).
     const auto checkpoints = checkpoint::committed_checkpoints(run_dir);
-    const std::vector<std::string> command = checkpoints.empty() ? o.command : resuming(o.command, run_dir);
+    const int64_t file_step = checkpoints.empty() ? -1 : checkpoints.back().step;
+    const int64_t memory_step = recorded_memory_snapshot_step(run_dir);
+    const int64_t resume_step = std::max(file_step, memory_step);
+    const std::vector<std::string> command = resume_step < 0 ? o.command : resuming(o.command, run_dir);
     argv.insert(argv.end(), command.begin(), command.end());
     std::string start = "starting " + std::to_string(world) + " ranks" +
                         (hosts.empty() ? "" : " on " + host_list(hosts));
-    if (!checkpoints.empty()) start += ", resuming from step " + std::to_string(checkpoints.back().step);
+    if (resume_step >= 0)
+      start += ", resuming from step " + std::to_string(resume_step) +
+               (memory_step > file_step ? " (the in-memory snapshot)" : std::string());
     if (restart > 0) {
       const int64_t reached = last_recorded_step(run_dir);
-      const int64_t resumed = checkpoints.empty() ? 0 : checkpoints.back().step;
+      const int64_t resumed = std::max<int64_t>(resume_step, 0);
       char cost[96];
       std::snprintf(cost, sizeof cost, "%.1f s from the failure to the relaunch", seconds_since(last.failed_at));
       const std::string redo = reached > resumed ? std::to_string(reached - resumed) + " recorded steps to redo; " : "";

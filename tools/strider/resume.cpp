@@ -1,14 +1,48 @@
 #include "resume.h"
 
+#include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "resume_check.h"
 
 namespace strider::tools {
+namespace {
+
+bool same_directory(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// The checkpoint directory to continue from (see resume()).
+std::string resume_source(const TrainOptions& o, RunMemorySnapshots* memory, const Parallel& par) {
+  bool from_memory = memory && same_directory(o.resume, o.out_dir);
+  if (par.pg) dist::check_same_across_ranks(*par.pg, "whether --resume names this run's --out (for --memory-snapshot-every)",
+                                            {from_memory ? "yes" : "no"});
+  if (!from_memory) return checkpoint::resolve_checkpoint(o.resume);
+  const auto files = checkpoint::committed_checkpoints(o.out_dir);
+  const int64_t file_step = files.empty() ? -1 : files.back().step;
+  std::string why;
+  if (auto s = memory->recover(file_step, &why)) {
+    if (par.lead())
+      std::cerr << "recovered the in-memory snapshot of step " << s->step << " (taken by " << s->saved_world
+                << " ranks; " << s->bytes_received << " bytes of it sent to this host)\n";
+    return s->dir;
+  }
+  STRIDER_CHECK(!files.empty(), "train", "nothing to resume in ", o.out_dir,
+                ": it holds no committed checkpoint, and no in-memory snapshot can be used: ", why);
+  if (par.lead() && recorded_memory_snapshot_step(o.out_dir) > file_step)
+    std::cerr << "the in-memory snapshot cannot be used (" << why << "); resuming from the checkpoint of step "
+              << file_step << "\n";
+  return files.back().dir;
+}
+
+}  // namespace
 
 int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::TrainingState& state,
-               const Parallel& par, const Schedule& schedule) {
-  const std::string from = checkpoint::resolve_checkpoint(o.resume);
+               const Parallel& par, const Schedule& schedule, RunMemorySnapshots* memory) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string from = resume_source(o, memory, par);
   const checkpoint::Manifest saved = checkpoint::read_manifest(from);
   const auto model_it = saved.user.find("model");
   STRIDER_CHECK(model_it != saved.user.end() && model_it->second == task.model_signature(), "train", from,
@@ -35,7 +69,8 @@ int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::T
                 " and --max-steps is ", o.max_steps, ": nothing is left to train; raise --max-steps");
   if (par.lead())  // stderr, with --json too: `strider launch` reads it to time a restart
     std::cerr << "resuming " << from << ": step " << step << ", epoch " << position.epoch + 1 << " batch "
-              << position.batches_done + 1 << "\n";
+              << position.batches_done + 1 << " (found and loaded in "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() << " s)\n";
   return step;
 }
 

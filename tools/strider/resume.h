@@ -4,6 +4,7 @@
 
 #include <strider/strider.h>
 
+#include "memory_snapshots.h"
 #include "parallel.h"
 #include "schedule.h"
 #include "train_options.h"
@@ -13,8 +14,11 @@ namespace strider::tools {
 
 // Checks that the checkpoint options.resume names was saved by a run this one continues (the
 // same model and --batch-size, the same optimizer unless --reset-optimizer, work left to do),
-// loads it into state and returns the optimizer step it was saved at. Collective.
+// loads it into state and returns the optimizer step it was saved at. With in-memory snapshots
+// (`memory` not null) and --resume naming this run's --out (as strider launch passes it), the
+// newest snapshot the hosts still hold is used when it is newer than the latest checkpoint file.
+// Collective.
 int64_t resume(const TrainOptions& options, const TrainTask& task, const checkpoint::TrainingState& state,
-               const Parallel& par, const Schedule& schedule);
+               const Parallel& par, const Schedule& schedule, RunMemorySnapshots* memory);
 
 }  // namespace strider::tools

@@ -7,6 +7,7 @@ RunCheckpoints::RunCheckpoints(const TrainOptions& o, std::shared_ptr<dist::Proc
     : state_(state), blocking_(o.out_dir, pg, {.keep_last = o.keep_checkpoints}) {
   if (o.async_checkpoint)
     background_.emplace(o.out_dir, pg, checkpoint::CheckpointOptions{.keep_last = o.keep_checkpoints});
+  if (o.memory_snapshot_every > 0) memory_.emplace(o, pg, state);
 }
 
 void RunCheckpoints::save(int64_t step) {

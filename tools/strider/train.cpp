@@ -56,7 +56,7 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   const checkpoint::TrainingState checkpointed{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,
                                                .data = &state.position, .user = &state.run_info};
   RunCheckpoints checkpoints(o, par.pg, checkpointed);
-  if (!o.resume.empty()) state.global_step = resume(o, *task, checkpointed, par, schedule);
+  if (!o.resume.empty()) state.global_step = resume(o, *task, checkpointed, par, schedule, checkpoints.memory());
 
   // After the resume: a refused checkpoint leaves the run's metrics.jsonl as it was.
   RunReport report(o, *task, schedule, par.lead(), par.world);

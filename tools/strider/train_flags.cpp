@@ -119,6 +119,12 @@ std::vector<TrainFlag> output_flags() {
       {"--async-checkpoint", &O::async_checkpoint, Agree, {},
        "write checkpoints in the background while training goes on (committed at a later step; the end of "
        "training waits for the last)"},
+      {"--memory-snapshot-every", &O::memory_snapshot_every, Agree, steps,
+       "every N steps keep each rank's state in its host's memory and on a partner rank of another host; "
+       "strider launch relaunches from it after a lost rank or host, redoing at most N steps",
+       Unset},
+      {"--memory-snapshot-dir", &O::memory_snapshot_dir, Agree, {},
+       "a tmpfs on every host (its own memory, outliving the trainer) for --memory-snapshot-every"},
       {"--export-model", &O::export_model, Agree, {},
        "after training, write the whole model (parameters and buffers under the model's names) to this "
        "safetensors file, streamed to rank 0 a piece at a time",

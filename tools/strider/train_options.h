@@ -61,6 +61,11 @@ struct TrainOptions {
   std::string export_model;
   // Checkpoints written in the background while training goes on (checkpoint::AsyncCheckpointer).
   bool async_checkpoint = false;
+  // Every N optimizer steps, each rank's state into its host's memory and a partner's on
+  // another host (checkpoint::MemorySnapshotter), so a relaunch after a lost rank or host
+  // (strider launch) redoes at most N steps without reading a file. 0: none.
+  int64_t memory_snapshot_every = 0;
+  std::string memory_snapshot_dir = "/dev/shm";  // a tmpfs on every host: the stores' root
   // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
   // global batch is split into micro_batches micro-batches (0: one per sample).
   bool deterministic = false;

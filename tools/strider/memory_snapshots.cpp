@@ -1,0 +1,75 @@
+#include "memory_snapshots.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace strider::tools {
+
+int64_t recorded_memory_snapshot_step(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/" + kMemorySnapshotRecord);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) return -1;
+  return std::max<int64_t>(-1, j["step"].get<int64_t>());
+}
+
+RunMemorySnapshots::RunMemorySnapshots(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg,
+                                       const checkpoint::TrainingState& state)
+    : options_(o),
+      pg_(pg ? std::move(pg) : std::make_shared<dist::SingleProcessGroup>()),
+      state_(state),
+      store_(checkpoint::memory_snapshot_store(o.memory_snapshot_dir, o.out_dir)) {
+  std::error_code ec;
+  STRIDER_CHECK(std::filesystem::is_directory(o.memory_snapshot_dir, ec), "train", "--memory-snapshot-dir '",
+                o.memory_snapshot_dir, "' is not a directory; give a tmpfs every host has, such as /dev/shm");
+  snapshots_ = std::make_unique<checkpoint::MemorySnapshotter>(store_, pg_);
+  if (o.resume.empty()) snapshots_->clear();  // a fresh run: nothing of an earlier one may be found newest
+}
+
+void RunMemorySnapshots::after_step(int64_t step) {
+  ++steps_;
+  if (step % options_.memory_snapshot_every != 0) return;
+  last_ = snapshots_->save(step, state_);
+  ++taken_;
+  seconds_ += last_.seconds;
+  max_seconds_ = std::max(max_seconds_, last_.seconds);
+  record(step);
+}
+
+std::optional<checkpoint::RecoveredSnapshot> RunMemorySnapshots::recover(int64_t after_step, std::string* why) {
+  return checkpoint::recover_memory_snapshot(store_, *pg_, after_step, {}, why);
+}
+
+void RunMemorySnapshots::finish() {
+  snapshots_->clear();
+  if (pg_->rank() == 0) std::filesystem::remove(options_.out_dir + "/" + kMemorySnapshotRecord);
+}
+
+// Rank 0 only, through a temporary and a rename (the launcher may read it at any moment).
+void RunMemorySnapshots::record(int64_t step) const {
+  if (pg_->rank() != 0) return;
+  const std::string path = options_.out_dir + "/" + kMemorySnapshotRecord, tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json{{"step", step}, {"world_size", pg_->size()}, {"store", store_}}.dump() << "\n";
+    STRIDER_CHECK(out.good(), "train", "cannot write ", tmp);
+  }
+  STRIDER_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "train", "cannot move ", tmp, " to ", path);
+}
+
+nlohmann::json RunMemorySnapshots::summary() const {
+  return {{"every", options_.memory_snapshot_every},
+          {"taken", taken_},
+          {"stall_seconds", seconds_},
+          {"max_stall_seconds", max_seconds_},
+          {"stall_seconds_per_step", steps_ > 0 ? seconds_ / static_cast<double>(steps_) : 0.0},
+          {"partner", last_.partner},
+          {"own_bytes", last_.own_bytes},
+          {"kept_for_partner_bytes", last_.kept_for_partner},
+          {"host_bytes_per_rank", last_.own_bytes + last_.kept_for_partner}};
+}
+
+}  // namespace strider::tools
