@@ -42,7 +42,8 @@ int64_t in_flight_bytes(const UnitLayout& u) {
 
 }  // namespace
 
-MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched) {
+MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched,
+                             int snapshot_copies) {
   MemoryFormula f;
   int64_t kept = 0;  // gathered in forward and kept until their backward ends
   int64_t running_sums = 0;  // deterministic mode
@@ -53,6 +54,7 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
     f.parameters += own;
     f.gradients += own;
     f.optimizer_state += optimizer_states * own;
+    f.memory_snapshots += snapshot_copies * (1 + optimizer_states) * own / std::max(u.replicas, 1);
     const int64_t full = u.layout.full_numel() * u.compute_bytes;
     if (flat(u) && persists(u)) f.parameters += full;
     if (gathers(u) && !freed_after_forward(u)) kept += full;
@@ -100,10 +102,10 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   return f;
 }
 
-MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states) {
+MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states, int snapshot_copies) {
   const FSDPOptions& o = model.options();
   const int prefetched = o.backward_prefetch == BackwardPrefetch::None ? 0 : o.limit_all_gathers;
-  return memory_formula(model.unit_layouts(), optimizer_states, prefetched);
+  return memory_formula(model.unit_layouts(), optimizer_states, prefetched, snapshot_copies);
 }
 
 namespace {

@@ -81,6 +81,17 @@ TEST(LinkTraffic, SplitByPhaseWithTheUnhiddenShare) {
   EXPECT_EQ(link_traffic_per_step({block}, 4, 0).total(), 0);
 }
 
+// In-memory snapshots keep each rank's rows of every parameter and its moments (rows split over
+// all ranks, replicas included), in two copies with a partner host: the same bytes per rank
+// under every strategy on 4 ranks.
+TEST(MemoryFormula, SnapshotsHoldEachRanksShareOfParametersAndMoments) {
+  for (const UnitLayout& u : {unit(4, 1, true, true), unit(2, 2, true, true), unit(1, 4, false, false)}) {
+    EXPECT_EQ(memory_formula({u}, 2, 0, 2).memory_snapshots, 2 * 3 * kBytes / 4);
+    EXPECT_EQ(memory_formula({u}, 1, 0, 1).memory_snapshots, 2 * kBytes / 4);
+    EXPECT_EQ(memory_formula({u}, 2, 0).memory_snapshots, 0);
+  }
+}
+
 TEST(LinkTraffic, RefusesWhatItDoesNotModel) {
   std::vector<UnitLayout> units = {unit(4, 1, true, true)};
   EXPECT_THROW(bytes_leaving_host_per_step(units, 3, 0), Error);  // 3 does not divide 4

@@ -54,7 +54,15 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
     summary["checkpoint_max_stall_seconds"] = st->max_stall_seconds;
   }
   if (o.deterministic) summary["micro_batches"] = micro_batches(o);
-  if (const RunMemorySnapshots* memory = t.checkpoints.memory()) summary["memory_snapshots"] = memory->summary();
+  if (const RunMemorySnapshots* memory = t.checkpoints.memory()) {
+    // Beside what was measured, the memory formula's figure (float32 parameters and moments).
+    nlohmann::json m = memory->summary();
+    const int states = static_cast<int>(t.opt.state_keys(0).size()), copies = m["partner"].get<int>() >= 0 ? 2 : 1;
+    m["predicted_host_bytes_per_rank"] =
+        t.par.engine ? fsdp::memory_formula(*t.par.engine, states, copies).memory_snapshots
+                     : int64_t{copies} * (1 + states) * t.par.model->num_parameters() * 4;
+    summary["memory_snapshots"] = m;
+  }
   if (t.par.engine) {  // how the root unit is laid out: hybrid strategies shard within a host
     for (const fsdp::UnitLayout& u : t.par.engine->unit_layouts())
       if (u.is_root) {

@@ -48,13 +48,20 @@ struct MemoryFormula {
   int64_t optimizer_state = 0;  // optimizer_states parameter-sized tensors per parameter
   int64_t working = 0;          // gathered parameters and gradient buffers alive at the step's peak
   int64_t total() const { return parameters + gradients + optimizer_state + working; }
+  // Host memory outside the process, for in-memory snapshots (checkpoint::MemorySnapshotter): this
+  // rank's share of every parameter and its optimizer state (each tensor's rows split over all
+  // ranks, replicas included) times the copies kept (2: its own and its partner's on another host;
+  // 1 on one host), file headers aside. Twice this while a snapshot is being taken.
+  int64_t memory_snapshots = 0;
 };
 
 // Per-rank bytes of one training step (forward, backward, optimizer step), activations and
 // inputs excluded. optimizer_states: 2 for Adam/AdamW, 1 for SGD with momentum, 0 for plain SGD;
-// prefetched: units gathered ahead of the one computing (the model's overload reads its options).
-MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched);
-MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states);
+// prefetched: units gathered ahead of the one computing (the model's overload reads its options);
+// snapshot_copies: 0 without in-memory snapshots.
+MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched,
+                             int snapshot_copies = 0);
+MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states, int snapshot_copies = 0);
 
 // Bytes this rank sends per training step, every group included (ring volumes: an all-gather or
 // reduce-scatter over n ranks sends (n-1)/n of the full buffer, an all-reduce twice that).
