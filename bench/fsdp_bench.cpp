@@ -122,6 +122,20 @@ void print_link_prediction(dist::ProcessGroup& pg, fsdp::FullyShardedDataParalle
               hosts.hosts, hosts.ranks_per_host, static_cast<long long>(l.total()), static_cast<long long>(l.forward),
               static_cast<long long>(l.backward), static_cast<long long>(l.unhidden_forward),
               static_cast<long long>(l.unhidden_backward), step_s);
+  // Unit by unit, for the simulation of the comm queue.
+  std::string list;
+  for (const fsdp::UnitLinkBytes& u : fsdp::link_bytes_per_unit(units, hosts.ranks_per_host, 0)) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "%s{\"name\":\"%s\",\"is_root\":%s,\"elements\":%lld,\"gather\":%lld,\"regather\":%lld,"
+                  "\"reduce\":%lld,\"replica\":%lld}",
+                  list.empty() ? "" : ",", u.name.c_str(), u.is_root ? "true" : "false",
+                  static_cast<long long>(u.elements), static_cast<long long>(u.gather),
+                  static_cast<long long>(u.regather), static_cast<long long>(u.reduce),
+                  static_cast<long long>(u.replica));
+    list += text;
+  }
+  std::printf("{\"link\":\"units\",\"units\":[%s]}\n", list.c_str());
 }
 
 int main(int argc, char** argv) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -113,11 +114,19 @@ MemorySnapshotter::MemorySnapshotter(std::string store_dir, std::shared_ptr<dist
 MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& state) {
   const auto start = std::chrono::steady_clock::now();
   detail::check_save_request(step, state, pg_.get());
-  const detail::SavePlan plan = detail::plan_save(store_dir_, step, state, rank_, world_, false);
-  const auto reports = dist::all_gather_strings(*pg_, "memory snapshot: each rank's file",
-                                                detail::write_rank_file(plan, options_.block_bytes));
+  // A rank's failure travels as its report, so every rank fails here alike.
+  std::optional<detail::SavePlan> planned;
+  std::string report;
+  try {
+    planned.emplace(detail::plan_save(store_dir_, step, state, rank_, world_, false));
+    report = detail::write_rank_file(*planned, options_.block_bytes);
+  } catch (const std::exception& e) {
+    report = Json{{"ok", false}, {"error", e.what()}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  const auto reports = dist::all_gather_strings(*pg_, "memory snapshot: each rank's file", report);
   const std::string failed = detail::first_failure(reports, "writing the snapshot's file");
   STRIDER_CHECK(failed.empty(), kOp, "step ", step, ": ", failed, "; the previous snapshot stays the newest");
+  const detail::SavePlan& plan = *planned;
 
   MemorySnapshotStats stats{.step = step, .partner = partner()};
   stats.own_bytes = Json::parse(reports[rank_])["file"]["bytes"].get<uint64_t>();

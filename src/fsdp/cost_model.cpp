@@ -116,6 +116,7 @@ namespace {
 // reductions, in backward).
 struct UnitTraffic {
   int64_t shard_forward = 0, shard_backward = 0, replica = 0;
+  int64_t shard_regather = 0;  // the part of shard_backward that gathers again (the rest reduces)
   int64_t total() const { return shard_forward + shard_backward + replica; }
 };
 
@@ -135,8 +136,8 @@ UnitTraffic unit_traffic(const UnitLayout& u) {
   }
   const int64_t gather = full * (s - 1) / s;                 // one all-gather of the parameters
   t.shard_forward = (persists(u) ? 1 : rounds) * gather;
-  t.shard_backward = (freed_after_forward(u) ? rounds : 0) * gather  // gathered again for backward
-                     + grads * (s - 1) / s;  // reduce-scatter (deterministic: all-to-all) of the gradients
+  t.shard_regather = (freed_after_forward(u) ? rounds : 0) * gather;  // gathered again for backward
+  t.shard_backward = t.shard_regather + grads * (s - 1) / s;  // reduce-scatter (deterministic: all-to-all)
   t.replica = 2 * shard_grads * (r - 1) / r;  // hybrid: all-reduce of the shard across replicas
   return t;
 }
@@ -206,6 +207,27 @@ LinkTraffic link_traffic_per_step(const std::vector<UnitLayout>& units, int rank
   total.unhidden_forward = unhidden.forward;
   total.unhidden_backward = unhidden.backward;
   return total;
+}
+
+std::vector<UnitLinkBytes> link_bytes_per_unit(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {
+  std::vector<UnitLinkBytes> out;
+  for (const UnitLayout& u : units) {
+    const UnitTraffic t = unit_traffic(u);
+    // Each kind of collective on its own, through the same edge count as its group's.
+    UnitTraffic gather, regather, reduce, replica;
+    gather.shard_forward = t.shard_forward;
+    regather.shard_backward = t.shard_regather;
+    reduce.shard_backward = t.shard_backward - t.shard_regather;
+    replica.replica = t.replica;
+    out.push_back({.name = u.name,
+                   .is_root = u.is_root,
+                   .elements = u.layout.full_numel(),
+                   .gather = leaving(u, gather, ranks_per_host, host).forward,
+                   .regather = leaving(u, regather, ranks_per_host, host).backward,
+                   .reduce = leaving(u, reduce, ranks_per_host, host).backward,
+                   .replica = leaving(u, replica, ranks_per_host, host).backward});
+  }
+  return out;
 }
 
 int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host) {

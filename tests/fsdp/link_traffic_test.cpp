@@ -81,6 +81,30 @@ TEST(LinkTraffic, SplitByPhaseWithTheUnhiddenShare) {
   EXPECT_EQ(link_traffic_per_step({block}, 4, 0).total(), 0);
 }
 
+// Unit by unit, collective by collective, the bytes add up to the per-step figures: the gathers
+// are forward's, the rest backward's.
+TEST(LinkTraffic, PerUnitBytesAddUpToTheStep) {
+  std::vector<UnitLayout> units = {unit(4, 1, true, true), unit(2, 2, true, true), unit(1, 4, false, false)};
+  units[0].is_root = true;
+  units[0].free_after_forward = false;  // the root stays gathered through backward
+  for (int host : {0, 1}) {
+    int64_t forward = 0, backward = 0;
+    for (const UnitLinkBytes& u : link_bytes_per_unit(units, 2, host)) {
+      forward += u.gather;
+      backward += u.regather + u.reduce + u.replica;
+    }
+    const LinkTraffic step = link_traffic_per_step(units, 2, host);
+    EXPECT_EQ(forward, step.forward);
+    EXPECT_EQ(backward, step.backward);
+  }
+  const auto per_unit = link_bytes_per_unit(units, 2, 0);
+  EXPECT_TRUE(per_unit[0].is_root);
+  EXPECT_EQ(per_unit[0].regather, 0);
+  EXPECT_EQ(per_unit[1].gather, 0);    // hybrid: shard groups are the hosts
+  EXPECT_GT(per_unit[1].replica, 0);
+  EXPECT_EQ(per_unit[2].elements, 1200);
+}
+
 // In-memory snapshots keep each rank's rows of every parameter and its moments (rows split over
 // all ranks, replicas included), in two copies with a partner host: the same bytes per rank
 // under every strategy on 4 ranks.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace strider::tools {
 
@@ -32,7 +33,19 @@ RunMemorySnapshots::RunMemorySnapshots(const TrainOptions& o, std::shared_ptr<di
 void RunMemorySnapshots::after_step(int64_t step) {
   ++steps_;
   if (step % options_.memory_snapshot_every != 0) return;
-  last_ = snapshots_->save(step, state_);
+  try {
+    last_ = snapshots_->save(step, state_);
+  } catch (const Error& e) {
+    // Every rank threw the same error at the same point, and the previous snapshot is whole:
+    // training goes on without this one (a full store, say), saying so.
+    ++failed_;
+    if (pg_->rank() == 0)
+      std::cerr << "strider train: the in-memory snapshot of step " << step << " failed, training goes on ("
+                << (newest_ >= 0 ? "the newest snapshot is step " + std::to_string(newest_) : "no snapshot yet")
+                << "): " << e.what() << "\n";
+    return;
+  }
+  newest_ = step;
   ++taken_;
   seconds_ += last_.seconds;
   max_seconds_ = std::max(max_seconds_, last_.seconds);
@@ -63,6 +76,7 @@ void RunMemorySnapshots::record(int64_t step) const {
 nlohmann::json RunMemorySnapshots::summary() const {
   return {{"every", options_.memory_snapshot_every},
           {"taken", taken_},
+          {"failed", failed_},
           {"stall_seconds", seconds_},
           {"max_stall_seconds", max_seconds_},
           {"stall_seconds_per_step", steps_ > 0 ? seconds_ / static_cast<double>(steps_) : 0.0},

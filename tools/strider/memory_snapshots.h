@@ -28,7 +28,8 @@ class RunMemorySnapshots {
                      const checkpoint::TrainingState& state);
 
   // Collective, after every optimizer step: takes a snapshot when `step` is a multiple of
-  // --memory-snapshot-every.
+  // --memory-snapshot-every. A snapshot that fails (on every rank alike) is reported on stderr
+  // and training goes on; the previous snapshot stays the newest.
   void after_step(int64_t step);
   // Collective, for --resume of this run: the newest snapshot newer than the file checkpoint of
   // step `after_step` (-1: none) that the surviving hosts hold, assembled on every host.
@@ -47,7 +48,7 @@ class RunMemorySnapshots {
   checkpoint::TrainingState state_;
   std::string store_;
   std::unique_ptr<checkpoint::MemorySnapshotter> snapshots_;
-  int64_t taken_ = 0, steps_ = 0;
+  int64_t taken_ = 0, failed_ = 0, steps_ = 0, newest_ = -1;
   double seconds_ = 0, max_seconds_ = 0;
   checkpoint::MemorySnapshotStats last_;
 };

@@ -87,4 +87,16 @@ struct LinkTraffic {
 LinkTraffic link_traffic_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
 int64_t bytes_leaving_host_per_step(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
 
+// The same bytes unit by unit and collective by collective (normal mode), for simulating the one
+// queue a rank's collectives run in against the units' compute (bench/link_table.py): what
+// leaves `host` for the unit's forward gather, its gather again for backward, its gradient
+// reduction in the shard group and its all-reduce across replicas (hybrid, DDP).
+struct UnitLinkBytes {
+  std::string name;
+  bool is_root = false;
+  int64_t elements = 0;  // its parameters' elements (padded): its share of the step's compute
+  int64_t gather = 0, regather = 0, reduce = 0, replica = 0;
+};
+std::vector<UnitLinkBytes> link_bytes_per_unit(const std::vector<UnitLayout>& units, int ranks_per_host, int host);
+
 }  // namespace strider::fsdp
