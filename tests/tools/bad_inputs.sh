@@ -30,10 +30,13 @@ for f in "--threads 0" "--threads -3" "--threads 100000" "--epochs 0" "--epochs 
          "--batch-size -5" "--limit-batches 0" "--limit-batches -1" "--lr 0" "--lr -1" "--lr nan" "--lr inf" \
          "--weight-decay -1" "--label-smoothing 1" "--label-smoothing -0.1" "--fsdp-min-params 0" \
          "--collective-timeout 0" "--collective-timeout -5" "--checkpoint-every 0" "--checkpoint-every -1" \
-         "--max-steps 0" "--max-steps -2" "--keep-checkpoints -1"; do
+         "--max-steps 0" "--max-steps -2" "--keep-checkpoints -1" "--memory-snapshot-every 0" \
+         "--memory-snapshot-every -3"; do
   # shellcheck disable=SC2086
   expect "train $f" "${f%% *}" train $f --out "$work/x"
 done
+expect "a --memory-snapshot-dir that does not exist" "--memory-snapshot-dir '$work/none' is not a directory" \
+  train "${gpt[@]}" --memory-snapshot-every 1 --memory-snapshot-dir "$work/none" --out "$work/x"
 for f in "--seq 0" "--n-head 0" "--n-layer -1" "--n-embd 0" "--seq -4"; do
   # shellcheck disable=SC2086
   expect "gpt $f" "${f%% *}" train "${gpt[@]}" $f --out "$work/x"

@@ -29,9 +29,13 @@ std::string resume_source(const TrainOptions& o, RunMemorySnapshots* memory, con
                 << " ranks; " << s->bytes_received << " bytes of it sent to this host)\n";
     return s->dir;
   }
+  // The snapshot is gone for good (recovery dropped what was left of it): a relaunch must not
+  // count on it again (strider launch then starts afresh, or from the latest checkpoint file).
+  const int64_t recorded = recorded_memory_snapshot_step(o.out_dir);
+  if (par.lead()) std::filesystem::remove(o.out_dir + "/" + kMemorySnapshotRecord);
   STRIDER_CHECK(!files.empty(), "train", "nothing to resume in ", o.out_dir,
                 ": it holds no committed checkpoint, and no in-memory snapshot can be used: ", why);
-  if (par.lead() && recorded_memory_snapshot_step(o.out_dir) > file_step)
+  if (par.lead() && recorded > file_step)
     std::cerr << "the in-memory snapshot cannot be used (" << why << "); resuming from the checkpoint of step "
               << file_step << "\n";
   return files.back().dir;
