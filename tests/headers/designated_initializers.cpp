@@ -40,6 +40,7 @@ namespace {
   fsdp::StateDictConfig state_dict{.type = fsdp::StateDictType::Sharded};
   fsdp::OptimizerRegistration registration{.in_backward = true};
   checkpoint::CheckpointOptions ckpt{.keep_last = 2};
+  checkpoint::MemorySnapshotOptions snapshots{.host = "h0", .block_bytes = 1 << 20, .chunk_bytes = 64 << 20};
   checkpoint::LoadOptions load{.optimizer = false};
   checkpoint::FullSaveOptions full_save{.piece_bytes = 1 << 20};
   checkpoint::ReshardOptions reshard{.world_size = 4};
@@ -58,7 +59,7 @@ namespace {
   data::RandomSamplerOptions random_sampler{.replacement = true, .num_samples = 8};
   std::ignore = std::tie(csv, folder, dist_sampler, random_sampler);
   std::ignore = std::tie(sgd, adam, adamw, no_decay, one_cycle, conv, interpolate, mha, encoder, pg, ddp, fsdp, hybrid, mp, offload, state_dict,
-                         registration, ckpt, load, full_save, reshard, state, loader, text, writer, st_load, entry,
+                         registration, ckpt, snapshots, load, full_save, reshard, state, loader, text, writer, st_load, entry,
                          gpt, conv_args, pool);
 }
 
