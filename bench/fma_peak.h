@@ -1,7 +1,7 @@
 #pragma once
 // The machine's arithmetic peak now, measured by a loop of independent chains of the widest
 // vectors the CPU has (AVX-512, else AVX2; chosen at run time, whatever the build's -march) on
-// every OpenMP thread of the calling process for about 40 ms: float32 FMAs (2 flops per lane), or
+// every OpenMP thread of the calling process for about 40 ms (or until a deadline, below): float32 FMAs (2 flops per lane), or
 // bfloat16 dot products (vdpbf16ps: two bfloat16 products summed into each float32 lane, 4 flops
 // per lane). Benchmarks take it in the same run as what they time, because a shared host's speed
 // drifts 2-3x between runs. 0 when the CPU lacks the instructions (no bfloat16 dot product below
@@ -101,6 +101,87 @@ __attribute__((target("avx512f,avx512bf16"))) inline double bf16_dot_peak_gflops
 
 inline double bf16_dot_peak_gflops() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) return bf16_dot_peak_gflops_avx512();
+  return 0.0;
+}
+
+// The same loops over a wall-clock window instead of a fixed amount of work: the flops the
+// calling process's OpenMP threads do until `deadline` (each thread stops at the first chunk of
+// 100,000 iterations that ends past it). For a peak summed over several processes (the ranks of
+// one job): each measured apart over its own time, a process that runs while the others have
+// finished gets their cores as well, so the sum reads high on a loaded or oversubscribed machine
+// (4 ranks on 2 cores read twice the cores' peak); counted over one window they add up to what
+// the machine gave the job in it.
+enum class PeakLoop { Fma, Bf16Dot };
+
+namespace detail {
+
+template <class Step>
+inline double chunks_until(std::chrono::steady_clock::time_point deadline, double flops_per_iteration, Step step) {
+  constexpr int64_t kChunk = 100'000;
+  double flops = 0;
+#pragma omp parallel reduction(+ : flops)
+  {
+    float sink = 0;
+    int64_t chunks = 0;
+    do {
+      sink += step(kChunk);
+      ++chunks;
+    } while (std::chrono::steady_clock::now() < deadline);
+    flops = sink == 42.0f ? 0.0 : flops_per_iteration * static_cast<double>(kChunk * chunks);
+  }
+  return flops;
+}
+
+__attribute__((target("avx2,fma"))) inline float fma_chunk_avx2(int64_t iters) {
+  __m256 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(1.0f + i * 1e-3f);
+  const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, a);
+  alignas(32) float lanes[8];
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) {
+    _mm256_store_ps(lanes, acc[i]);
+    for (float x : lanes) sink += x;
+  }
+  return sink;
+}
+
+__attribute__((target("avx512f"))) inline float fma_chunk_avx512(int64_t iters) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(1.0f + i * 1e-3f);
+  const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+  return sink;
+}
+
+__attribute__((target("avx512f,avx512bf16"))) inline float bf16_chunk_avx512(int64_t iters) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(1.0f + i * 1e-3f);
+  const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-4f), _mm512_set1_ps(3e-4f));
+  for (int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+  return sink;
+}
+
+}  // namespace detail
+
+// 0 when the CPU lacks the instructions.
+inline double peak_flops_until(PeakLoop loop, std::chrono::steady_clock::time_point deadline) {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (loop == PeakLoop::Bf16Dot) {
+    if (!avx512 || !__builtin_cpu_supports("avx512bf16")) return 0.0;
+    return detail::chunks_until(deadline, 4.0 * 16 * 12, detail::bf16_chunk_avx512);
+  }
+  if (avx512) return detail::chunks_until(deadline, 2.0 * 16 * 12, detail::fma_chunk_avx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return detail::chunks_until(deadline, 2.0 * 8 * 12, detail::fma_chunk_avx2);
   return 0.0;
 }
 

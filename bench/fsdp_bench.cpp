@@ -8,7 +8,8 @@
 // per step (6 x the parameters that multiply, per token, plus 12 x layers x width x sequence per
 // token for attention's two matmuls; a recomputation under activation checkpointing is not
 // counted) over the step time, against the float32 FMA peak and the bfloat16 dot-product peak
-// of all ranks' cores, each measured before and after the steps in the same process; and a
+// of all ranks' cores, each measured before and after the steps in the same process (all ranks
+// over one 200 ms window after a barrier); and a
 // second line ("mfu":"outside") against the peak strider_peak_canary measures in a process of its
 // own before and after (median, min, max of 5 rounds each), printed only when it can be trusted
 // (judge_mfu), else null with the reason.
@@ -184,12 +185,21 @@ int main(int argc, char** argv) {
     // Embedding lookups do no multiply-adds; every other parameter does one per token forward.
     const double matmul_params = static_cast<double>(params - (cfg.vocab_size + seq) * n_embd);
     const double flops_per_token = 6.0 * matmul_params + 12.0 * static_cast<double>(n_layer * n_embd * seq);
-    auto peaks = [&] {  // every rank's cores at once, summed
+    // Every rank's cores at once: the flops all ranks do in one 200 ms window after a barrier,
+    // over the window (fma_peak.h says why not each rank's own rate, summed).
+    auto window_gflops = [&](bench::PeakLoop loop) {
       pg->barrier();
-      const double f = bench::fma_peak_gflops(), b = bench::bf16_dot_peak_gflops();
-      Tensor t = tensor(std::vector<double>{f, b});
-      pg->all_reduce(t, dist::ReduceOp::Sum);
-      return std::pair<double, double>{t[0].item<double>(), t[1].item<double>()};
+      const auto start = std::chrono::steady_clock::now();
+      const double flops = bench::peak_flops_until(loop, start + std::chrono::milliseconds(200));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      Tensor f = tensor(std::vector<double>{flops}), s = tensor(std::vector<double>{seconds});
+      pg->all_reduce(f, dist::ReduceOp::Sum);
+      pg->all_reduce(s, dist::ReduceOp::Max);
+      return f.item<double>() / s.item<double>() / 1e9;
+    };
+    auto peaks = [&] {
+      const double fma = window_gflops(bench::PeakLoop::Fma);
+      return std::pair<double, double>{fma, window_gflops(bench::PeakLoop::Bf16Dot)};
     };
     // The outside canary: rank 0 runs it on every rank's threads while the others wait.
     auto outside = [&] {
