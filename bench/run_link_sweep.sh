@@ -12,15 +12,22 @@ strategies=${STRATEGIES:-full_shard hybrid_shard ddp}
 shape=(--n-layer 12 --n-embd 768 --batch 1 --seq 256 --warmup 1 --steps 3)
 hosts=scripts/emulated-hosts.sh
 trap '"$hosts" down' EXIT
+"$hosts" down
+"$hosts" up 2 >&2
+# What the link delivers at each rate: a ring all-gather of 64 MiB between the hosts, 1 rank each
+# (one TCP flow each way, as a ring across 2 hosts has), its bus bandwidth in GB/s.
 for rate in $rates; do
-  "$hosts" down
-  if [ "$rate" = none ]; then "$hosts" up 2 >&2; else "$hosts" up 2 "$rate" >&2; fi
-  # What the link delivers: a ring all-gather of 64 MiB between the hosts, 1 rank each (one TCP
-  # flow each way, as a ring across 2 hosts has), its bus bandwidth in GB/s.
+  "$hosts" rate "$rate"
   gbs=$("$hosts" mpirun --host h0:1,h1:1 -np 2 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
           --max-mib 64 --reps 3 2>/dev/null | awk '$1 == "all_gather" {v = $4} END {print v}')
   echo "{\"rate\":\"$rate\",\"link_measured_gbytes_per_s\":${gbs:-null}}"
-  for strategy in $strategies; do
+done
+# Each strategy at every rate back to back (the link's limit changed in place), so the unlimited
+# run whose compute times the model uses is minutes, not a whole sweep, from the limited ones on
+# a host whose speed drifts.
+for strategy in $strategies; do
+  for rate in $rates; do
+    "$hosts" rate "$rate"
     echo "{\"rate\":\"$rate\",\"strategy\":\"$strategy\"}"
     timeout 1800 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 \
       build/bench/strider_bench_fsdp --strategy "$strategy" "${shape[@]}"

@@ -6,6 +6,7 @@
 #                                   10.77.0.254); RATE (e.g. 1gbit, tc's units) limits each
 #                                   host's link both ways with a token bucket (tbf)
 #   emulated-hosts.sh down          removes them
+#   emulated-hosts.sh rate RATE     sets every host's link limit (tc units, or none) in place
 #   emulated-hosts.sh run HOST CMD  runs CMD on HOST: in its network namespace, with its own
 #                                   hostname (UTS namespace) and its own /dev/shm (mount namespace):
 #                                   the host's memory, a tmpfs that stays between runs until `down`
@@ -74,6 +75,20 @@ down() {
   done
 }
 
+# Every host's link limited to $1 (tc units) both ways, or unlimited with "none".
+set_rate() {
+  local rate=$1 ns i
+  for ns in $(ip netns list | awk '/^strider-h[0-9]+/ {print $1}'); do
+    i=${ns#strider-h}
+    tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
+    tc qdisc del dev "strider-v$i" root 2>/dev/null || true
+    if [ "$rate" != none ]; then
+      tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
+      tc qdisc add dev "strider-v$i" root tbf rate "$rate" burst 256kb latency 50ms
+    fi
+  done
+}
+
 kill_host() {
   local i
   i=$(index_of "$1")
@@ -127,5 +142,6 @@ case "$cmd" in
   mpirun) mpirun_hosts "$@" ;;
   bytes) bytes "$@" ;;
   kill) kill_host "$@" ;;
-  *) die "usage: emulated-hosts.sh up N [RATE] | down | run HOST CMD... | mpirun ARGS... | bytes HOST | kill HOST" ;;
+  rate) set_rate "$@" ;;
+  *) die "usage: emulated-hosts.sh up N [RATE] | down | run HOST CMD... | mpirun ARGS... | bytes HOST | kill HOST | rate RATE" ;;
 esac
