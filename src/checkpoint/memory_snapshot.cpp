@@ -99,6 +99,11 @@ MemorySnapshotter::MemorySnapshotter(std::string store_dir, std::shared_ptr<dist
   const detail::Placement p = detail::place_ranks(*pg_, options_.host);
   offset_ = p.offset;
   host_lead_ = p.host_lead(rank_);
+  for (const std::string& h : p.hosts)
+    if (h != p.hosts[0]) {
+      hosts_ = 2;  // more than one, at least
+      break;
+    }
   for (int q : p.ranks_on(p.hosts[rank_])) {
     kept_here_.push_back(q);
     if (offset_ != 0) kept_here_.push_back((q - offset_ + world_) % world_);
@@ -123,18 +128,26 @@ MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& s
   } catch (const std::exception& e) {
     report = Json{{"ok", false}, {"error", e.what()}}.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
+  // After the ranks agree that the save failed: each host drops what it wrote (it would fill the
+  // store for every later snapshot), and every rank throws alike.
+  auto fail_unless_empty = [&](const std::string& failure, const char* consequence) {
+    if (failure.empty()) return;
+    std::error_code ec;
+    if (host_lead_) std::filesystem::remove_all(detail::pending_dir(store_dir_, step), ec);
+    STRIDER_CHECK(false, kOp, "step ", step, ": ", failure, consequence);
+  };
   const auto reports = dist::all_gather_strings(*pg_, "memory snapshot: each rank's file", report);
-  const std::string failed = detail::first_failure(reports, "writing the snapshot's file");
-  STRIDER_CHECK(failed.empty(), kOp, "step ", step, ": ", failed, "; the previous snapshot stays the newest");
+  fail_unless_empty(detail::first_failure(reports, "writing the snapshot's file"),
+                    "; the previous snapshot stays the newest");
   const detail::SavePlan& plan = *planned;
 
   MemorySnapshotStats stats{.step = step, .partner = partner()};
   stats.own_bytes = Json::parse(reports[rank_])["file"]["bytes"].get<uint64_t>();
   if (offset_ != 0) {
     const std::string error = copy_to_partner(*pg_, plan, reports, offset_, options_.chunk_bytes, &stats.kept_for_partner);
-    const std::string copy_failed =
-        first_error(dist::all_gather_strings(*pg_, "memory snapshot: the partners' copies", error), "keeping a partner's copy");
-    STRIDER_CHECK(copy_failed.empty(), kOp, "step ", step, ": ", copy_failed, "; the previous snapshot stays the newest");
+    fail_unless_empty(
+        first_error(dist::all_gather_strings(*pg_, "memory snapshot: the partners' copies", error), "keeping a partner's copy"),
+        "; the previous snapshot stays the newest");
   }
 
   std::string commit_error;
@@ -149,11 +162,13 @@ MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& s
       commit_error = e.what();
     }
   }
-  const std::string commit_failed =
-      first_error(dist::all_gather_strings(*pg_, "memory snapshot: each host's commit", commit_error), "committing");
-  STRIDER_CHECK(commit_failed.empty(), kOp, "step ", step, ": ", commit_failed);
-  // Every host holds `step` now: the older snapshots can go.
-  if (host_lead_) detail::clean_run_directory(store_dir_, 1);
+  fail_unless_empty(
+      first_error(dist::all_gather_strings(*pg_, "memory snapshot: each host's commit", commit_error), "committing"),
+      "; the hosts that committed hold this snapshot, the others the previous one (recovery takes the newest "
+      "complete one)");
+  // Every host holds `step` now: every other snapshot goes (older ones, and any newer one left by
+  // an earlier incarnation of the run, which must not be found newest later).
+  if (host_lead_) detail::remove_snapshots_except(store_dir_, plan.final_dir);
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }

@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
+#include "checkpoint/commit.h"
+#include "strider/checkpoint/manifest.h"
+#include "strider/checkpoint/run_directory.h"
 #include "strider/core/error.h"
 #include "strider/dist/consistency.h"
 #include "strider/io/file_io.h"
@@ -47,6 +51,16 @@ Placement place_ranks(dist::ProcessGroup& pg, const std::string& host) {
     if (all_elsewhere) p.offset = k;
   }
   return p;
+}
+
+void remove_snapshots_except(const std::string& store, const std::string& keep) {
+  clean_run_directory(store, 0);  // pending saves and temporaries; every committed one stays
+  for (const CommittedCheckpoint& c : committed_checkpoints(store)) {
+    if (c.dir == keep) continue;
+    std::error_code ec;
+    std::filesystem::remove(c.dir + "/" + kManifestName, ec);  // first: a removal cut short is not committed
+    std::filesystem::remove_all(c.dir, ec);
+  }
 }
 
 void read_chunk(const std::string& path, uint64_t size, uint64_t offset, const Tensor& into) {

@@ -22,6 +22,10 @@ struct Placement {
 // that puts every rank's partner on another host.
 Placement place_ranks(dist::ProcessGroup& pg, const std::string& host);
 
+// Removes every committed snapshot in `store` but the one in directory `keep` ("": all), and the
+// pending directories and temporaries of saves cut short. Best effort: a leftover goes next time.
+void remove_snapshots_except(const std::string& store, const std::string& keep);
+
 // Bytes [offset, offset + into.numel()) of the file at `path` (`size` bytes long) into `into`
 // (uint8), zero past its end.
 void read_chunk(const std::string& path, uint64_t size, uint64_t offset, const Tensor& into);

@@ -93,7 +93,8 @@ std::string missing_file(const Candidate& c) {
   for (size_t f = 0; f < c.holders.size(); ++f)
     if (c.holders[f].empty())
       return "rank " + std::to_string(f) + "'s file of the snapshot of step " + std::to_string(c.step) + " (world size " +
-             std::to_string(c.world) + ") is on no surviving host: it and its partner's host were both lost";
+             std::to_string(c.world) + ") is on no surviving host (its host and the host keeping its copy were both "
+             "lost, or it had no copy elsewhere)";
   return {};
 }
 
@@ -102,17 +103,6 @@ std::string first_error(const std::vector<std::string>& outcomes) {
   for (size_t r = 0; r < outcomes.size(); ++r)
     if (!outcomes[r].empty()) return "rank " + std::to_string(r) + ": " + outcomes[r];
   return {};
-}
-
-// Every snapshot in this host's store but `keep` goes (newer ones are incomplete or from
-// another incarnation; a later snapshot must not find them newest).
-void remove_all_but(const std::string& store, const std::string& keep) {
-  for (const CommittedCheckpoint& c : committed_checkpoints(store))
-    if (c.dir != keep) {
-      std::error_code ec;
-      fs::remove(c.dir + "/" + kManifestName, ec);
-      fs::remove_all(c.dir, ec);
-    }
 }
 
 }  // namespace
@@ -139,7 +129,7 @@ std::optional<RecoveredSnapshot> recover_memory_snapshot(const std::string& stor
   if (!chosen) {
     if (why) *why = all.empty() ? "no snapshot newer than step " + std::to_string(after_step) + " is held"
                                 : missing_file(all.front());
-    if (lead) remove_all_but(store, "");
+    if (lead) detail::remove_snapshots_except(store, "");  // newer ones are incomplete or from another incarnation
     dist::all_gather_strings(pg, "memory snapshot recovery: nothing to recover", "");
     return std::nullopt;
   }
@@ -162,7 +152,7 @@ std::optional<RecoveredSnapshot> recover_memory_snapshot(const std::string& stor
   std::string error;
   try {
     if (lead) {
-      remove_all_but(store, out.dir);
+      detail::remove_snapshots_except(store, out.dir);  // a later snapshot must not find another newest
       if (!host_has_dir(host)) fs::create_directories(detail::pending_dir(store, chosen->step));
     }
   } catch (const std::exception& e) {
@@ -217,23 +207,39 @@ std::optional<RecoveredSnapshot> recover_memory_snapshot(const std::string& stor
         error = e.what();
       }
     }
+    // Agreed before the copy is put in place: a source that could not be read must not leave a
+    // file of the right size and the wrong bytes behind (the writers' temporaries go).
+    const std::string agreed =
+        first_error(dist::all_gather_strings(pg, "memory snapshot recovery: a file's copy", error));
+    if (!agreed.empty()) {
+      error = agreed;
+      break;  // on every rank alike
+    }
     try {
-      if (file && error.empty()) file->finish();
+      if (file) file->finish();
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
-  try {
-    if (lead && error.empty() && !host_has_dir(host)) {
-      detail::write_file_atomically(building, kManifestName, manifest_text);
-      std::set<std::string> keep{kManifestName};
-      for (const FileRecord& r : m.files) keep.insert(r.name);
-      detail::commit_pending(store, building, out.dir, keep);
+  // Every host has every file before any host commits one it built.
+  std::string failed = first_error(dist::all_gather_strings(pg, "memory snapshot recovery: each host's files", error));
+  if (failed.empty()) {
+    try {
+      if (lead && !host_has_dir(host)) {
+        detail::write_file_atomically(building, kManifestName, manifest_text);
+        std::set<std::string> keep{kManifestName};
+        for (const FileRecord& r : m.files) keep.insert(r.name);
+        detail::commit_pending(store, building, out.dir, keep);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
     }
-  } catch (const std::exception& e) {
-    error = e.what();
+    failed = first_error(dist::all_gather_strings(pg, "memory snapshot recovery: each host's copy", error));
   }
-  const std::string failed = first_error(dist::all_gather_strings(pg, "memory snapshot recovery: each host's copy", error));
+  if (!failed.empty() && lead && !host_has_dir(host)) {
+    std::error_code ec;
+    fs::remove_all(building, ec);
+  }
   STRIDER_CHECK(failed.empty(), kOp, "the snapshot of step ", out.step, " could not be assembled on every host: ", failed);
   return out;
 }

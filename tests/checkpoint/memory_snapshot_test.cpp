@@ -61,6 +61,9 @@ TEST(MemorySnapshot, SurvivesLosingAHost) {
   a.opt = std::make_unique<optim::AdamW>(a.model->named_parameters(), optim::AdamWOptions{.lr = 1e-2});
   checkpoint::MemorySnapshotter snapshots(base + "/" + host, pg, {.host = host, .chunk_bytes = 4096});
   EXPECT_EQ(snapshots.partner(), W / per_host > 1 ? (rank + per_host) % W : -1);
+  // A snapshot of a later step left by an earlier incarnation of the run: the next save must
+  // not leave it to be found newest.
+  snapshots.save(7, {.model = a.model.get(), .optimizer = a.opt.get()});
   train(a, 2);
   snapshots.save(2, {.model = a.model.get(), .optimizer = a.opt.get()});
   train(a, 1);
@@ -69,7 +72,9 @@ TEST(MemorySnapshot, SurvivesLosingAHost) {
   EXPECT_EQ(st.kept_for_partner > 0, W / per_host > 1);
   const auto want_params = a.model->full_state_dict();
   const auto want_moments = a.model->full_optimizer_state_dict(*a.opt);
-  EXPECT_EQ(checkpoint::committed_checkpoints(base + "/" + host).size(), 1u) << "the snapshot of step 2 is gone";
+  const auto kept = checkpoint::committed_checkpoints(base + "/" + host);
+  ASSERT_EQ(kept.size(), 1u) << "the snapshots of steps 2 and 7 are gone";
+  EXPECT_EQ(kept[0].step, 3);
 
   // The last host is lost (with one host: only the processes, its store stays).
   const std::string lost = "h" + std::to_string((W - 1) / per_host);

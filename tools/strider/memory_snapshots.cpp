@@ -28,6 +28,10 @@ RunMemorySnapshots::RunMemorySnapshots(const TrainOptions& o, std::shared_ptr<di
                 o.memory_snapshot_dir, "' is not a directory; give a tmpfs every host has, such as /dev/shm");
   snapshots_ = std::make_unique<checkpoint::MemorySnapshotter>(store_, pg_);
   if (o.resume.empty()) snapshots_->clear();  // a fresh run: nothing of an earlier one may be found newest
+  if (pg_->rank() == 0 && snapshots_->partner() < 0 && snapshots_->spread_over_hosts())
+    std::cerr << "strider train: the hosts run different numbers of ranks, so no rank's in-memory snapshot can "
+                 "have a copy on another host: a lost host loses the snapshot (a killed rank does not); place "
+                 "the same number of ranks on every host\n";
 }
 
 void RunMemorySnapshots::after_step(int64_t step) {
@@ -58,19 +62,25 @@ std::optional<checkpoint::RecoveredSnapshot> RunMemorySnapshots::recover(int64_t
 
 void RunMemorySnapshots::finish() {
   snapshots_->clear();
-  if (pg_->rank() == 0) std::filesystem::remove(options_.out_dir + "/" + kMemorySnapshotRecord);
+  std::error_code ec;  // rank 0 only, between collectives: nothing may throw here
+  if (pg_->rank() == 0) std::filesystem::remove(options_.out_dir + "/" + kMemorySnapshotRecord, ec);
 }
 
-// Rank 0 only, through a temporary and a rename (the launcher may read it at any moment).
+// Rank 0 only, through a temporary and a rename (the launcher may read it at any moment). It
+// runs between collectives on one rank, so a failure is reported, never thrown: without the
+// record a relaunch resumes from the checkpoint files instead.
 void RunMemorySnapshots::record(int64_t step) const {
   if (pg_->rank() != 0) return;
   const std::string path = options_.out_dir + "/" + kMemorySnapshotRecord, tmp = path + ".tmp";
+  bool written = false;
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << nlohmann::json{{"step", step}, {"world_size", pg_->size()}, {"store", store_}}.dump() << "\n";
-    STRIDER_CHECK(out.good(), "train", "cannot write ", tmp);
+    written = out.good();
   }
-  STRIDER_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "train", "cannot move ", tmp, " to ", path);
+  if (written && ::rename(tmp.c_str(), path.c_str()) == 0) return;
+  std::cerr << "strider train: cannot record the in-memory snapshot of step " << step << " in " << path
+            << ": a relaunch will resume from the checkpoint files\n";
 }
 
 nlohmann::json RunMemorySnapshots::summary() const {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "resume_check.h"
 
@@ -23,7 +24,13 @@ std::string resume_source(const TrainOptions& o, RunMemorySnapshots* memory, con
   const auto files = checkpoint::committed_checkpoints(o.out_dir);
   const int64_t file_step = files.empty() ? -1 : files.back().step;
   std::string why;
-  if (auto s = memory->recover(file_step, &why)) {
+  std::optional<checkpoint::RecoveredSnapshot> recovered;
+  try {
+    recovered = memory->recover(file_step, &why);
+  } catch (const Error& e) {  // thrown on every rank alike: fall back to the files
+    why = e.what();
+  }
+  if (auto& s = recovered) {
     if (par.lead())
       std::cerr << "recovered the in-memory snapshot of step " << s->step << " (taken by " << s->saved_world
                 << " ranks; " << s->bytes_received << " bytes of it sent to this host)\n";
@@ -32,7 +39,8 @@ std::string resume_source(const TrainOptions& o, RunMemorySnapshots* memory, con
   // The snapshot is gone for good (recovery dropped what was left of it): a relaunch must not
   // count on it again (strider launch then starts afresh, or from the latest checkpoint file).
   const int64_t recorded = recorded_memory_snapshot_step(o.out_dir);
-  if (par.lead()) std::filesystem::remove(o.out_dir + "/" + kMemorySnapshotRecord);
+  std::error_code ec;
+  if (par.lead()) std::filesystem::remove(o.out_dir + "/" + kMemorySnapshotRecord, ec);
   STRIDER_CHECK(!files.empty(), "train", "nothing to resume in ", o.out_dir,
                 ": it holds no committed checkpoint, and no in-memory snapshot can be used: ", why);
   if (par.lead() && recorded > file_step)

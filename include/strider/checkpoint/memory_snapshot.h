@@ -37,7 +37,7 @@ struct MemorySnapshotOptions {
 
 struct MemorySnapshotStats {
   int64_t step = -1;
-  int partner = -1;                 // the rank keeping this rank's copy (-1: one host, no copy elsewhere)
+  int partner = -1;                 // the rank keeping this rank's copy (-1: none, see partner())
   uint64_t own_bytes = 0;           // this rank's file
   uint64_t kept_for_partner = 0;    // the file this rank received and keeps for its partner
   double seconds = 0;               // the whole save, collectives included
@@ -50,23 +50,28 @@ class MemorySnapshotter {
   MemorySnapshotter(std::string store_dir, std::shared_ptr<dist::ProcessGroup> pg, MemorySnapshotOptions options = {});
 
   // Collective: every rank, the same step. On return every host holds the snapshot of `step`
-  // and the previous one is gone; throws strider::Error on every rank (naming the rank and the
-  // cause) if any rank failed, leaving the previous snapshot the newest.
+  // and no other; throws strider::Error on every rank alike (naming the rank and the cause) if
+  // any rank failed: before the commit the previous snapshot stays the newest, and each host drops
+  // what this one wrote; if a host's commit fails, the hosts that committed hold this snapshot and
+  // the others the previous one (recovery takes the newest complete one).
   MemorySnapshotStats save(int64_t step, const TrainingState& state);
 
   // Collective: removes every snapshot from every host's store (the run finished).
   void clear();
 
   // The rank that keeps this rank's copy: the nearest rank ahead whose offset puts every rank's
-  // partner on another host (mpirun's by-slot placement: ranks_per_host ahead); -1 on one host.
+  // partner on another host (mpirun's by-slot placement: ranks_per_host ahead). -1 when no offset
+  // does: on one host, or on hosts running different numbers of ranks (then spread_over_hosts()
+  // is true, and losing a host loses the snapshot: each host keeps only its own ranks' files).
   int partner() const { return offset_ == 0 ? -1 : (rank_ + offset_) % world_; }
+  bool spread_over_hosts() const { return hosts_ > 1; }
   const std::string& store_dir() const { return store_dir_; }
 
  private:
   std::string store_dir_;
   std::shared_ptr<dist::ProcessGroup> pg_;
   MemorySnapshotOptions options_;
-  int rank_ = 0, world_ = 1, offset_ = 0;
+  int rank_ = 0, world_ = 1, offset_ = 0, hosts_ = 1;
   bool host_lead_ = true;  // the lowest rank of its host: writes the manifest and commits
   std::vector<int> kept_here_;  // the ranks whose files this host keeps (its own and partners')
 };
