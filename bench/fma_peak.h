@@ -34,103 +34,9 @@ inline const char* peak_isa() {
   return "baseline";
 }
 
-__attribute__((target("avx2,fma"))) inline double fma_peak_gflops_avx2() {
-  const int64_t iters = 40'000'000;
-  auto t0 = std::chrono::steady_clock::now();
-  float sink = 0;
-#pragma omp parallel reduction(+ : sink)
-  {
-    __m256 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(1.0f + i * 1e-3f);
-    const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
-    for (int64_t it = 0; it < iters; ++it)
-      for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, a);
-    alignas(32) float lanes[8];
-    for (int i = 0; i < 12; ++i) {
-      _mm256_store_ps(lanes, acc[i]);
-      for (float x : lanes) sink += x;
-    }
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double flops = 2.0 * 8 * 12 * static_cast<double>(iters) * omp_get_max_threads();
-  return sink == 42.0f ? 0.0 : flops / s / 1e9;
-}
-
-__attribute__((target("avx512f"))) inline double fma_peak_gflops_avx512() {
-  const int64_t iters = 20'000'000;
-  auto t0 = std::chrono::steady_clock::now();
-  float sink = 0;
-#pragma omp parallel reduction(+ : sink)
-  {
-    __m512 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(1.0f + i * 1e-3f);
-    const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
-    for (int64_t it = 0; it < iters; ++it)
-      for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
-    for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double flops = 2.0 * 16 * 12 * static_cast<double>(iters) * omp_get_max_threads();
-  return sink == 42.0f ? 0.0 : flops / s / 1e9;
-}
-
-inline double fma_peak_gflops() {
-  if (__builtin_cpu_supports("avx512f")) return fma_peak_gflops_avx512();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fma_peak_gflops_avx2();
-  return 0.0;
-}
-
-__attribute__((target("avx512f,avx512bf16"))) inline double bf16_dot_peak_gflops_avx512() {
-  const int64_t iters = 20'000'000;
-  auto t0 = std::chrono::steady_clock::now();
-  float sink = 0;
-#pragma omp parallel reduction(+ : sink)
-  {
-    __m512 acc[12];
-    for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(1.0f + i * 1e-3f);
-    const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
-    const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-4f), _mm512_set1_ps(3e-4f));
-    for (int64_t it = 0; it < iters; ++it)
-      for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
-    for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double flops = 4.0 * 16 * 12 * static_cast<double>(iters) * omp_get_max_threads();
-  return sink == 42.0f ? 0.0 : flops / s / 1e9;
-}
-
-inline double bf16_dot_peak_gflops() {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) return bf16_dot_peak_gflops_avx512();
-  return 0.0;
-}
-
-// The same loops over a wall-clock window instead of a fixed amount of work: the flops the
-// calling process's OpenMP threads do until `deadline` (each thread stops at the first chunk of
-// 100,000 iterations that ends past it). For a peak summed over several processes (the ranks of
-// one job): each measured apart over its own time, a process that runs while the others have
-// finished gets their cores as well, so the sum reads high on a loaded or oversubscribed machine
-// (4 ranks on 2 cores read twice the cores' peak); counted over one window they add up to what
-// the machine gave the job in it.
-enum class PeakLoop { Fma, Bf16Dot };
-
+// The loops: `iters` iterations of 12 independent chains on the calling thread; the returned sum
+// keeps the compiler from dropping them.
 namespace detail {
-
-template <class Step>
-inline double chunks_until(std::chrono::steady_clock::time_point deadline, double flops_per_iteration, Step step) {
-  constexpr int64_t kChunk = 100'000;
-  double flops = 0;
-#pragma omp parallel reduction(+ : flops)
-  {
-    float sink = 0;
-    int64_t chunks = 0;
-    do {
-      sink += step(kChunk);
-      ++chunks;
-    } while (std::chrono::steady_clock::now() < deadline);
-    flops = sink == 42.0f ? 0.0 : flops_per_iteration * static_cast<double>(kChunk * chunks);
-  }
-  return flops;
-}
 
 __attribute__((target("avx2,fma"))) inline float fma_chunk_avx2(int64_t iters) {
   __m256 acc[12];
@@ -168,6 +74,62 @@ __attribute__((target("avx512f,avx512bf16"))) inline float bf16_chunk_avx512(int
   float sink = 0;
   for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
   return sink;
+}
+
+// The loop on every OpenMP thread for a fixed number of iterations, in GFLOP/s over the time the
+// slowest thread took.
+template <class Loop>
+inline double fixed_work_gflops(int64_t iters, double flops_per_iteration, Loop loop) {
+  auto t0 = std::chrono::steady_clock::now();
+  float sink = 0;
+#pragma omp parallel reduction(+ : sink)
+  sink += loop(iters);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double flops = flops_per_iteration * static_cast<double>(iters) * omp_get_max_threads();
+  return sink == 42.0f ? 0.0 : flops / s / 1e9;
+}
+
+}  // namespace detail
+
+inline double fma_peak_gflops() {
+  if (__builtin_cpu_supports("avx512f")) return detail::fixed_work_gflops(20'000'000, 2.0 * 16 * 12, detail::fma_chunk_avx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return detail::fixed_work_gflops(40'000'000, 2.0 * 8 * 12, detail::fma_chunk_avx2);
+  return 0.0;
+}
+
+inline double bf16_dot_peak_gflops() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
+    return detail::fixed_work_gflops(20'000'000, 4.0 * 16 * 12, detail::bf16_chunk_avx512);
+  return 0.0;
+}
+
+// The same loops over a wall-clock window instead of a fixed amount of work: the flops the
+// calling process's OpenMP threads do until `deadline` (each thread stops at the first chunk of
+// 100,000 iterations that ends past it). For a peak summed over several processes (the ranks of
+// one job): each measured apart over its own time, a process that runs while the others have
+// finished gets their cores as well, so the sum reads high on a loaded or oversubscribed machine
+// (4 ranks on 2 cores read twice the cores' peak); counted over one window they add up to what
+// the machine gave the job in it.
+enum class PeakLoop { Fma, Bf16Dot };
+
+namespace detail {
+
+template <class Step>
+inline double chunks_until(std::chrono::steady_clock::time_point deadline, double flops_per_iteration, Step step) {
+  constexpr int64_t kChunk = 100'000;
+  double flops = 0;
+#pragma omp parallel reduction(+ : flops)
+  {
+    float sink = 0;
+    int64_t chunks = 0;
+    do {
+      sink += step(kChunk);
+      ++chunks;
+    } while (std::chrono::steady_clock::now() < deadline);
+    flops = sink == 42.0f ? 0.0 : flops_per_iteration * static_cast<double>(kChunk * chunks);
+  }
+  return flops;
 }
 
 }  // namespace detail
