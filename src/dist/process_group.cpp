@@ -32,6 +32,17 @@ void check_dense(const Tensor& t, const char* op) {
                 "; call .contiguous() first");
 }
 
+// all_to_all and shift in a world of one: the rank's own block, copied.
+std::shared_ptr<Work> own_block(const Tensor& out, const Tensor& in, const char* op) {
+  detail::mark_written(out);
+  check_dense(out, op);
+  check_dense(in, op);
+  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), op, "output of ", out.numel(), " ",
+                out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
+  detail::copy_dense(out, in);
+  return std::make_shared<DoneWork>();
+}
+
 }  // namespace
 
 std::shared_ptr<Work> SingleProcessGroup::all_reduce_async(const Tensor& t, ReduceOp) {
@@ -55,13 +66,7 @@ std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_async(const Tensor& out
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_to_all_async(const Tensor& out, const Tensor& in) {
-  detail::mark_written(out);
-  check_dense(out, "all_to_all");
-  check_dense(in, "all_to_all");
-  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "all_to_all", "output of ", out.numel(), " ",
-                out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
-  detail::copy_dense(out, in);
-  return std::make_shared<DoneWork>();
+  return own_block(out, in, "all_to_all");
 }
 
 std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int root) {
@@ -72,13 +77,7 @@ std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int r
 }
 
 std::shared_ptr<Work> SingleProcessGroup::shift_async(const Tensor& out, const Tensor& in, int) {
-  detail::mark_written(out);
-  check_dense(out, "shift");
-  check_dense(in, "shift");
-  STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "shift", "output of ", out.numel(), " ",
-                out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
-  detail::copy_dense(out, in);
-  return std::make_shared<DoneWork>();
+  return own_block(out, in, "shift");
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
