@@ -11,8 +11,9 @@
 // of all ranks' cores, each measured before and after the steps in the same process (all ranks
 // over one 200 ms window after a barrier); and a
 // second line ("mfu":"outside") against the peak strider_peak_canary measures in a process of its
-// own before and after (median, min, max of 5 rounds each), printed only when it can be trusted
-// (judge_mfu), else null with the reason.
+// own before and after (median, min, max of 5 rounds each) and, every --peak-every measured steps
+// (default 5; 0: never), between steps (3 rounds, outside the timed steps); printed only when it
+// can be trusted (judge_mfu), else null with the reason.
 // With --offload DIR: the bytes the steps read from and wrote to the disk (/proc/self/io, all
 // ranks), and the disk's O_DIRECT bandwidth with every rank streaming 1 GiB, measured after the
 // steps in DIR; bench/run_offload_side_by_side.sh turns them into the bandwidth a step needs.
@@ -74,22 +75,29 @@ double max_over_ranks(dist::ProcessGroup& pg, double v) {
 
 }  // namespace
 
-// Whether an MFU over the outside peak can be trusted: the peaks before and after the steps
-// agree within 5%, the in-process peak agrees with the outside one within 3%, and the step time
-// is a median of at least 5 steps. Otherwise the MFU is not printed, and the reason is.
+// Whether an MFU over the outside peak can be trusted: the outside peaks taken before, between
+// (--peak-every) and after the steps agree within 5%, the in-process peak agrees with their mean
+// within 3%, and the step time is a median of at least 5 steps after at least 2 warm-up steps.
+// Otherwise the MFU is not printed, and the reason is.
 struct MfuVerdict {
   bool reliable = true;
   std::string why_not;
 };
 
-MfuVerdict judge_mfu(const bench::OutsidePeak& before, const bench::OutsidePeak& after, double in_process_fma,
-                     int measured_steps) {
+MfuVerdict judge_mfu(const std::vector<bench::OutsidePeak>& samples, double in_process_fma, int measured_steps,
+                     int64_t warmup_steps) {
   char why[256];
-  if (!before.measured || !after.measured)
-    return {false, "the outside canary did not run: " + (before.measured ? after.error : before.error)};
-  const double b = before.fma.median, a = after.fma.median, outside = 0.5 * (a + b);
-  if (std::fabs(a - b) > 0.05 * outside) {
-    std::snprintf(why, sizeof why, "the outside FMA peak moved from %.0f to %.0f GFLOP/s during the run (over 5%%)", b, a);
+  for (const bench::OutsidePeak& o : samples)
+    if (!o.measured) return {false, "the outside canary did not run: " + o.error};
+  double lo = samples.front().fma.median, hi = lo, outside = 0;
+  for (const bench::OutsidePeak& o : samples) {
+    lo = std::min(lo, o.fma.median);
+    hi = std::max(hi, o.fma.median);
+    outside += o.fma.median / static_cast<double>(samples.size());
+  }
+  if (hi - lo > 0.05 * outside) {
+    std::snprintf(why, sizeof why, "the outside FMA peak moved between %.0f and %.0f GFLOP/s during the run (over 5%%)",
+                  lo, hi);
     return {false, why};
   }
   if (std::fabs(in_process_fma - outside) > 0.03 * outside) {
@@ -98,7 +106,17 @@ MfuVerdict judge_mfu(const bench::OutsidePeak& before, const bench::OutsidePeak&
     return {false, why};
   }
   if (measured_steps < 5) return {false, "fewer than 5 measured steps (--steps)"};
+  if (warmup_steps < 2) return {false, "fewer than 2 warm-up steps (--warmup)"};
   return {};
+}
+
+// The medians of the outside peaks taken between the steps: their median, min and max.
+bench::PeakSample summarize(const std::vector<bench::OutsidePeak>& samples, bench::PeakSample bench::OutsidePeak::*loop) {
+  std::vector<double> m;
+  for (const bench::OutsidePeak& o : samples) m.push_back((o.*loop).median);
+  if (m.empty()) return {};
+  std::sort(m.begin(), m.end());
+  return {m[m.size() / 2], m.front(), m.back()};
 }
 
 std::string describe(const bench::PeakSample& s) {
@@ -142,7 +160,7 @@ void print_link_prediction(dist::ProcessGroup& pg, fsdp::FullyShardedDataParalle
 int main(int argc, char** argv) {
   std::string strategy = "full_shard";  // local | ddp | a ShardingStrategy's name
   int shard_group_size = 0;
-  int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 5, warmup = 2;
+  int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 5, warmup = 2, peak_every = 5;
   bool prefetch = true, deterministic = false, deferred = false, checkpointing = false;
   std::string dtype = "float32";  // bfloat16: MixedPrecision (bf16 compute and gathers, float32 masters)
   bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
@@ -159,6 +177,7 @@ int main(int argc, char** argv) {
     if (k == "--seq") seq = std::stoll(v);
     if (k == "--steps") steps = std::stoll(v);
     if (k == "--warmup") warmup = std::stoll(v);
+    if (k == "--peak-every") peak_every = std::stoll(v);
     if (k == "--prefetch") prefetch = v == "1";
     if (k == "--offload") offload_dir = v;
     if (k == "--offload-read-ahead-mb") read_ahead_mb = std::stoll(v);
@@ -202,14 +221,14 @@ int main(int argc, char** argv) {
       return std::pair<double, double>{fma, window_gflops(bench::PeakLoop::Bf16Dot)};
     };
     // The outside canary: rank 0 runs it on every rank's threads while the others wait.
-    auto outside = [&] {
+    auto outside = [&](int rounds) {
       pg->barrier();
       bench::OutsidePeak o;
-      if (pg->rank() == 0) o = bench::run_peak_canary(omp_get_max_threads() * pg->size());
+      if (pg->rank() == 0) o = bench::run_peak_canary(omp_get_max_threads() * pg->size(), rounds);
       pg->barrier();
       return o;
     };
-    const bench::OutsidePeak outside_before = outside();
+    std::vector<bench::OutsidePeak> outside_peaks{outside(5)};  // before, between the steps, after
     const auto peak_before = peaks();
     std::shared_ptr<nn::Module> model = gpt;
     fsdp::FullyShardedDataParallel* sharded = nullptr;
@@ -282,6 +301,7 @@ int main(int argc, char** argv) {
       if (s > 0)
         (unchecked ? times_unchecked : times).push_back(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (peak_every > 0 && s > 0 && s < steps && s % peak_every == 0) outside_peaks.push_back(outside(3));
     }
     pg->set_signature_checks(true);
     // Offload: what the steps moved to and from the disk (all ranks), and what the disk does
@@ -296,7 +316,8 @@ int main(int argc, char** argv) {
       disk.read_gbps = sum_over_ranks(*pg, mine.read_gbps);
     }
     const auto peak_after = peaks();
-    const bench::OutsidePeak outside_after = outside();
+    outside_peaks.push_back(outside(5));
+    const std::vector<bench::OutsidePeak> outside_during(outside_peaks.begin() + 1, outside_peaks.end() - 1);
     std::sort(times.begin(), times.end());
     std::sort(times_unchecked.begin(), times_unchecked.end());
     if (ab_signature_checks && pg->rank() == 0 && !times_unchecked.empty())
@@ -319,21 +340,27 @@ int main(int argc, char** argv) {
     const double step_flops = step_tokens * flops_per_token;
     const double fma_peak = 0.5 * (peak_before.first + peak_after.first) / (strategy == "local" ? pg->size() : 1);
     const double bf16_peak = 0.5 * (peak_before.second + peak_after.second) / (strategy == "local" ? pg->size() : 1);
-    const MfuVerdict verdict = judge_mfu(outside_before, outside_after, 0.5 * (peak_before.first + peak_after.first),
-                                        static_cast<int>(times.size()));
+    const MfuVerdict verdict = judge_mfu(outside_peaks, 0.5 * (peak_before.first + peak_after.first),
+                                        static_cast<int>(times.size()), warmup);
     const double per_peak = strategy == "local" ? pg->size() : 1;
-    const double outside_fma = 0.5 * (outside_before.fma.median + outside_after.fma.median) / per_peak;
-    const double outside_bf16 = 0.5 * (outside_before.bf16.median + outside_after.bf16.median) / per_peak;
+    double outside_fma = 0, outside_bf16 = 0;  // the mean of every outside sample's median
+    for (const bench::OutsidePeak& o : outside_peaks) {
+      outside_fma += o.fma.median / per_peak / static_cast<double>(outside_peaks.size());
+      outside_bf16 += o.bf16.median / per_peak / static_cast<double>(outside_peaks.size());
+    }
     const double achieved = step_flops / times[times.size() / 2] / 1e9;
     print_link_prediction(*pg, sharded, step_s);
     if (pg->rank() == 0)
       std::printf("{\"mfu\":\"outside\",\"measured_steps\":%zu,\"warmup_steps\":%lld,\"reliable\":%s,\"why_not\":\"%s\","
-                  "\"outside_fma_before\":%s,\"outside_fma_after\":%s,\"outside_bf16_before\":%s,"
-                  "\"outside_bf16_after\":%s,\"in_process_fma_gflops\":%s,\"outside_fma_gflops\":%s,"
+                  "\"outside_fma_before\":%s,\"outside_fma_during\":%s,\"outside_fma_after\":%s,\"outside_bf16_before\":%s,"
+                  "\"outside_bf16_during\":%s,\"outside_bf16_after\":%s,\"outside_samples_during\":%zu,\"in_process_fma_gflops\":%s,\"outside_fma_gflops\":%s,"
                   "\"outside_bf16_gflops\":%s,\"mfu_fp32_outside\":%s,\"mfu_bf16_outside\":%s}\n",
                   times.size(), static_cast<long long>(warmup), verdict.reliable ? "true" : "false", verdict.why_not.c_str(),
-                  describe(outside_before.fma).c_str(), describe(outside_after.fma).c_str(),
-                  describe(outside_before.bf16).c_str(), describe(outside_after.bf16).c_str(),
+                  describe(outside_peaks.front().fma).c_str(),
+                  describe(summarize(outside_during, &bench::OutsidePeak::fma)).c_str(),
+                  describe(outside_peaks.back().fma).c_str(), describe(outside_peaks.front().bf16).c_str(),
+                  describe(summarize(outside_during, &bench::OutsidePeak::bf16)).c_str(),
+                  describe(outside_peaks.back().bf16).c_str(), outside_during.size(),
                   bench::json_number(0.5 * (peak_before.first + peak_after.first), 1).c_str(),
                   bench::json_number(outside_fma, 1).c_str(), bench::json_number(outside_bf16, 1).c_str(),
                   bench::json_number(verdict.reliable ? achieved / outside_fma : 0.0).c_str(),

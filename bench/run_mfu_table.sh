@@ -13,7 +13,7 @@ for strategy in full_shard shard_grad_op shard_optimizer ddp; do
     if [ "$strategy" = ddp ] && [ "$dtype" = bfloat16 ]; then continue; fi
     for ac in 0 1; do
       mpirun --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=1 build/bench/strider_bench_fsdp \
-        --strategy "$strategy" --n-layer 12 --n-embd 768 --batch "$batch" --seq 256 --steps 2 \
+        --strategy "$strategy" --n-layer 12 --n-embd 768 --batch "$batch" --seq 256 --steps 5 \
         --dtype "$dtype" --activation-checkpointing "$ac"
     done
   done

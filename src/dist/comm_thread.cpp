@@ -3,6 +3,8 @@
 #include "dist/end_job.h"
 #include "dist/hash.h"
 
+#include <sys/prctl.h>
+
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
@@ -103,7 +105,9 @@ std::string describe_disagreement(const std::vector<WireSignature>& all) {
 
 }  // namespace
 
-void RequestWaiter::wait(MPI_Request* requests, int count) { owner_.wait_requests(requests, count); }
+void RequestWaiter::wait(MPI_Request* requests, int count) {
+  owner_.wait_requests(requests, count, CommThread::Pace::Data);
+}
 
 CommThread::CommThread(MPI_Comm parent, int rank, int size, Abort abort)
     : rank_(rank), size_(size), abort_(std::move(abort)) {
@@ -111,7 +115,11 @@ CommThread::CommThread(MPI_Comm parent, int rank, int size, Abort abort)
   MPI_Comm_dup(parent, &control_comm_);
   MPI_Comm_dup(parent, &signature_comm_);
   MPI_Comm_set_errhandler(data_comm_, MPI_ERRORS_RETURN);
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    // Its sleeps between polls are tens of microseconds; the default 50 us slack would double them.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    loop();
+  });
 }
 
 CommThread::~CommThread() {
@@ -203,7 +211,7 @@ void CommThread::post_signatures() {
 }
 
 void CommThread::check_signature(Item& item, RequestWaiter& waiter) {
-  waiter.wait(&item.request);
+  wait_requests(&item.request, 1, Pace::Arrival);
   item.posted = false;
   bool agree = true;
   for (int f = 0; f < kCompared; ++f) agree = agree && item.reduced[f] == -item.reduced[kCompared + f];
@@ -219,8 +227,9 @@ void CommThread::check_signature(Item& item, RequestWaiter& waiter) {
   std::abort();
 }
 
-void CommThread::wait_requests(MPI_Request* requests, int count) {
-  const auto start = std::chrono::steady_clock::now();
+void CommThread::wait_requests(MPI_Request* requests, int count, Pace pace) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   const auto deadline = start + std::chrono::milliseconds(timeout_ms_.load());
   for (int spins = 0;; ++spins) {
     int flag = 0;
@@ -228,10 +237,20 @@ void CommThread::wait_requests(MPI_Request* requests, int count) {
     if (flag) return;
     // Post the signatures of collectives queued meanwhile, so they travel while this one waits.
     if ((spins & 15) == 15) post_signatures();
+    if (pace == Pace::Arrival && spins >= kArrivalSpins) {
+      // A peer has not reached this collective yet (it is still computing): sleep between polls,
+      // a sixteenth of the time waited so far (what its arrival can be noticed late by), so this
+      // thread leaves the cores to the compute threads, here and on the peers sharing them.
+      const auto now = Clock::now();
+      if (now > deadline) report_timeout();
+      answer_queries();
+      std::this_thread::sleep_for(std::clamp<Clock::duration>((now - start) / 16, kMinArrivalSleep, kMaxArrivalSleep));
+      continue;
+    }
     // Large transfers only move while MPI is called, so keep calling; yield so a compute thread
     // of this rank gets the core when it needs it, and sleep only when the peer is clearly away.
     if ((spins & 255) == 255) {
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = Clock::now();
       if (now > deadline) report_timeout();
       if ((spins & 4095) == 4095) answer_queries();  // a failing peer's announcement ends this wait
       if (now - start > std::chrono::milliseconds(200)) {

@@ -9,6 +9,8 @@
 // read. The signature all-reduces are pipelined: posted for up to kSignatureDepth queued
 // collectives ahead, on a communicator of their own, so a check travels while the collectives
 // before it move their data; a collective still runs only once its own result is compared.
+// Waiting for that result is waiting for the peers to arrive, so it sleeps between polls; once
+// they are there, the data moves under continuous polling (Pace).
 #include <mpi.h>
 
 #include <array>
@@ -89,7 +91,14 @@ class CommThread {
   // Waits for `item`'s posted signature result; on a difference, aborts naming every rank's.
   void check_signature(Item& item, RequestWaiter& waiter);
   void run(Item& item, RequestWaiter& waiter);
-  void wait_requests(MPI_Request* requests, int count);
+  // How a wait polls. Data: a collective's own transfers, which MPI moves only while it is called,
+  // so it polls (yielding) and sleeps only once the wait outlasts 200 ms. Arrival: the signature
+  // result, which completes when the last rank reaches the collective; past a few polls the peers
+  // are elsewhere (computing), so it sleeps between polls instead of taking their cores.
+  enum class Pace { Data, Arrival };
+  static constexpr int kArrivalSpins = 64;  // polls (tens of us) before an arrival wait sleeps
+  static constexpr std::chrono::microseconds kMinArrivalSleep{10}, kMaxArrivalSleep{500};
+  void wait_requests(MPI_Request* requests, int count, Pace pace);
   // Answers other ranks' "where are you?" queries and acts on their failure announcements
   // (called while idle and while waiting).
   void answer_queries();
