@@ -34,6 +34,22 @@ inline float gelu_tanh_fast(float x) {
   return 0.5f * x * (1.0f + vmath::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
 }
 
+// g * d/dx gelu(x) = g (Phi(x) + x phi(x)), as PyTorch's GeluBackward computes it.
+template <class M>
+inline M gelu_backward_exact(M g, M x) {
+  const M cdf = static_cast<M>(0.5 * std::erfc(-x * M_SQRT1_2));
+  const M pdf = static_cast<M>(std::exp(-0.5 * x * x) * 0.3989422804014327);
+  return static_cast<M>(g * (cdf + x * pdf));
+}
+
+// g * d/dx of the tanh form 0.5 x (1 + tanh(u)), u = k (x + c x^3).
+template <class M>
+inline M gelu_tanh_backward_exact(M g, M x) {
+  const double k = 0.7978845608028654, c = 0.044715, xd = x;
+  const double t = std::tanh(k * (xd + c * xd * xd * xd));
+  return static_cast<M>(g * (0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * k * (1 + 3 * c * xd * xd)));
+}
+
 // lo/hi NaN = no bound; a NaN input stays NaN.
 template <class M>
 inline M clamp_exact(M x, const PointwiseArgs& a) {
@@ -85,16 +101,26 @@ inline float fast_unary(float x, [[maybe_unused]] const PointwiseArgs& a) {
 
 template <BinaryOp OP, class M>
 inline M exact_binary(M x, M y, [[maybe_unused]] const PointwiseArgs& a) {
-#define STRIDER_EXACT(Enum, function, signature, kind, rule, exact) \
+#define STRIDER_EXACT(Enum, function, signature, kind, rule, exact, fast) \
   if constexpr (OP == BinaryOp::Enum) return static_cast<M>(exact);
   STRIDER_BINARY_OPS(STRIDER_EXACT)
 #undef STRIDER_EXACT
 }
 
+// One arithmetic row's float32 form.
+template <BinaryOp OP>
+inline float fast_binary(float x, float y, [[maybe_unused]] const PointwiseArgs& a) {
+  using M [[maybe_unused]] = float;
+#define STRIDER_FAST(Enum, function, signature, kind, rule, exact, fast) \
+  if constexpr (OP == BinaryOp::Enum) return static_cast<float>(fast);
+  STRIDER_BINARY_OPS(STRIDER_FAST)
+#undef STRIDER_FAST
+}
+
 template <BinaryOp OP, class M>
 inline bool exact_compare(M x, M y) {
   [[maybe_unused]] const PointwiseArgs a{};  // the arithmetic rows' expressions name it
-#define STRIDER_EXACT(Enum, function, signature, kind, rule, exact) \
+#define STRIDER_EXACT(Enum, function, signature, kind, rule, exact, fast) \
   if constexpr (OP == BinaryOp::Enum) return static_cast<bool>(exact);
   STRIDER_BINARY_OPS(STRIDER_EXACT)
 #undef STRIDER_EXACT

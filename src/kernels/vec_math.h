@@ -120,6 +120,23 @@ inline float erf(float x) {
 
 inline float gelu(float x) { return 0.5f * x * erfc(-x * 0.70710678118654752f); }
 
+// g * d/dx gelu(x) = g (Phi(x) + x phi(x)), in one pass (the composed gradient took eleven).
+inline float gelu_backward(float g, float x) {
+  const float cdf = 0.5f * erfc(-x * 0.70710678118654752f);
+  const float pdf = exp(-0.5f * x * x) * 0.3989422804014327f;
+  return g * (cdf + x * pdf);
+}
+
+// g * d/dx of the tanh form 0.5 x (1 + tanh(u)), u = k (x + c x^3): 0.5 (1 + tanh(u)) is s =
+// sigmoid(2u) and 1 - tanh(u)^2 is 4 s (1 - s), each computed without the cancellation of
+// 1 + tanh(u) in the negative tail.
+inline float gelu_tanh_backward(float g, float x) {
+  const float k = 0.7978845608028654f, c = 0.044715f;
+  const float u2 = 2.0f * k * (x + c * x * x * x);
+  const float s = 1.0f / (1.0f + exp(-u2)), rest = 1.0f / (1.0f + exp(u2));  // s and 1 - s
+  return g * (s + 2.0f * x * s * rest * k * (1.0f + 3.0f * c * x * x));
+}
+
 }  // namespace vmath
 }  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels

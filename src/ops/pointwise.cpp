@@ -177,6 +177,11 @@ Tensor gelu(const Tensor& a, std::string_view approximate) {
                 "'none' or 'tanh', got '", std::string(approximate), "'");
   return unary_op(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, a);
 }
+Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate) {
+  STRIDER_CHECK(approximate == "none" || approximate == "tanh", "gelu_backward", "approximate must be "
+                "'none' or 'tanh', got '", std::string(approximate), "'");
+  return binary_op(approximate == "tanh" ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward, grad, self);
+}
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return unary_op(UnaryOp::Clamp, a, clamp_args(lo, hi));
 }

@@ -7,6 +7,7 @@
 
 #include "strider/core/pointwise_table.h"
 #include "strider/core/reduce_table.h"
+#include "strider/ops/pointwise.h"
 #include "support/compare.h"
 #include "support/layouts.h"
 
@@ -94,6 +95,10 @@ TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
       {"lt", [](const Tensor& a, const Tensor& b) { return lt(a, b); }},
       {"where", [](const Tensor& a, const Tensor& b) { return where(gt(a, 0), a, b); }},
       {"addcmul", [](const Tensor& a, const Tensor& b) { return addcmul(a, b, a, 0.5); }},
+      // The one-pass gradients (signature None): x spread over both tails (-9 .. 9).
+      {"gelu_backward", [](const Tensor& a, const Tensor& b) { return ops::gelu_backward(a, b * 3.0); }},
+      {"gelu_tanh_backward",
+       [](const Tensor& a, const Tensor& b) { return ops::gelu_backward(a, b * 3.0, "tanh"); }},
   };
 #undef STRIDER_ROW
   for (ScalarType dt : {kFloat, kBFloat16, kDouble}) {

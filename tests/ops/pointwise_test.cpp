@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "strider/ops/pointwise.h"
 #include "support/compare.h"
 
 namespace strider {
@@ -44,6 +45,33 @@ TEST(Pointwise, TranscendentalsAgreeWithCmath) {
   Tensor pos = abs(x) + 1e-3;
   auto lg = values(log(pos)), px = values(pos);
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(lg[i], std::log(px[i]), 3e-7 * std::fabs(std::log(px[i])) + 1e-7);
+}
+
+TEST(Pointwise, GeluBackwardIsTheDerivativeInOnePass) {
+  // float32 (the vectorized form) against the derivative in float64, both forms, over both tails.
+  std::vector<double> xs, gs;
+  for (int i = -400; i <= 400; ++i) {
+    xs.push_back(i * 0.05);
+    gs.push_back(0.5 + 0.01 * (i % 7));
+  }
+  const double k = 0.7978845608028654, c = 0.044715;
+  auto erf_form = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); };
+  auto tanh_form = [&](double x) {
+    const double t = std::tanh(k * (x + c * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
+  };
+  for (const char* form : {"none", "tanh"}) {
+    auto got = values(ops::gelu_backward(T(gs), T(xs), form));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double want = gs[i] * (std::string(form) == "tanh" ? tanh_form(xs[i]) : erf_form(xs[i]));
+      EXPECT_NEAR(got[i], want, 1e-6 * std::fabs(want) + 1e-7) << form << " x=" << xs[i];
+    }
+  }
+  // The autograd gradient of gelu is this op.
+  Tensor x = T(xs).requires_grad_(true);
+  gelu(x).backward(T(gs));
+  EXPECT_TRUE(all_close(x.grad(), ops::gelu_backward(T(gs), T(xs)), 0, 0));
+  EXPECT_THROW(ops::gelu_backward(T(gs), T(xs), "fast"), Error);
 }
 
 TEST(Pointwise, SiluMatchesPyTorch) {

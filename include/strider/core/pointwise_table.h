@@ -23,9 +23,10 @@
 //   fast        the vectorizable float32 form the fast kernels use for float32, bfloat16, float16.
 //   gradient    d(out)/d(in) applied to g, from the saved input x and output y (ops:: calls).
 //
-// STRIDER_BINARY_OPS(X): X(Enum, function, signature, kind, dtype_rule, exact)
+// STRIDER_BINARY_OPS(X): X(Enum, function, signature, kind, dtype_rule, exact, fast)
 //   signature   Tensors: f(a, b); TensorOrScalar: also f(a, Scalar b); Alpha: both with alpha
-//               (a op alpha * b); None: declared by hand (threshold_backward, ops:: only).
+//               (a op alpha * b); None: declared by hand (the *_backward rows: ops:: only, the
+//               gradients that would otherwise take several passes, x the incoming gradient).
 //               The ops:: functions are generated from it.
 //   kind        Arith: the result has the operands' dtype (the differentiable function, with
 //               the gradients of two inputs and the scalar overloads, is written by hand);
@@ -34,6 +35,8 @@
 //   dtype_rule  Same, or Floating (integers compute in float32).
 //   exact       the math on x and y in the op-math type M (for bool operands, arithmetic rows
 //               compute as logical and/or, as PyTorch does).
+//   fast        the vectorizable float32 form the fast kernels use for float32, bfloat16, float16
+//               (the arithmetic rows' exact form, where that already vectorizes).
 //
 // Enum order is the order of the rows; comparisons and logical ops come last.
 
@@ -68,22 +71,26 @@
     (ops::mul(g, ops::mul(ops::sigmoid(x), ops::add(ops::mul(x, ops::rsub(ops::sigmoid(x), 1.0)), 1.0)))))
 
 #define STRIDER_BINARY_OPS(X)                                                                        \
-  X(Add, add, Alpha, Arith, Same, (x + static_cast<M>(a.alpha) * y))                                 \
-  X(Sub, sub, Alpha, Arith, Same, (x - static_cast<M>(a.alpha) * y))                                 \
-  X(Mul, mul, TensorOrScalar, Arith, Same, (x * y))                                                  \
-  X(Div, div, TensorOrScalar, Arith, Floating, (fn::div_exact(x, y)))                                \
-  X(Pow, pow, Tensors, Arith, Floating, (std::pow(x, y)))                                            \
-  X(Maximum, maximum, Tensors, Arith, Same, (fn::maximum_exact(x, y)))                               \
-  X(Minimum, minimum, Tensors, Arith, Same, (fn::minimum_exact(x, y)))                               \
-  X(ThresholdBackward, threshold_backward, None, Arith, Same, (y > M(0) ? x : M(0)))                 \
-  X(Eq, eq, TensorOrScalar, Compare, Same, (x == y))                                                 \
-  X(Ne, ne, TensorOrScalar, Compare, Same, (x != y))                                                 \
-  X(Lt, lt, TensorOrScalar, Compare, Same, (x < y))                                                  \
-  X(Le, le, TensorOrScalar, Compare, Same, (x <= y))                                                 \
-  X(Gt, gt, TensorOrScalar, Compare, Same, (x > y))                                                  \
-  X(Ge, ge, TensorOrScalar, Compare, Same, (x >= y))                                                 \
-  X(LogicalAnd, logical_and, Tensors, Logical, Same, (x && y))                                       \
-  X(LogicalOr, logical_or, Tensors, Logical, Same, (x || y))
+  X(Add, add, Alpha, Arith, Same, (x + static_cast<M>(a.alpha) * y), (x + static_cast<M>(a.alpha) * y)) \
+  X(Sub, sub, Alpha, Arith, Same, (x - static_cast<M>(a.alpha) * y), (x - static_cast<M>(a.alpha) * y)) \
+  X(Mul, mul, TensorOrScalar, Arith, Same, (x * y), (x * y))                                         \
+  X(Div, div, TensorOrScalar, Arith, Floating, (fn::div_exact(x, y)), (fn::div_exact(x, y)))         \
+  X(Pow, pow, Tensors, Arith, Floating, (std::pow(x, y)), (std::pow(x, y)))                          \
+  X(Maximum, maximum, Tensors, Arith, Same, (fn::maximum_exact(x, y)), (fn::maximum_exact(x, y)))    \
+  X(Minimum, minimum, Tensors, Arith, Same, (fn::minimum_exact(x, y)), (fn::minimum_exact(x, y)))    \
+  X(ThresholdBackward, threshold_backward, None, Arith, Same, (y > M(0) ? x : M(0)), (y > 0.0f ? x : 0.0f)) \
+  X(GeluBackward, gelu_backward, None, Arith, Floating, (fn::gelu_backward_exact(x, y)),             \
+    (vmath::gelu_backward(x, y)))                                                                    \
+  X(GeluTanhBackward, gelu_tanh_backward, None, Arith, Floating, (fn::gelu_tanh_backward_exact(x, y)), \
+    (vmath::gelu_tanh_backward(x, y)))                                                               \
+  X(Eq, eq, TensorOrScalar, Compare, Same, (x == y), (x == y))                                       \
+  X(Ne, ne, TensorOrScalar, Compare, Same, (x != y), (x != y))                                       \
+  X(Lt, lt, TensorOrScalar, Compare, Same, (x < y), (x < y))                                         \
+  X(Le, le, TensorOrScalar, Compare, Same, (x <= y), (x <= y))                                       \
+  X(Gt, gt, TensorOrScalar, Compare, Same, (x > y), (x > y))                                         \
+  X(Ge, ge, TensorOrScalar, Compare, Same, (x >= y), (x >= y))                                       \
+  X(LogicalAnd, logical_and, Tensors, Logical, Same, (x && y), (x && y))                             \
+  X(LogicalOr, logical_or, Tensors, Logical, Same, (x || y), (x || y))
 
 // The public declarations of a row, in the namespace of the header that expands
 // STRIDER_UNARY_OPS(STRIDER_DECLARE_POINTWISE) and STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)

@@ -28,6 +28,8 @@ Tensor rsub(const Tensor& a, const Scalar& b);  // b - a
 Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a
 // relu's backward in one pass: grad where result > 0, else 0 (grad's layout decides).
 Tensor threshold_backward(const Tensor& grad, const Tensor& result);
+// grad * d/dx gelu(x) in one pass (approximate "none" or "tanh", as gelu).
+Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate = "none");
 
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);

@@ -169,23 +169,9 @@ STRIDER_UNARY_OPS(STRIDER_UNARY_FUNCTION)
 STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
 
 Tensor gelu(const Tensor& a, std::string_view approximate) {
-  const bool tanh_form = approximate == "tanh";
-  return unary("GeluBackward", a, ops::gelu(a, approximate), [tanh_form](const Tensor& g, const Tensor& x, const Tensor&) {
-    if (tanh_form) {
-      // y = 0.5 x (1 + tanh(u)), u = k (x + c x^3)
-      const double k = 0.7978845608028654, c = 0.044715;
-      Tensor x2 = ops::mul(x, x);
-      Tensor u = ops::mul(ops::add(x, ops::mul(ops::mul(x2, x), c)), k);
-      Tensor t = ops::tanh(u);
-      Tensor du = ops::mul(ops::add(ops::mul(x2, 3 * c), 1.0), k);
-      Tensor left = ops::mul(ops::add(t, 1.0), 0.5);
-      Tensor right = ops::mul(ops::mul(ops::mul(x, ops::rsub(ops::mul(t, t), 1.0)), du), 0.5);
-      return ops::mul(g, ops::add(left, right));
-    }
-    // d/dx [x Phi(x)] = Phi(x) + x phi(x)
-    Tensor cdf = ops::mul(ops::add(ops::erf(ops::mul(x, M_SQRT1_2)), 1.0), 0.5);
-    Tensor pdf = ops::mul(ops::exp(ops::mul(ops::mul(x, x), -0.5)), 0.3989422804014327);
-    return ops::mul(g, ops::add(cdf, ops::mul(x, pdf)));
+  const std::string form(approximate);
+  return unary("GeluBackward", a, ops::gelu(a, approximate), [form](const Tensor& g, const Tensor& x, const Tensor&) {
+    return ops::gelu_backward(g, x, form);
   });
 }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {

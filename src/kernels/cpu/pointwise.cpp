@@ -71,7 +71,11 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
         });
       } else {
         run_plan(plan, [pa](char** p, const int64_t* s, int64_t n) {
-          binary_inner<T, T>(p, s, n, [&pa](M x, M y) { return fn::exact_binary<OP, M>(x, y, pa); });
+          if constexpr (std::is_same_v<M, float>) {
+            binary_inner<T, T>(p, s, n, [&pa](float x, float y) { return fn::fast_binary<OP>(x, y, pa); });
+          } else {
+            binary_inner<T, T>(p, s, n, [&pa](M x, M y) { return fn::exact_binary<OP, M>(x, y, pa); });
+          }
         });
       }
     });
