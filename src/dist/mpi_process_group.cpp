@@ -349,6 +349,10 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_pieces_async(const Tensor& out
                 [this, out, in, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {
     const size_t item = element_size(in.dtype());
     detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
+    if (detail::gathers_in_place(pieces, item)) {
+      detail::ring_all_gather_pieces(c, in.data(), out.data(), pieces, item);
+      return;
+    }
     detail::ring_all_gather_segments(c, in.data(), in.nbytes(), [&](const void* segment, int q) {
       detail::scatter_pieces(out.data(), segment, pieces, q, item);
     });

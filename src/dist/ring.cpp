@@ -1,6 +1,7 @@
 #include "dist/ring.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <utility>
 
@@ -191,6 +192,64 @@ void pairwise_all_to_all(const RingContext& c, const void* in, void* out, int64_
   for (int s = 1; s < c.size; ++s) {
     const int to = mod(c.rank + s, c.size), from = mod(c.rank - s, c.size);
     exchange(c, src + to * block_bytes, block_bytes, dst + from * block_bytes, block_bytes, to, from);
+  }
+}
+
+namespace {
+
+// Rank q's pieces of a gathered buffer as one MPI datatype (byte displacements from its start),
+// so a segment is received straight into place and forwarded from there.
+class PiecesType {
+ public:
+  PiecesType(const std::vector<Piece>& pieces, int q, size_t item) {
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> displacements;
+    for (const Piece& p : pieces) {
+      if (p.length == 0) continue;
+      lengths.push_back(static_cast<int>(static_cast<size_t>(p.length) * item));
+      displacements.push_back(static_cast<MPI_Aint>(static_cast<size_t>(p.offset + q * p.length) * item));
+    }
+    MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_BYTE, &type_);
+    MPI_Type_commit(&type_);
+  }
+  ~PiecesType() { MPI_Type_free(&type_); }
+  PiecesType(const PiecesType&) = delete;
+  PiecesType& operator=(const PiecesType&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+}  // namespace
+
+bool gathers_in_place(const std::vector<Piece>& pieces, size_t item) {
+  int64_t total = 0;
+  for (const Piece& p : pieces) total += p.length;
+  return total > 0 && static_cast<int64_t>(static_cast<size_t>(total) * item) <= kMaxMessageBytes;
+}
+
+void ring_all_gather_pieces(const RingContext& c, const void* in, void* out, const std::vector<Piece>& pieces,
+                            size_t item) {
+  scatter_pieces(out, in, pieces, c.rank, item);
+  if (c.size == 1) return;
+  int64_t segment_bytes = 0;
+  for (const Piece& p : pieces) segment_bytes += p.length * static_cast<int64_t>(item);
+  const int right = mod(c.rank + 1, c.size), left = mod(c.rank - 1, c.size);
+  // Step s forwards the segment of rank (rank-s) (step 0: our own, straight from `in`; later
+  // ones from where the previous step put them) and receives rank (rank-s-1)'s into place.
+  for (int s = 0; s < c.size - 1; ++s) {
+    const PiecesType recv_type(pieces, mod(c.rank - s - 1, c.size), item);
+    std::optional<PiecesType> send_type;
+    if (s > 0) send_type.emplace(pieces, mod(c.rank - s, c.size), item);
+    MPI_Request req[2];
+    MPI_Irecv(out, 1, recv_type.get(), left, 0, c.comm, &req[0]);
+    if (s == 0)
+      MPI_Isend(in, static_cast<int>(segment_bytes), MPI_BYTE, right, 0, c.comm, &req[1]);
+    else
+      MPI_Isend(out, 1, send_type->get(), right, 0, c.comm, &req[1]);
+    c.bytes_sent += segment_bytes;
+    c.waiter.wait(req, 2);
   }
 }
 

@@ -54,6 +54,14 @@ void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* 
 // sends to rank+s while receiving from rank-s, so each pair of ranks exchanges once.
 void pairwise_all_to_all(const RingContext& c, const void* in, void* out, int64_t block_bytes);
 
+// all_gather_pieces: `in` is this rank's segment (its pieces back to back); every rank's segment
+// travels around the ring, received straight into its pieces of `out` (an MPI datatype of the
+// pieces) and forwarded from there, so no byte is copied twice. For segments of at most 1 GiB
+// with at least one element (gathers_in_place); others take ring_all_gather_segments.
+bool gathers_in_place(const std::vector<Piece>& pieces, size_t item);
+void ring_all_gather_pieces(const RingContext& c, const void* in, void* out, const std::vector<Piece>& pieces,
+                            size_t item);
+
 // `in` is this rank's segment (its pieces back to back, `segment_bytes`); every rank's segment
 // travels around the ring and is scattered into `out` as it passes (scatter(segment, q)).
 void ring_all_gather_segments(const RingContext& c, const void* in, int64_t segment_bytes,

@@ -181,17 +181,21 @@ TEST(Collectives, EveryAlgorithmAgreesOnUnevenSizes) {
 }
 #endif
 
-// Three dim-0-sharded tensors of different sizes gathered in one collective.
+// Dim-0-sharded tensors of different sizes (one empty; in float32 one of 1.2 MB, more than
+// MPI's eager messages) gathered in one collective.
 TEST(Collectives, AllGatherPiecesPlacesEveryRanksPieces) {
   const int r = pg->rank(), w = pg->size();
-  const std::vector<int64_t> lengths = {3, 1, 17};
   std::vector<dist::Piece> pieces;
   int64_t offset = 0;
-  for (int64_t len : lengths) {
-    pieces.push_back({offset, len});
-    offset += len * w;
-  }
   for (ScalarType dt : {kFloat, kBFloat16}) {
+    const std::vector<int64_t> lengths =
+        dt == kFloat ? std::vector<int64_t>{3, 0, 1, 300001, 17} : std::vector<int64_t>{3, 0, 1, 17};
+    pieces.clear();
+    offset = 0;
+    for (int64_t len : lengths) {
+      pieces.push_back({offset, len});
+      offset += len * w;
+    }
     // This rank's piece j holds 50*j + 20*r + k (exact in bfloat16).
     std::vector<Tensor> mine;
     for (size_t j = 0; j < lengths.size(); ++j)
