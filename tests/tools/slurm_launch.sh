@@ -41,8 +41,10 @@ JOB
 sbatch --wait "$work/job.sh" > /dev/null &
 batch=$!
 for _ in $(seq 1 1200); do ls -d "$run"/checkpoint-* > /dev/null 2>&1 && break; sleep 0.05; done
-victim=$(pgrep -f -- "$strider train.*--out $run" | while read -r p; do
-           [ "$(cat /proc/"$p"/comm)" = strider ] && echo "$p"; done | shuf -n 1)
+# A rank, never the launcher (its command line holds the trainer's after "--"): the program
+# itself must be "strider train".
+victim=$(pgrep -f -- "--out $run" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = strider ] && \
+           tr '\0' ' ' < /proc/"$p"/cmdline | grep -q "^[^ ]*strider train " && echo "$p"; done | shuf -n 1)
 kill -9 "$victim"
 wait "$batch"; code=$?
 got=$(digests "$(grep optimizer_sha256 "$run.out" | tail -n 1)")
