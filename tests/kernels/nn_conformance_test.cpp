@@ -92,5 +92,16 @@ TEST(MatmulConformance, TransposedAndBatchedOperands) {
   EXPECT_TRUE(all_close(b1, b2, 1e-5, 1e-5));
 }
 
+// A row-major right operand of 1M+ elements reaches oneDNN as a column-major copy (the
+// gradient-input product of a large linear layer); the result must not change, nor the operand.
+TEST(MatmulConformance, LargeRowMajorRightOperand) {
+  Tensor a = testing::sample({33, 1024}, kFloat, 16), b = testing::sample({1024, 1030}, kFloat, 17);
+  Tensor b_before = b.clone();
+  auto [m1, m2] = both([&] { return ops::mm(a, b); });
+  EXPECT_TRUE(all_close(m1, m2, 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(b, b_before, 0, 0));
+  EXPECT_TRUE(b.is_contiguous());
+}
+
 }  // namespace
 }  // namespace strider
