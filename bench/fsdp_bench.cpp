@@ -12,7 +12,8 @@
 // over one 200 ms window after a barrier); and a
 // second line ("mfu":"outside") against the peak strider_peak_canary measures in a process of its
 // own before and after (median, min, max of 5 rounds each) and, every --peak-every measured steps
-// (default 5; 0: never), between steps (3 rounds, outside the timed steps); printed only when it
+// (default 5, so only in runs of more than 5 measured steps; 0: never), between steps (3 rounds,
+// outside the timed steps); printed only when it
 // can be trusted (judge_mfu), else null with the reason.
 // With --offload DIR: the bytes the steps read from and wrote to the disk (/proc/self/io, all
 // ranks), and the disk's O_DIRECT bandwidth with every rank streaming 1 GiB, measured after the
@@ -163,7 +164,9 @@ int main(int argc, char** argv) {
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 5, warmup = 2, peak_every = 5;
   bool prefetch = true, deterministic = false, deferred = false, checkpointing = false;
   std::string dtype = "float32";  // bfloat16: MixedPrecision (bf16 compute and gathers, float32 masters)
-  bool ab_signature_checks = false;  // alternate steps with and without the collectives' signature checks
+  // Alternate steps with and without the collectives' signature checks. Without them a wait for
+  // a late peer polls (there is no signature result to sleep on), so the A/B includes that.
+  bool ab_signature_checks = false;
   std::string offload_dir;  // non-empty: CPUOffload to memory-mapped files there
   long long read_ahead_mb = fsdp::CPUOffload().read_ahead_bytes >> 20;
   bool offload_stream = true;  // 0: no registered optimizer, so the step reads everything back in backward

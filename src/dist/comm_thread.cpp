@@ -117,7 +117,7 @@ CommThread::CommThread(MPI_Comm parent, int rank, int size, Abort abort)
   MPI_Comm_set_errhandler(data_comm_, MPI_ERRORS_RETURN);
   thread_ = std::thread([this] {
     // Its sleeps between polls are tens of microseconds; the default 50 us slack would double them.
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // nanoseconds
     loop();
   });
 }
@@ -239,8 +239,9 @@ void CommThread::wait_requests(MPI_Request* requests, int count, Pace pace) {
     if ((spins & 15) == 15) post_signatures();
     if (pace == Pace::Arrival && spins >= kArrivalSpins) {
       // A peer has not reached this collective yet (it is still computing): sleep between polls,
-      // a sixteenth of the time waited so far (what its arrival can be noticed late by), so this
-      // thread leaves the cores to the compute threads, here and on the peers sharing them.
+      // a sixteenth of the time waited so far, so this thread leaves the cores to the compute
+      // threads, here and on the peers sharing them. The last arrival is noticed up to one sleep
+      // late per round of the signature all-reduce (about log2 of the ranks rounds).
       const auto now = Clock::now();
       if (now > deadline) report_timeout();
       answer_queries();

@@ -95,7 +95,7 @@ TEST(MatmulConformance, TransposedAndBatchedOperands) {
 // A row-major right operand of 1M+ elements reaches oneDNN as a column-major copy (the
 // gradient-input product of a large linear layer); the result must not change, nor the operand.
 TEST(MatmulConformance, LargeRowMajorRightOperand) {
-  Tensor a = testing::sample({33, 1024}, kFloat, 16), b = testing::sample({1024, 1030}, kFloat, 17);
+  Tensor a = testing::sample({520, 1024}, kFloat, 16), b = testing::sample({1024, 1030}, kFloat, 17);
   Tensor b_before = b.clone();
   auto [m1, m2] = both([&] { return ops::mm(a, b); });
   EXPECT_TRUE(all_close(m1, m2, 1e-4, 1e-4));

@@ -7,16 +7,19 @@ namespace strider::kernels::dnnl_ops {
 namespace {
 
 // oneDNN 2.x's float32 matmul reads a row-major [K, N] right operand (the gradient-input product
-// dy @ W of a linear layer) without packing it; once it outgrows the L2 cache it runs 10-14
-// points of the peak below the transposed layout, which it packs into blocks first (measured
-// from 1M elements up: bench/gpt_gemms_bench.cpp, docs/benchmarks.md). A column-major copy costs
-// less than that, so such an operand is handed over as one.
-constexpr int64_t kPackFromElements = int64_t{1} << 20;
+// dy @ W of a linear layer, the weight-gradient product's x) without packing it; once it outgrows
+// the L2 cache it runs 10-14 points of the peak below the transposed layout, which it packs into
+// blocks first (measured from 1M elements up: bench/gpt_gemms_bench.cpp, docs/benchmarks.md). A
+// column-major copy costs less than that when the product has enough rows to amortize it (about
+// 400 at 12% of the product time saved per element copied), so such an operand is handed over
+// as one. Up to 8M elements: a bounded transient (32 MB), as large as was measured to pay.
+constexpr int64_t kPackFromElements = int64_t{1} << 20, kPackUpToElements = int64_t{8} << 20;
+constexpr int64_t kPackFromRows = 512;
 
-Tensor packed_if_slow(const Tensor& w) {
-  if (w.dtype() != kFloat || w.dim() != 2) return w;
+Tensor packed_if_slow(const Tensor& a, const Tensor& w) {
+  if (w.dtype() != kFloat || w.dim() != 2 || a.dim() != 2 || a.sizes()[0] < kPackFromRows) return w;
   const int64_t k = w.sizes()[0], n = w.sizes()[1];
-  if (k * n < kPackFromElements || w.strides()[1] != 1 || w.strides()[0] != n) return w;
+  if (k * n < kPackFromElements || k * n > kPackUpToElements || w.strides()[1] != 1 || w.strides()[0] != n) return w;
   Tensor packed = scratch_strided({k, n}, {1, k}, kFloat);
   cpu::copy(packed, w);
   return packed;
@@ -26,7 +29,7 @@ Tensor packed_if_slow(const Tensor& w) {
 
 void matmul(const Matmul& p) {
   const Tensor &out = p.out, &a = p.a, &bias = p.bias;
-  const Tensor w = packed_if_slow(p.w);
+  const Tensor w = packed_if_slow(a, p.w);
   auto& cache = dnnl_ops::cache<dnnl::matmul>();
   KeyBuilder k("matmul");
   k.add(out).add(a).add(w).add(bias);
