@@ -24,24 +24,14 @@
 #include <strider/ops/linear.h>
 
 #include "fma_peak.h"
+#include "median_seconds.h"
 
 using namespace strider;
 using strider::bench::fma_peak_gflops;
 
-namespace {
+using strider::bench::median_seconds;
 
-template <class F>
-double median_seconds(F&& f, int reps) {
-  f();  // warm-up: primitive creation, page faults
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+namespace {
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -29,23 +29,13 @@
 #include <strider/ops/view.h>
 
 #include "fma_peak.h"
+#include "median_seconds.h"
 
 using namespace strider;
 
-namespace {
+using strider::bench::median_seconds;
 
-template <class F>
-double median_seconds(F&& f, int reps) {
-  f();  // warm-up: primitive creation, page faults
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+namespace {
 
 double peak_now(bench::PeakLoop loop) {
   const auto start = std::chrono::steady_clock::now();
