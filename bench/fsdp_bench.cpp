@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
   long long read_ahead_mb = fsdp::CPUOffload().read_ahead_bytes >> 20;
   bool offload_stream = true;  // 0: no registered optimizer, so the step reads everything back in backward
   bool optimizer_in_backward = false;  // each unit steps as its gradients are reduced
+  std::string state_dtype = "float32";  // AdamW's moments: float32 | bfloat16
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--strategy") strategy = v;
@@ -186,6 +187,7 @@ int main(int argc, char** argv) {
     if (k == "--offload-read-ahead-mb") read_ahead_mb = std::stoll(v);
     if (k == "--offload-stream") offload_stream = v == "1";
     if (k == "--optimizer-in-backward") optimizer_in_backward = v == "1";
+    if (k == "--state-dtype") state_dtype = v;
     if (k == "--ab-signature-checks") ab_signature_checks = v == "1";
     if (k == "--shard-group-size") shard_group_size = std::stoi(v);
     if (k == "--deterministic") deterministic = v == "1";
@@ -258,7 +260,8 @@ int main(int argc, char** argv) {
     }
     if (deferred && !sharded) nn::materialize(*model);
     const double construction_rss = max_over_ranks(*pg, status_bytes("VmHWM"));  // peak so far: building and sharding
-    optim::AdamW opt(model->named_parameters(), {.lr = 1e-4});
+    optim::AdamW opt(model->named_parameters(),
+                     {.lr = 1e-4, .state_dtype = state_dtype == "bfloat16" ? std::optional(kBFloat16) : std::nullopt});
     if (sharded && (offload_stream || offload_dir.empty() || optimizer_in_backward))
       sharded->register_optimizer(opt, {.in_backward = optimizer_in_backward});
     int64_t sent_before = 0;
@@ -331,8 +334,9 @@ int main(int argc, char** argv) {
     const double rss = max_over_ranks(*pg, status_bytes("VmHWM"));
     const double anon = max_over_ranks(*pg, resident.anon), file = max_over_ranks(*pg, resident.file);
     // Activations are not in the formula: the peak over it is what they (and inputs) add.
-    const double expected = sharded ? static_cast<double>(fsdp::memory_formula(*sharded, 2).total())
-                                     : 16.0 * static_cast<double>(params);  // fp32 params, grads, 2 moments
+    const fsdp::OptimizerFootprint footprint = fsdp::optimizer_footprint(opt, optimizer_in_backward);
+    const double expected = sharded ? static_cast<double>(fsdp::memory_formula(*sharded, footprint).total())
+                                    : static_cast<double>(params) * (8.0 + 2.0 * static_cast<double>(footprint.state_bytes));
     if (sharded) sharded->wait_for_pending_gathers();
     const double sent = sharded ? static_cast<double>(sharded->bytes_sent() - sent_before) / static_cast<double>(steps) : 0;
     const double sent_formula = sharded ? static_cast<double>(fsdp::bytes_sent_per_step(*sharded)) : 0;
@@ -372,7 +376,7 @@ int main(int argc, char** argv) {
       std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
                   "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
-                  "\"offload\":%d,\"optimizer_in_backward\":%d,\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
+                  "\"offload\":%d,\"optimizer_in_backward\":%d,\"state_dtype\":\"%s\",\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
                   "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f,\"sent_bytes_per_step\":%.0f,"
                   "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d,\"deferred_init\":%d,"
                   "\"construction_peak_rss_bytes\":%.0f,\"dtype\":\"%s\",\"activation_checkpointing\":%d,"
@@ -384,7 +388,7 @@ int main(int argc, char** argv) {
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
-                  optimizer_in_backward ? 1 : 0,
+                  optimizer_in_backward ? 1 : 0, state_dtype.c_str(),
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
                   shard_group_size, deterministic ? 1 : 0, deferred ? 1 : 0, construction_rss, dtype.c_str(),

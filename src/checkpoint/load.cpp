@@ -110,7 +110,7 @@ Staged stage_all(const Manifest& m, const std::string& dir, const TrainingState&
         expected.insert(k);
         Tensor s;
         if (IntArrayRef(it->second.shape) == IntArrayRef(p.holding.global_shape)) {
-          s = zeros_like(p.padded);  // padding rows stay zero
+          s = zeros_like(p.padded, opt->state_dtype(t));  // padding rows stay zero
           Holding h = detail::state_holding(p, key, s, rank, world);
           if (h.rows.is_contiguous())
             stage_into(reader, m, dir, h, h.rows);  // straight into place: one pass over the bytes

@@ -42,7 +42,14 @@ int64_t in_flight_bytes(const UnitLayout& u) {
 
 }  // namespace
 
-MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched,
+OptimizerFootprint optimizer_footprint(const optim::Optimizer& optimizer, bool in_backward) {
+  // Every optimizer has a parameter (its constructors check), and one state dtype for all.
+  const Tensor& first = optimizer.params().at(0).second;
+  return {static_cast<int>(optimizer.state_keys(0).size()),
+          static_cast<int64_t>(element_size(optimizer.state_dtype(first))), in_backward};
+}
+
+MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFootprint optimizer, int prefetched,
                              int snapshot_copies) {
   MemoryFormula f;
   int64_t kept = 0;  // gathered in forward and kept until their backward ends
@@ -50,11 +57,13 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   bool exact = false;
   std::vector<int64_t> regathered;
   for (const UnitLayout& u : units) {
-    const int64_t own = (flat(u) ? u.layout.shard_numel() : u.layout.full_numel()) * u.param_bytes;
+    const int64_t own_numel = flat(u) ? u.layout.shard_numel() : u.layout.full_numel();
+    const int64_t own = own_numel * u.param_bytes;
+    const int64_t state = optimizer.states * own_numel * (optimizer.state_bytes ? optimizer.state_bytes : u.param_bytes);
     f.parameters += own;
-    f.gradients += own;
-    f.optimizer_state += optimizer_states * own;
-    f.memory_snapshots += snapshot_copies * (1 + optimizer_states) * own / std::max(u.replicas, 1);
+    if (!optimizer.in_backward) f.gradients += own;
+    f.optimizer_state += state;
+    f.memory_snapshots += snapshot_copies * (own + state) / std::max(u.replicas, 1);
     const int64_t full = u.layout.full_numel() * u.compute_bytes;
     if (flat(u) && persists(u)) f.parameters += full;
     if (gathers(u) && !freed_after_forward(u)) kept += full;
@@ -102,10 +111,10 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer
   return f;
 }
 
-MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states, int snapshot_copies) {
+MemoryFormula memory_formula(const FullyShardedDataParallel& model, OptimizerFootprint optimizer, int snapshot_copies) {
   const FSDPOptions& o = model.options();
   const int prefetched = o.backward_prefetch == BackwardPrefetch::None ? 0 : o.limit_all_gathers;
-  return memory_formula(model.unit_layouts(), optimizer_states, prefetched, snapshot_copies);
+  return memory_formula(model.unit_layouts(), optimizer, prefetched, snapshot_copies);
 }
 
 namespace {

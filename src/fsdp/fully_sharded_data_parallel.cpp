@@ -392,6 +392,12 @@ void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer, O
                   "' is not one of this model's: " + e.what());
     }
   }
+  // Each shard's place in its whole parameter: state rounded stochastically is keyed by it, so
+  // the run's bits do not depend on the world size.
+  for (size_t k = 0; k < optimizer.params().size(); ++k) {
+    auto [unit, i] = find_slot(optimizer.params()[k].second);
+    optimizer.set_element_offset(k, unit->own_rows(i).begin * unit->layout()[i].row_numel);
+  }
   std::weak_ptr<detail::TreeState> tree = tree_;
   if (how.in_backward) {
     STRIDER_CHECK(!tree_->optimizer_in_backward, "FullyShardedDataParallel::register_optimizer", "an optimizer "

@@ -33,11 +33,35 @@ void check(const AdamOptions& o, const std::string& where) {
   STRIDER_CHECK(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1, op, where,
                 ": betas must be in [0, 1), got ", o.beta1, " and ", o.beta2);
   STRIDER_CHECK(o.weight_decay >= 0, op, where, ": invalid weight_decay ", o.weight_decay, "; it must be >= 0");
+  if (o.state_dtype) {
+    STRIDER_CHECK(*o.state_dtype == kFloat || *o.state_dtype == kBFloat16, op, where, ": state_dtype ",
+                  *o.state_dtype, " is not supported; use float32 or bfloat16 (or leave it unset: the parameter's)");
+    STRIDER_CHECK(!(*o.state_dtype == kBFloat16 && o.amsgrad), op, where,
+                  ": state_dtype bfloat16 does not keep amsgrad's max_exp_avg_sq; turn amsgrad off or keep the "
+                  "state in the parameter's dtype");
+  }
+}
+
+// The two moments' rounding streams for one parameter at one step: its name and step hashed
+// (FNV-1a, then a full-avalanche mix), so every run and every world size draws the same bits.
+std::pair<uint32_t, uint32_t> rounding_keys(const std::string& name, int64_t step) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : name) h = (h ^ c) * 16777619u;
+  auto mix = [](uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return static_cast<uint32_t>(x);
+  };
+  const uint64_t base = (static_cast<uint64_t>(h) << 32) ^ static_cast<uint64_t>(step);
+  return {mix(base * 2 + 1), mix(base * 2 + 2)};
 }
 
 AdamOptions decoupled(const AdamWOptions& w) {
   return {.lr = w.lr, .beta1 = w.beta1, .beta2 = w.beta2, .eps = w.eps, .weight_decay = w.weight_decay,
-          .amsgrad = w.amsgrad, .maximize = w.maximize, .decoupled_weight_decay = true};
+          .amsgrad = w.amsgrad, .maximize = w.maximize, .decoupled_weight_decay = true, .state_dtype = w.state_dtype};
 }
 
 }  // namespace
@@ -46,8 +70,15 @@ Adam::Adam(NamedParameters params, AdamOptions options)
     : Adam(std::vector<ParamGroup>{{std::move(params), {}}}, options) {}
 
 Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options) : defaults_(options) {
+  check(defaults_, "");
   add_param_groups(std::move(groups));
+  if (defaults_.state_dtype == kBFloat16)
+    for (const auto& [pname, p] : params_)
+      STRIDER_CHECK(p.dtype() == kFloat, display_name(), ": state_dtype bfloat16 needs float32 parameters, but '",
+                    pname, "' is ", p.dtype(), "; leave state_dtype unset for ", p.dtype(), " parameters");
 }
+
+ScalarType Adam::state_dtype(const Tensor& param) const { return defaults_.state_dtype.value_or(param.dtype()); }
 
 AdamW::AdamW(NamedParameters params, AdamWOptions options) : Adam(std::move(params), decoupled(options)) {}
 
@@ -80,6 +111,7 @@ void Adam::update(size_t index, Tensor& p, std::map<std::string, Tensor>& st) {
   const double bc1 = 1.0 - std::pow(o.beta1, t), bc2 = 1.0 - std::pow(o.beta2, t);
   Tensor grad = p.grad().dtype() == p.dtype() ? p.grad() : p.grad().to(p.dtype());
   if (o.maximize) grad = neg(grad);
+  if (defaults_.state_dtype == kBFloat16 && p.dtype() == kFloat) return update_bfloat16_state(index, p, grad, st, o, bc1, bc2);
   if (!st.count("exp_avg")) {
     st["exp_avg"] = zeros_like(p);
     st["exp_avg_sq"] = zeros_like(p);
@@ -110,6 +142,30 @@ void Adam::update(size_t index, Tensor& p, std::map<std::string, Tensor>& st) {
   }
   Tensor denom = add(div(sqrt(second), std::sqrt(bc2)), o.eps);
   add_(p, div(m, denom), -o.lr / bc1);
+}
+
+// bfloat16 moments: one fused pass over contiguous tensors (a channels-last parameter steps in
+// a contiguous copy, copied back), elements counted from the whole parameter's start.
+void Adam::update_bfloat16_state(size_t index, Tensor& p, const Tensor& grad, std::map<std::string, Tensor>& st,
+                                 const AdamOptions& o, double bc1, double bc2) {
+  if (!st.count("exp_avg")) {
+    st["exp_avg"] = zeros_like(p, kBFloat16, MemoryFormat::Contiguous);
+    st["exp_avg_sq"] = zeros_like(p, kBFloat16, MemoryFormat::Contiguous);
+  }
+  Tensor& m = st["exp_avg"];
+  Tensor& v = st["exp_avg_sq"];
+  // Loaded state may come in another layout: step it in contiguous copies too.
+  const Tensor pc = p.contiguous(), gc = grad.contiguous(), mc = m.contiguous(), vc = v.contiguous();
+  const auto [key_m, key_v] = rounding_keys(params_[index].first, param_step(index));
+  const bool fused = ops::try_fused_adam_step_(
+      pc, gc, mc, vc,
+      {.lr = o.lr, .beta1 = o.beta1, .beta2 = o.beta2, .eps = o.eps, .weight_decay = o.weight_decay,
+       .decoupled_weight_decay = o.decoupled_weight_decay, .bias_correction1 = bc1, .bias_correction2 = bc2},
+      {.exp_avg = key_m, .exp_avg_sq = key_v, .first_element = element_offset(index)});
+  STRIDER_CHECK(fused, display_name(), ": cannot step '", params_[index].first, "' with bfloat16 state (",
+                ops::fused_adam_step_rejects(pc, gc, mc, vc), ")");
+  for (auto [dst, src] : {std::pair{&p, &pc}, {&m, &mc}, {&v, &vc}})
+    if (!dst->is_same(*src)) dst->copy_(*src);
 }
 
 }  // namespace strider::optim

@@ -249,11 +249,13 @@ void Optimizer::load_state(const OptimizerState& state, int64_t step_count, cons
       STRIDER_CHECK(e != entries.end(), "load_state", what, ": parameter '", pname, "' lacks its ", name(), " state '",
                     key, "'");
       const Tensor& v = e->second;
-      STRIDER_CHECK(v.defined() && v.sizes() == p.sizes() && v.dtype() == p.dtype(), "load_state", what, ": state '",
+      const ScalarType want = state_dtype(p);
+      STRIDER_CHECK(v.defined() && v.sizes() == p.sizes() && v.dtype() == want, "load_state", what, ": state '",
                     pname, ".", key, "' is ", v.defined() ? v.sizes() : IntArrayRef(), " ",
                     v.defined() ? to_string(v.dtype()) : "undefined", " but the parameter is ", p.sizes(), " ",
-                    p.dtype());
-      Tensor copy = empty_like(p);
+                    p.dtype(), want == p.dtype() ? std::string() : " with " + std::string(to_string(want)) + " state",
+                    want == p.dtype() ? "" : " (the optimizer's state_dtype: load with the setting it was saved with)");
+      Tensor copy = empty_like(p, want);
       copy.copy_(v);
       STRIDER_CHECK(all_finite(copy), "load_state", what, ": state '", pname, ".", key,
                     "' holds NaN or infinite values");
@@ -336,7 +338,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict, const std::strin
         steps[pname] = static_cast<int64_t>(s);
         continue;
       }
-      named[pname][key] = t.dtype() == p.dtype() ? t : t.to(p.dtype());  // PyTorch casts state to the parameter's dtype
+      const ScalarType want = state_dtype(p);  // PyTorch casts state to the parameter's dtype
+      named[pname][key] = t.dtype() == want ? t : t.to(want);
     }
   }
   int64_t step_count = 0;
@@ -360,6 +363,19 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict, const std::strin
     throw;
   }
   for (size_t g = 0; g < group_params_.size(); ++g) initial_lr_[g] = dict.param_groups[g].initial_lr;
+}
+
+int64_t Optimizer::element_offset(size_t index) const {
+  STRIDER_CHECK(index < params_.size(), display_name(), ": element_offset of parameter ", index, ", but it has ",
+                params_.size());
+  return index < element_offsets_.size() ? element_offsets_[index] : 0;
+}
+
+void Optimizer::set_element_offset(size_t index, int64_t offset) {
+  STRIDER_CHECK(index < params_.size() && offset >= 0, display_name(), ": set_element_offset(", index, ", ", offset,
+                ") needs a parameter index below ", params_.size(), " and an offset >= 0");
+  if (element_offsets_.size() < params_.size()) element_offsets_.resize(params_.size(), 0);
+  element_offsets_[index] = offset;
 }
 
 }  // namespace strider::optim

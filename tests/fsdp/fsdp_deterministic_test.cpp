@@ -66,7 +66,7 @@ struct Result {
 
 // Four steps of AdamW with gradient clipping; this rank runs micro-batches r, r + W, ...
 Result train(const Workload& w, std::shared_ptr<dist::ProcessGroup> pg, FSDPOptions o, bool ddp = false,
-             int micro_batches = kMicroBatches) {
+             int micro_batches = kMicroBatches, std::optional<ScalarType> state_dtype = std::nullopt) {
   o.deterministic = true;
   o.micro_batches = micro_batches;
   manual_seed(7);
@@ -82,7 +82,7 @@ Result train(const Workload& w, std::shared_ptr<dist::ProcessGroup> pg, FSDPOpti
     model = f.get();
     front = f;
   }
-  optim::AdamW opt(front->named_parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+  optim::AdamW opt(front->named_parameters(), {.lr = 1e-3, .weight_decay = 0.01, .state_dtype = state_dtype});
   model->register_optimizer(opt);
   Result r;
   const int world = pg->size(), rank = pg->rank();
@@ -214,6 +214,22 @@ TEST(FSDPDeterministic, OneMicroBatchPerRankMatchesOneProcessBitwise) {
   }
   SCOPED_TRACE("DistributedDataParallel");
   expect_same_bits(train(w, testing::world(), {}, /*ddp=*/true, m), want);
+}
+
+// bfloat16 optimizer state rounds stochastically, keyed by each element's place in its whole
+// parameter (FSDP tells the optimizer where each shard starts): the same bits at every world
+// size and strategy.
+TEST(FSDPDeterministic, Bfloat16OptimizerStateMatchesOneProcessBitwise) {
+  const Workload w = gpt();
+  const auto blocks = fsdp::module_type_auto_wrap_policy({"Block"});
+  const Result want = train(w, alone(), options(ShardingStrategy::FullShard, blocks, false), false, kMicroBatches, kBFloat16);
+  ASSERT_EQ(want.optimizer.begin()->second.at("exp_avg").dtype(), kBFloat16);
+  for (ShardingStrategy s : {ShardingStrategy::FullShard, ShardingStrategy::ShardOptimizer, ShardingStrategy::HybridShard}) {
+    SCOPED_TRACE(fsdp::to_string(s));
+    expect_same_bits(train(w, testing::world(), options(s, blocks, true), false, kMicroBatches, kBFloat16), want);
+  }
+  SCOPED_TRACE("DistributedDataParallel");
+  expect_same_bits(train(w, testing::world(), {}, /*ddp=*/true, kMicroBatches, kBFloat16), want);
 }
 
 TEST(FSDPDeterministic, MisuseIsAnError) {

@@ -55,12 +55,14 @@ void print_summary(const Training& t, const EvalResult& score, const std::string
   }
   if (o.deterministic) summary["micro_batches"] = micro_batches(o);
   if (const RunMemorySnapshots* memory = t.checkpoints.memory()) {
-    // Beside what was measured, the memory formula's figure (float32 parameters and moments).
+    // Beside what was measured, the memory formula's figure (float32 parameters, the optimizer's state).
     nlohmann::json m = memory->summary();
-    const int states = static_cast<int>(t.opt.state_keys(0).size()), copies = m["partner"].get<int>() >= 0 ? 2 : 1;
+    const fsdp::OptimizerFootprint opt = fsdp::optimizer_footprint(t.opt, false);
+    const int copies = m["partner"].get<int>() >= 0 ? 2 : 1;
     m["predicted_host_bytes_per_rank"] =
-        t.par.engine ? fsdp::memory_formula(*t.par.engine, states, copies).memory_snapshots
-                     : int64_t{copies} * (1 + states) * t.par.model->num_parameters() * 4;
+        t.par.engine ? fsdp::memory_formula(*t.par.engine, opt, copies).memory_snapshots
+                     : int64_t{copies} * (4 + opt.states * (opt.state_bytes ? opt.state_bytes : 4)) *
+                           t.par.model->num_parameters();
     summary["memory_snapshots"] = m;
   }
   if (t.par.engine) {  // how the root unit is laid out: hybrid strategies shard within a host

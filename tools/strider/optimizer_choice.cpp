@@ -13,7 +13,9 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, optim:
     options.momentum = 0.9;
     options.nesterov = true;
   }
-  return optim::make_optimizer(name, std::move(params), options);
+  std::optional<ScalarType> state_dtype;
+  if (o.optimizer_state_dtype == "bfloat16") state_dtype = kBFloat16;  // float32: the parameters' own
+  return optim::make_optimizer(name, std::vector<optim::ParamGroup>{{std::move(params), {}}}, options, state_dtype);
 }
 
 }  // namespace strider::tools

@@ -152,6 +152,8 @@ std::vector<TrainFlag> parallel_flags() {
        "size-based auto-wrap threshold"},
       {"--fsdp-offload", &O::fsdp_offload, Agree, {},
        "keep sharded parameters and optimizer state in an offload file in /tmp between uses"},
+      {"--optimizer-state-dtype", &O::optimizer_state_dtype, Agree, CLI::IsMember({"float32", "bfloat16"}),
+       "adam, adamw: keep the moments in float32 | bfloat16 (half the optimizer's memory; stochastic rounding)"},
       {"--optimizer-in-backward", &O::optimizer_in_backward, Agree, {},
        "with --fsdp: step each unit's parameters as soon as its gradients are reduced, during backward"},
       {"--deterministic", &O::deterministic, Agree, {},

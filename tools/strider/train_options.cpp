@@ -51,6 +51,9 @@ void validate(const TrainOptions& o) {
   STRIDER_CHECK(!o.optimizer_in_backward || o.fsdp != "none", "train",
                 "--optimizer-in-backward steps each unit as the data-parallel engine reduces its gradients; add --fsdp "
                 "(any strategy, it runs alone too), e.g. --fsdp full_shard");
+  STRIDER_CHECK(o.optimizer_state_dtype == "float32" || o.optimizer == "adam" || o.optimizer == "adamw", "train",
+                "--optimizer-state-dtype ", o.optimizer_state_dtype, " is for --optimizer adam or adamw (", o.optimizer,
+                " keeps its state in the parameters' float32)");
   STRIDER_CHECK(o.shard_group_size == 0 || o.fsdp.rfind("hybrid_shard", 0) == 0, "train",
                 "--shard-group-size is for --fsdp hybrid_shard or hybrid_shard_grad_op, not --fsdp ", o.fsdp);
   STRIDER_CHECK(!o.out_dir.empty(), "train", "--out must name a directory");

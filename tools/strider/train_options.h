@@ -51,6 +51,9 @@ struct TrainOptions {
   // Each unit steps as soon as its gradients are reduced, during backward (less memory; under
   // offload each shard's state is read and written once per step).
   bool optimizer_in_backward = false;
+  // Adam(W)'s moments: float32 (the parameters' dtype, as PyTorch) or bfloat16 (half the
+  // memory, rounded stochastically: optim/adam.h).
+  std::string optimizer_state_dtype = "float32";
   // Build the model without allocating it (nn::DeferredInit): FSDP materializes only each
   // rank's shards, drawn by (--seed, parameter name, element), so values match at any -np.
   bool deferred_init = false;

@@ -8,6 +8,7 @@
 
 #include "strider/fsdp/flat_layout.h"
 #include "strider/fsdp/options.h"
+#include "strider/optim/optimizer.h"
 
 namespace strider::fsdp {
 
@@ -44,8 +45,8 @@ UnitLayout planned_unit_layout(ShardingStrategy strategy, const std::vector<DimV
 
 struct MemoryFormula {
   int64_t parameters = 0;       // registered shards (or the module's tensors) and persistent full copies
-  int64_t gradients = 0;        // gradients kept for the optimizer
-  int64_t optimizer_state = 0;  // optimizer_states parameter-sized tensors per parameter
+  int64_t gradients = 0;        // gradients kept for the optimizer (none when it steps in backward)
+  int64_t optimizer_state = 0;  // its state tensors, each parameter-shaped
   int64_t working = 0;          // gathered parameters and gradient buffers alive at the step's peak
   int64_t total() const { return parameters + gradients + optimizer_state + working; }
   // Host memory outside the process, for in-memory snapshots (checkpoint::MemorySnapshotter): this
@@ -55,13 +56,26 @@ struct MemoryFormula {
   int64_t memory_snapshots = 0;
 };
 
+// What an optimizer keeps beside each parameter element. From a count alone (2 for Adam/AdamW,
+// 1 for SGD with momentum, 0 for plain SGD): state in the parameters' dtype, gradients kept.
+struct OptimizerFootprint {
+  int states = 2;
+  int64_t state_bytes = 0;   // bytes per element of each state tensor; 0: the parameter's
+  bool in_backward = false;  // steps each unit during backward: no gradients kept for a step
+  OptimizerFootprint(int state_tensors = 2) : states(state_tensors) {}  // NOLINT: a count is a footprint
+  OptimizerFootprint(int state_tensors, int64_t bytes, bool steps_in_backward)
+      : states(state_tensors), state_bytes(bytes), in_backward(steps_in_backward) {}
+};
+// `optimizer`'s: its first group's state keys, its state dtype.
+OptimizerFootprint optimizer_footprint(const optim::Optimizer& optimizer, bool in_backward);
+
 // Per-rank bytes of one training step (forward, backward, optimizer step), activations and
-// inputs excluded. optimizer_states: 2 for Adam/AdamW, 1 for SGD with momentum, 0 for plain SGD;
-// prefetched: units gathered ahead of the one computing (the model's overload reads its options);
-// snapshot_copies: 0 without in-memory snapshots.
-MemoryFormula memory_formula(const std::vector<UnitLayout>& units, int optimizer_states, int prefetched,
+// inputs excluded. prefetched: units gathered ahead of the one computing (the model's overload
+// reads its options); snapshot_copies: 0 without in-memory snapshots.
+MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFootprint optimizer, int prefetched,
                              int snapshot_copies = 0);
-MemoryFormula memory_formula(const FullyShardedDataParallel& model, int optimizer_states, int snapshot_copies = 0);
+MemoryFormula memory_formula(const FullyShardedDataParallel& model, OptimizerFootprint optimizer,
+                             int snapshot_copies = 0);
 
 // Bytes this rank sends per training step, every group included (ring volumes: an all-gather or
 // reduce-scatter over n ranks sends (n-1)/n of the full buffer, an all-reduce twice that).

@@ -7,6 +7,7 @@
 // `options` are the optimizer's own (unset: PyTorch's defaults for that optimizer); setting one
 // it does not have (beta1 for "sgd") is an Error naming the options it has.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,9 @@ std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<P
                                           const GroupOptions& options = {});
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, NamedParameters params,
                                           const GroupOptions& options = {});
+// The same, keeping the optimizer's state in `state_dtype` (AdamOptions::state_dtype: "adam" and
+// "adamw"; unset: the parameters' dtype, for every optimizer).
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<ParamGroup> groups,
+                                          const GroupOptions& options, std::optional<ScalarType> state_dtype);
 
 }  // namespace strider::optim

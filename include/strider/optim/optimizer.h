@@ -100,6 +100,14 @@ class Optimizer {
   void set_initial_lr(size_t group, double lr);
 
   const NamedParameters& params() const { return params_; }
+  // The dtype a parameter's state tensors are kept in: the parameter's own (PyTorch's), unless the
+  // optimizer is set otherwise (AdamOptions::state_dtype). Loading casts or checks against it.
+  virtual ScalarType state_dtype(const Tensor& param) const { return param.dtype(); }
+  // Where params()[index] starts within the whole parameter it is a piece of, in elements: a
+  // sharded parameter's first row times its row size (FSDP's register_optimizer sets it), else 0.
+  // Stochastically rounded state is keyed by it, so its bits do not depend on the split.
+  int64_t element_offset(size_t index) const;
+  void set_element_offset(size_t index, int64_t offset);
   // Replaces the parameter tensors (same names in the same order), e.g. after FSDP re-sharding.
   void set_params(NamedParameters params);
   // name -> state tensors ("momentum_buffer", "exp_avg", "exp_avg_sq", ...).
@@ -114,7 +122,7 @@ class Optimizer {
   // By name, the parameters whose count differs from step_count() (what a checkpoint records).
   std::map<std::string, int64_t> param_steps_differing() const;
   // Replaces the state and step counts, all or nothing: every entry names a parameter and has
-  // exactly its group's state_keys(), each its parameter's shape and dtype with finite values.
+  // exactly its group's state_keys(), each its parameter's shape and state_dtype() with finite values.
   // A parameter's step count is `param_steps[name]` if listed, else step_count (0 for one
   // without state that does not require grad); a parameter with a nonzero count needs state (if
   // its group keeps any), one with count 0 must have none. Otherwise throws naming the tensor,
@@ -123,7 +131,7 @@ class Optimizer {
                   const std::map<std::string, int64_t>& param_steps = {});
   // PyTorch's layout (optim/optimizer_state_dict.h). load_state_dict needs the same number of
   // groups with the same number of parameters each, takes the groups' options (as PyTorch
-  // does, initial_lr too) and casts state to its parameter's dtype; all or nothing.
+  // does, initial_lr too) and casts state to its state_dtype() (PyTorch: the parameter's); all or nothing.
   // step_count() becomes the largest parameter step (SGD, whose PyTorch state has no step,
   // keeps its count; a parameter with state counts it).
   OptimizerStateDict state_dict() const;
@@ -171,6 +179,7 @@ class Optimizer {
   std::vector<size_t> group_of_;                   // per parameter
   std::vector<std::optional<double>> initial_lr_;  // per group
   std::vector<int64_t> param_steps_;               // per parameter
+  std::vector<int64_t> element_offsets_;           // per parameter (missing: 0)
   std::map<int, std::function<void()>> pre_hooks_, post_hooks_;
   std::map<int, ParamUpdateHooks> param_hooks_;
   int next_hook_ = 0;
