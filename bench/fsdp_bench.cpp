@@ -331,6 +331,7 @@ int main(int argc, char** argv) {
                   "\"pairs\":%zu}\n", times[times.size() / 2], times_unchecked[times_unchecked.size() / 2],
                   times[times.size() / 2] / times_unchecked[times_unchecked.size() / 2], times_unchecked.size());
     const double peak = max_over_ranks(*pg, static_cast<double>(memory_stats().peak_bytes));
+    const double peak_reserved = max_over_ranks(*pg, static_cast<double>(memory_stats().peak_reserved_bytes));
     const double rss = max_over_ranks(*pg, status_bytes("VmHWM"));
     const double anon = max_over_ranks(*pg, resident.anon), file = max_over_ranks(*pg, resident.file);
     // Activations are not in the formula: the peak over it is what they (and inputs) add.
@@ -373,7 +374,7 @@ int main(int argc, char** argv) {
                   bench::json_number(verdict.reliable ? achieved / outside_fma : 0.0).c_str(),
                   bench::json_number(verdict.reliable ? achieved / outside_bf16 : 0.0).c_str());
     if (pg->rank() == 0)
-      std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,"
+      std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,\"peak_reserved_bytes\":%.0f,"
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
                   "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
                   "\"offload\":%d,\"optimizer_in_backward\":%d,\"state_dtype\":\"%s\",\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
@@ -386,7 +387,7 @@ int main(int argc, char** argv) {
                   "\"disk_write_gbps_measured\":%.3f,\"disk_read_gbps_measured\":%.3f,"
                   "\"forward_s_per_step\":%.3f,\"backward_s_per_step\":%.3f,\"optimizer_s_per_step\":%.3f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
-                  static_cast<long long>(seq), times[times.size() / 2], peak,
+                  static_cast<long long>(seq), times[times.size() / 2], peak, peak_reserved,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
                   optimizer_in_backward ? 1 : 0, state_dtype.c_str(),
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,

@@ -79,15 +79,21 @@ void* detail::CachingCpuAllocator::allocate(size_t nbytes) {
     rounded = size_t{64} << c;
     if (t_cache.alive && t_cache.count[c] > 0) p = t_cache.blocks[c][--t_cache.count[c]];
   }
-  if (rounded >= kCachedBlock) {
+  const bool large = rounded >= kCachedBlock;
+  if (large) {
     rounded = large_rounded(rounded);
-    std::vector<void*> to_free;
-    p = large_.take(rounded, to_free);
-    for (void* q : to_free) std::free(q);
+    std::vector<std::pair<void*, size_t>> to_free;
+    size_t key = 0;
+    p = large_.take(rounded, to_free, &key);
+    free_large(to_free);
     // A reused block may be up to 25% larger than asked for; it returns to the cache under
     // the smaller size, which stays safe (capacity >= key) and only forgoes the slack.
+    if (p) add_reserved(-static_cast<int64_t>(key - rounded));
   }
-  if (!p) p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) {
+    p = std::aligned_alloc(kAlignment, rounded);
+    if (p && large) add_reserved(static_cast<int64_t>(rounded));
+  }
   STRIDER_CHECK(p != nullptr, "allocate", "out of memory allocating ", nbytes,
                 " bytes (", current_.load(), " bytes already in use)");
   int64_t now = current_.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
@@ -104,9 +110,10 @@ void detail::CachingCpuAllocator::deallocate(void* ptr, size_t nbytes) {
   size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   if (rounded >= kCachedBlock) {
-    std::vector<void*> to_free;
-    if (!large_.put(ptr, large_rounded(rounded), to_free)) to_free.push_back(ptr);
-    for (void* q : to_free) std::free(q);
+    std::vector<std::pair<void*, size_t>> to_free;
+    const size_t key = large_rounded(rounded);
+    if (!large_.put(ptr, key, to_free)) to_free.emplace_back(ptr, key);
+    free_large(to_free);
     return;
   }
   if (rounded <= 4096) {
@@ -125,13 +132,31 @@ detail::CachingCpuAllocator::CachingCpuAllocator() {
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold));
 }
 
-MemoryStats detail::CachingCpuAllocator::stats() {
-  return {current_.load(), peak_.load(), allocations_.load(), static_cast<int64_t>(large_.bytes())};
+void detail::CachingCpuAllocator::add_reserved(int64_t bytes) {
+  const int64_t now = reserved_.fetch_add(bytes) + bytes;
+  int64_t peak = peak_reserved_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_reserved_.compare_exchange_weak(peak, now)) {
+  }
 }
 
-void detail::CachingCpuAllocator::reset_peak() { peak_.store(current_.load()); }
+void detail::CachingCpuAllocator::free_large(const std::vector<std::pair<void*, size_t>>& blocks) {
+  for (const auto& [q, key] : blocks) {
+    std::free(q);
+    reserved_.fetch_sub(static_cast<int64_t>(key));
+  }
+}
 
-void detail::CachingCpuAllocator::release_cache() { large_.clear(); }
+MemoryStats detail::CachingCpuAllocator::stats() {
+  return {current_.load(), peak_.load(), allocations_.load(), static_cast<int64_t>(large_.bytes()), reserved_.load(),
+          peak_reserved_.load()};
+}
+
+void detail::CachingCpuAllocator::reset_peak() {
+  peak_.store(current_.load());
+  peak_reserved_.store(reserved_.load());
+}
+
+void detail::CachingCpuAllocator::release_cache() { reserved_.fetch_sub(static_cast<int64_t>(large_.clear())); }
 
 Allocator& cpu_allocator() { return Context::process().allocator(); }
 MemoryStats memory_stats() { return Context::process().memory_stats(); }

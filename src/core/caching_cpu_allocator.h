@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "strider/core/allocator.h"
@@ -27,18 +28,20 @@ struct LargeCache {
   size_t limit = size_t{8} << 30;  // beyond this, freed blocks go back to the system at once
   Clock::time_point next_sweep{};
 
-  void* take(size_t rounded, std::vector<void*>& to_free) {
+  // A cached block of at least `rounded` bytes (its key in *key), or null.
+  void* take(size_t rounded, std::vector<std::pair<void*, size_t>>& to_free, size_t* key) {
     std::lock_guard<std::mutex> lock(mu);
     sweep(to_free);
     auto it = blocks.lower_bound(rounded);
     if (it == blocks.end() || it->first > rounded + rounded / 4) return nullptr;
     void* p = it->second.ptr;
+    *key = it->first;
     cached_bytes -= it->first;
     blocks.erase(it);
     return p;
   }
   // Returns false when the block should be freed instead.
-  bool put(void* p, size_t rounded, std::vector<void*>& to_free) {
+  bool put(void* p, size_t rounded, std::vector<std::pair<void*, size_t>>& to_free) {
     std::lock_guard<std::mutex> lock(mu);
     sweep(to_free);
     if (cached_bytes + rounded > limit) return false;
@@ -46,8 +49,8 @@ struct LargeCache {
     cached_bytes += rounded;
     return true;
   }
-  // Moves blocks idle for longer than kDecay to `to_free` (at most once per second).
-  void sweep(std::vector<void*>& to_free) {
+  // Moves blocks idle for longer than kDecay to `to_free` with their keys (at most once per second).
+  void sweep(std::vector<std::pair<void*, size_t>>& to_free) {
     const auto now = Clock::now();
     if (now < next_sweep) return;
     next_sweep = now + std::chrono::seconds(1);
@@ -56,7 +59,7 @@ struct LargeCache {
         ++it;
         continue;
       }
-      to_free.push_back(it->second.ptr);
+      to_free.emplace_back(it->second.ptr, it->first);
       cached_bytes -= it->first;
       it = blocks.erase(it);
     }
@@ -65,11 +68,14 @@ struct LargeCache {
     std::lock_guard<std::mutex> lock(mu);
     return cached_bytes;
   }
-  void clear() {
+  // Frees every cached block; returns their bytes.
+  size_t clear() {
     std::lock_guard<std::mutex> lock(mu);
     for (auto& [size, b] : blocks) std::free(b.ptr);
     blocks.clear();
+    const size_t freed = cached_bytes;
     cached_bytes = 0;
+    return freed;
   }
 };
 
@@ -85,8 +91,15 @@ class CachingCpuAllocator final : public Allocator {
   void release_cache();
 
  private:
+  // Large blocks held from the system, in use or cached (a reused block counts as the size it
+  // was taken for: its up to 25% slack is not counted).
+  void add_reserved(int64_t bytes);
+  void free_large(const std::vector<std::pair<void*, size_t>>& blocks);
+
   std::atomic<int64_t> current_{0};
   std::atomic<int64_t> peak_{0};
+  std::atomic<int64_t> reserved_{0};
+  std::atomic<int64_t> peak_reserved_{0};
   std::atomic<int64_t> allocations_{0};
   LargeCache large_;
 };

@@ -73,6 +73,12 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
   allocate_flat_buffers();
   place_params();
+  // Offloaded shards go to the file as soon as they are drawn, so a model larger than RAM is
+  // built one unit at a time (the previous unit's write overlaps this one's drawing).
+  if (tree.tier) {
+    tree.tier->wait_for_writes();
+    tree.tier->evict(shard_flat_);
+  }
   install_forward_hooks();
 }
 

@@ -296,6 +296,7 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     if (it == blocks_.end()) continue;  // freed meanwhile
     Block& b = *it->second;
     ++b.io;
+    if (write) ++writing_;
     lock.unlock();
     if (write) {
       write_out(b);
@@ -319,8 +320,14 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     }
     lock.lock();
     --b.io;
+    if (write) --writing_;
     cv_.notify_all();
   }
+}
+
+void OffloadTier::wait_for_writes() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return writes_.pending.empty() && writing_ == 0; });
 }
 
 bool OffloadTier::Queue::contains(void* p) const { return std::find(pending.begin(), pending.end(), p) != pending.end(); }

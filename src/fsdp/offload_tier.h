@@ -49,6 +49,10 @@ class OffloadTier final : public Allocator {
   void evict(const Tensor& t);
   void evict(const void* address);
   void evict_all();
+  // Blocks until every eviction queued so far is written out (or cancelled by an access): a
+  // producer of more bytes than RAM holds (FSDP building an offloaded model unit by unit) waits
+  // here before queuing more.
+  void wait_for_writes();
   // Queue a block (or every block) to be read back ahead of use, cancelling a queued eviction
   // (returns at once). `urgent` requests go ahead of queued ones.
   void prefetch(const Tensor& t, bool urgent = false);
@@ -99,6 +103,7 @@ class OffloadTier final : public Allocator {
   std::condition_variable cv_;
   std::unordered_map<void*, std::unique_ptr<Block>> blocks_;
   Queue reads_, writes_;
+  int writing_ = 0;  // blocks the writer has taken off writes_ and not finished (guarded by mutex_)
   int64_t bytes_ = 0;
   std::mutex spare_mutex_;
   std::multimap<size_t, void*> spares_;  // by length

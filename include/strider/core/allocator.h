@@ -12,6 +12,10 @@ struct MemoryStats {
   int64_t peak_bytes = 0;      // highest current_bytes since start or reset_peak_memory()
   int64_t allocations = 0;     // number of allocate() calls since start
   int64_t cached_bytes = 0;    // freed large blocks kept for reuse (empty_cache() returns them)
+  // Large blocks (64 KiB and up) held from the system, in use or cached (PyTorch's
+  // memory_reserved), and its highest value since start or reset_peak_memory().
+  int64_t reserved_bytes = 0;
+  int64_t peak_reserved_bytes = 0;
 };
 
 // A block of a tier that moves its bytes out of memory while they are idle (FSDP's offload to
