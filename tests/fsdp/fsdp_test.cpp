@@ -620,6 +620,54 @@ TEST(FSDPMemory, PeakAndTrafficMatchTheFormula) {
   }
 }
 
+// The two settings that shrink a FullShard rank's state: bfloat16 moments (half the optimizer
+// state) and the optimizer in backward (no gradients kept); measured peak against the formula.
+TEST(FSDPMemory, Bfloat16StateAndOptimizerInBackwardMatchTheFormula) {
+  auto& pg = testing::world();
+  for (bool bf16 : {false, true})
+    for (bool in_backward : {false, true}) {
+      SCOPED_TRACE(std::string(bf16 ? "bfloat16 state" : "float32 state") + (in_backward ? ", in backward" : ""));
+      const int64_t baseline = memory_stats().current_bytes;
+      int64_t peak = 0, early = 0;
+      fsdp::MemoryFormula formula;
+      {
+        auto seq = std::make_shared<nn::Sequential>();
+        for (int i = 0; i < 48; ++i) seq->push_back(std::make_shared<nn::Linear>(128, 128));
+        FSDPOptions o;
+        o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Linear"});
+        auto sharded = fsdp::FullyShardedDataParallel::wrap(seq, pg, o);
+        optim::AdamWOptions a = adam();
+        if (bf16) a.state_dtype = kBFloat16;
+        optim::AdamW opt(sharded->named_parameters(), a);
+        sharded->register_optimizer(opt, {.in_backward = in_backward});
+        Tensor x = randn({1, 128});
+        auto step = [&] {
+          Tensor loss = (*sharded)(x).sum();
+          opt.zero_grad();
+          loss.backward();
+          if (!in_backward) opt.step();
+        };
+        step();  // creates the optimizer state
+        step();
+        sharded->wait_for_pending_gathers();
+        reset_peak_memory();
+        step();
+        sharded->wait_for_pending_gathers();
+        peak = memory_stats().peak_bytes - baseline;
+        const fsdp::OptimizerFootprint footprint = fsdp::optimizer_footprint(opt, in_backward);
+        EXPECT_EQ(footprint.state_bytes, bf16 ? 2 : 4);
+        formula = fsdp::memory_formula(*sharded, footprint);
+        const int64_t shard_bytes = formula.parameters;  // float32 shards
+        EXPECT_EQ(formula.optimizer_state, shard_bytes * (bf16 ? 1 : 2));
+        EXPECT_EQ(formula.gradients, in_backward ? 0 : shard_bytes);
+        early = 2 * sharded->largest_unit_bytes();
+      }
+      const double expected = static_cast<double>(formula.total());
+      EXPECT_LE(peak, 1.05 * expected) << "peak " << peak << " formula " << expected;
+      EXPECT_GE(peak, 0.95 * (expected - static_cast<double>(early))) << "peak " << peak << " formula " << expected;
+    }
+}
+
 TEST(FSDPErrors, BadInputIsAClearError) {
   auto& pg = testing::world();
   auto lin = std::make_shared<nn::Linear>(4, 4);

@@ -65,6 +65,9 @@ expect "--reset-optimizer without --resume" "--reset-optimizer only applies" tra
 expect "--fsdp-offload without --fsdp" "--fsdp-offload needs" train --fsdp-offload --out "$work/x"
 expect "--optimizer-in-backward without --fsdp" "--optimizer-in-backward steps each unit" train \
        --optimizer-in-backward --out "$work/x"
+expect "--optimizer-state-dtype float16" "--optimizer-state-dtype" train --optimizer-state-dtype float16 --out "$work/x"
+expect "--optimizer-state-dtype bfloat16 with sgd" "--optimizer-state-dtype bfloat16 is for --optimizer adam or adamw" \
+       train --optimizer-state-dtype bfloat16 --optimizer sgd --out "$work/x"
 expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out "$work/x"
 expect "unknown flag" "--bogus" train --bogus
 expect "bench batch 0" "--batch" bench model --batch 0
@@ -154,6 +157,7 @@ for file in rank-00000-of-00001.safetensors manifest.json; do
 done
 resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
+resume "other optimizer state dtype" "bfloat16 in this run" "$ckpt" --optimizer-state-dtype bfloat16
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
 # A checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch) would train nothing.

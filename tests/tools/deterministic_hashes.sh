@@ -3,8 +3,8 @@
 # optimizer_sha256 alone (W=1), under FULL_SHARD on 2, 3 and 4 ranks, SHARD_GRAD_OP on 2,
 # SHARD_OPTIMIZER on 3, HYBRID_SHARD as 2 x 2, DDP on 4, and with activation checkpointing under
 # FULL_SHARD on 3 and DDP on 2, and with the optimizer stepping in backward (FULL_SHARD on 2,
-# offloaded on 3, HYBRID_SHARD as 2 x 2); bfloat16 DDP alike on 1, 2 and 3. A normal-mode run must differ from
-# them (the comparison can fail).
+# offloaded on 3, HYBRID_SHARD as 2 x 2); bfloat16 DDP alike on 1, 2 and 3; AdamW with bfloat16
+# moments alike on 1, 3 and 2 x 2. A normal-mode run must differ from them (the comparison can fail).
 # Usage: deterministic_hashes.sh STRIDER_BINARY OUT_DIR MPIRUN [MPIRUN ARGS...]
 set -euo pipefail
 bin=$1 out=$2
@@ -55,6 +55,20 @@ for np in 2 3; do
   got=$(digest "ddp-bf16-np$np" "$np" --deterministic --micro-batches 12 --fsdp ddp --dtype bfloat16)
   echo "W=$np ddp bfloat16: $got"
   [ "$got" = "$want_bf16" ] || { echo "  differs from W=1" >&2; status=1; }
+done
+# AdamW's moments in bfloat16 (stochastic rounding keyed by each element's place in its whole
+# parameter): the same bits alone, on 3 ranks, and as 2 x 2 hybrid stepping in backward; not
+# those of float32 moments.
+want_state=$(digest alone-bf16-state 1 --deterministic --micro-batches 12 --fsdp full_shard --optimizer-state-dtype bfloat16)
+echo "W=1 full_shard, bfloat16 moments: $want_state"
+[ "$want_state" != "$want" ] || { echo "  bfloat16 moments gave float32 moments' bits" >&2; status=1; }
+for run in "full_shard 3" "hybrid_shard 4 --shard-group-size 2 --optimizer-in-backward"; do
+  read -r strategy np extra <<<"$run"
+  # shellcheck disable=SC2086  # extra holds flags
+  got=$(digest "bf16-state-$strategy-np$np" "$np" --deterministic --micro-batches 12 --fsdp "$strategy" \
+        --optimizer-state-dtype bfloat16 $extra)
+  echo "W=$np $strategy $extra, bfloat16 moments: $got"
+  [ "$got" = "$want_state" ] || { echo "  differs from W=1" >&2; status=1; }
 done
 normal=$(digest normal-np2 2 --fsdp full_shard --threads 1)
 echo "W=2 full_shard, normal mode: $normal"
