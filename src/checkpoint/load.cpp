@@ -108,9 +108,14 @@ Staged stage_all(const Manifest& m, const std::string& dir, const TrainingState&
         auto it = m.tensors.find(k);
         if (it == m.tensors.end()) continue;  // not stepped when saved; load_state checks completeness
         expected.insert(k);
+        const ScalarType state_dtype = opt->state_dtype(t);
+        STRIDER_CHECK(it->second.dtype == state_dtype, kOp, dir, ": optimizer state '", k, "' is ", it->second.dtype,
+                      " but this run's ", opt->name(), " keeps ", state_dtype, " state; load with the state dtype it "
+                      "was saved with (AdamOptions::state_dtype, trainer --optimizer-state-dtype), or start the "
+                      "optimizer afresh (LoadOptions{.optimizer = false}, trainer --reset-optimizer)");
         Tensor s;
         if (IntArrayRef(it->second.shape) == IntArrayRef(p.holding.global_shape)) {
-          s = zeros_like(p.padded, opt->state_dtype(t));  // padding rows stay zero
+          s = zeros_like(p.padded, state_dtype);  // padding rows stay zero
           Holding h = detail::state_holding(p, key, s, rank, world);
           if (h.rows.is_contiguous())
             stage_into(reader, m, dir, h, h.rows);  // straight into place: one pass over the bytes

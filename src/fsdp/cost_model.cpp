@@ -43,10 +43,12 @@ int64_t in_flight_bytes(const UnitLayout& u) {
 }  // namespace
 
 OptimizerFootprint optimizer_footprint(const optim::Optimizer& optimizer, bool in_backward) {
-  // Every optimizer has a parameter (its constructors check), and one state dtype for all.
+  // Every optimizer has a parameter (its constructors check). A state dtype of its own (not the
+  // parameters') is one for all; otherwise each unit's parameter bytes count.
   const Tensor& first = optimizer.params().at(0).second;
+  const ScalarType state = optimizer.state_dtype(first);
   return {static_cast<int>(optimizer.state_keys(0).size()),
-          static_cast<int64_t>(element_size(optimizer.state_dtype(first))), in_backward};
+          state == first.dtype() ? 0 : static_cast<int64_t>(element_size(state)), in_backward};
 }
 
 MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFootprint optimizer, int prefetched,

@@ -129,6 +129,7 @@ void OffloadTier::deallocate(void* ptr, size_t) {
     it = blocks_.find(ptr);
     reads_.erase(ptr);
     writes_.erase(ptr);
+    cv_.notify_all();  // wait_for_writes: that may have been the last pending write
     b = std::move(it->second);
     blocks_.erase(it);
     bytes_ -= static_cast<int64_t>(b->length);

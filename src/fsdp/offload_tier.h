@@ -7,7 +7,8 @@
 // an inaccessible reservation at the same address; prefetch() queues it for the reader thread,
 // which reads it into fresh pages and moves them into place. A storage whose block is away asks
 // for it back before handing out its data pointer (StorageImpl::data), so every access sees the
-// bytes; eviction is requested by FSDP only after a block's use.
+// bytes; eviction is requested by FSDP after a block's use, and for a unit's shards right after
+// they are built (so a model larger than RAM can be built).
 //
 // evict() marks a block; any access before the writer starts cancels that, and one while it
 // writes keeps the block: so eviction is asked for when a use ends, and never while a pointer

@@ -32,7 +32,8 @@ struct AdamStep {
 // The random bits stochastic rounding adds below the kept 16 bits of `element` in stream `key`
 // (the low 16 of the result are used). Exposed so tests can check the kernels against it.
 uint32_t stochastic_rounding_bits(uint32_t key, int64_t element);
-// `x` rounded to bfloat16 with these random bits: up with probability (discarded bits) / 2^16.
+// `x` rounded to bfloat16 with these random bits: up with probability (discarded bits) / 2^16;
+// a finite value past bfloat16's largest stays at it, NaN becomes the quiet NaN.
 uint16_t round_to_bfloat16_stochastically(float x, uint32_t bits);
 
 // Why adam_step cannot run on these tensors ("" when it can): it takes contiguous float32

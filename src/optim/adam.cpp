@@ -70,12 +70,15 @@ Adam::Adam(NamedParameters params, AdamOptions options)
     : Adam(std::vector<ParamGroup>{{std::move(params), {}}}, options) {}
 
 Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options) : defaults_(options) {
-  check(defaults_, "");
   add_param_groups(std::move(groups));
-  if (defaults_.state_dtype == kBFloat16)
-    for (const auto& [pname, p] : params_)
-      STRIDER_CHECK(p.dtype() == kFloat, display_name(), ": state_dtype bfloat16 needs float32 parameters, but '",
-                    pname, "' is ", p.dtype(), "; leave state_dtype unset for ", p.dtype(), " parameters");
+  for (const auto& [pname, p] : params_) check_state_dtype(pname, p);
+}
+
+// A set state dtype is for float32 parameters (the kernel's); others keep PyTorch's (their own).
+void Adam::check_state_dtype(const std::string& name, const Tensor& p) const {
+  STRIDER_CHECK(!defaults_.state_dtype || p.dtype() == kFloat, display_name(), ": state_dtype ", *defaults_.state_dtype,
+                " is for float32 parameters, but '", name, "' is ", p.dtype(), "; leave state_dtype unset for ",
+                p.dtype(), " parameters (their state is then ", p.dtype(), ")");
 }
 
 ScalarType Adam::state_dtype(const Tensor& param) const { return defaults_.state_dtype.value_or(param.dtype()); }
@@ -111,7 +114,12 @@ void Adam::update(size_t index, Tensor& p, std::map<std::string, Tensor>& st) {
   const double bc1 = 1.0 - std::pow(o.beta1, t), bc2 = 1.0 - std::pow(o.beta2, t);
   Tensor grad = p.grad().dtype() == p.dtype() ? p.grad() : p.grad().to(p.dtype());
   if (o.maximize) grad = neg(grad);
-  if (defaults_.state_dtype == kBFloat16 && p.dtype() == kFloat) return update_bfloat16_state(index, p, grad, st, o, bc1, bc2);
+  check_state_dtype(params_[index].first, p);  // a group added later, too
+  if (defaults_.state_dtype == kBFloat16) {
+    STRIDER_CHECK(!o.amsgrad, display_name(), ": '", params_[index].first, "' is in a group with amsgrad, which "
+                  "state_dtype bfloat16 does not keep; turn amsgrad off or keep the state in float32");
+    return update_bfloat16_state(index, p, grad, st, o, bc1, bc2);
+  }
   if (!st.count("exp_avg")) {
     st["exp_avg"] = zeros_like(p);
     st["exp_avg_sq"] = zeros_like(p);

@@ -255,7 +255,8 @@ void Optimizer::load_state(const OptimizerState& state, int64_t step_count, cons
                     v.defined() ? to_string(v.dtype()) : "undefined", " but the parameter is ", p.sizes(), " ",
                     p.dtype(), want == p.dtype() ? std::string() : " with " + std::string(to_string(want)) + " state",
                     want == p.dtype() ? "" : " (the optimizer's state_dtype: load with the setting it was saved with)");
-      Tensor copy = empty_like(p, want);
+      // State of its own dtype is stepped contiguous (the fused kernel's layout), whatever p's.
+      Tensor copy = empty_like(p, want, want == p.dtype() ? MemoryFormat::Preserve : MemoryFormat::Contiguous);
       copy.copy_(v);
       STRIDER_CHECK(all_finite(copy), "load_state", what, ": state '", pname, ".", key,
                     "' holds NaN or infinite values");

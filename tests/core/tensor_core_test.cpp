@@ -41,6 +41,24 @@ TEST(Allocator, ReusesFreedBlocksFrom64KiB) {
   empty_cache();
 }
 
+// reserved_bytes: large blocks held from the system, in use or cached; empty_cache gives the
+// cached ones back.
+TEST(Allocator, CountsTheBytesItHoldsFromTheSystem) {
+  empty_cache();
+  const size_t bytes = size_t{3} << 20;
+  const int64_t before = memory_stats().reserved_bytes;
+  void* block = cpu_allocator().allocate(bytes);
+  EXPECT_EQ(memory_stats().reserved_bytes, before + static_cast<int64_t>(bytes));
+  EXPECT_GE(memory_stats().peak_reserved_bytes, memory_stats().reserved_bytes);
+  cpu_allocator().deallocate(block, bytes);
+  EXPECT_EQ(memory_stats().reserved_bytes, before + static_cast<int64_t>(bytes));  // cached, still held
+  void* again = cpu_allocator().allocate(bytes - 4096);  // reused (within 25%): no new bytes
+  EXPECT_EQ(memory_stats().reserved_bytes, before + static_cast<int64_t>(bytes));
+  cpu_allocator().deallocate(again, bytes - 4096);
+  empty_cache();
+  EXPECT_EQ(memory_stats().reserved_bytes, before);
+}
+
 TEST(Storage, ViewsShareAndOutliveTheBase) {
   Tensor v;
   {

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/adam.h"
 
@@ -31,6 +32,11 @@ TEST(AdamBfloat16State, EveryInstructionSetGivesTheScalarModelsBits) {
     Tensor p = randn({n}), g = randn({n}) * 0.1;
     Tensor m = (randn({n}) * 0.05).to(kBFloat16), v = (rand({n}) * 0.01).to(kBFloat16);
     m.data_ptr<BFloat16>()[5] = BFloat16(std::nanf(""));  // NaN stays a quiet NaN
+    // A first moment past bfloat16's largest (3.39e38) after the update stays finite.
+    m.data_ptr<BFloat16>()[7].bits = 0x7f7f;
+    g.data_ptr<float>()[7] = 3.4e38f;
+    m.data_ptr<BFloat16>()[9].bits = 0xff7f;
+    g.data_ptr<float>()[9] = -3.4e38f;
     const Tensor p0 = p.clone(), m0 = m.clone(), v0 = v.clone();
     const kernels::AdamStep s = step_constants(first);
     ASSERT_EQ(kernels::adam_step_rejects(p, g, m, v), "");
@@ -46,15 +52,17 @@ TEST(AdamBfloat16State, EveryInstructionSetGivesTheScalarModelsBits) {
           kernels::round_to_bfloat16_stochastically(mf, kernels::stochastic_rounding_bits(s.round_key_exp_avg, first + i));
       const uint16_t want_v = kernels::round_to_bfloat16_stochastically(
           vf, kernels::stochastic_rounding_bits(s.round_key_exp_avg_sq, first + i));
+      ASSERT_EQ(m.data_ptr<BFloat16>()[i].bits, want_m) << "exp_avg " << i << " first " << first;
+      ASSERT_EQ(v.data_ptr<BFloat16>()[i].bits, want_v) << "exp_avg_sq " << i << " first " << first;
       if (std::isnan(pf)) {
         ASSERT_TRUE(std::isnan(p.data_ptr<float>()[i])) << "param " << i;
         continue;
       }
       ASSERT_EQ(std::memcmp(&pf, p.data_ptr<float>() + i, 4), 0) << "param " << i << " first " << first;
-      ASSERT_EQ(m.data_ptr<BFloat16>()[i].bits, want_m) << "exp_avg " << i << " first " << first;
-      ASSERT_EQ(v.data_ptr<BFloat16>()[i].bits, want_v) << "exp_avg_sq " << i << " first " << first;
     }
     EXPECT_EQ(m.data_ptr<BFloat16>()[5].bits, 0x7fc0);
+    EXPECT_EQ(m.data_ptr<BFloat16>()[7].bits, 0x7f7f);
+    EXPECT_EQ(m.data_ptr<BFloat16>()[9].bits, 0xff7f);
   }
 }
 
@@ -73,9 +81,31 @@ TEST(AdamBfloat16State, StochasticRoundingIsUnbiasedAndExactValuesStay) {
   for (float e : {1.5f, -2.0f, 0.0f, -0.0f, INFINITY, -INFINITY})
     for (int i = 0; i < 100; ++i)
       EXPECT_EQ(kernels::round_to_bfloat16_stochastically(e, kernels::stochastic_rounding_bits(5, i)), bits_of(e)) << e;
-  // The bits of an element do not depend on the others: one element alone gets what it got in a block.
-  EXPECT_EQ(kernels::stochastic_rounding_bits(7, (int64_t{1} << 40) + 3), kernels::stochastic_rounding_bits(7, (int64_t{1} << 40) + 3));
+  // Past bfloat16's largest magnitude a finite value stays at it, whatever the bits.
+  for (float big : {3.4e38f, std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()})
+    for (uint32_t bits : {0u, 0x8000u, 0xffffu})
+      EXPECT_EQ(kernels::round_to_bfloat16_stochastically(big, bits), big > 0 ? 0x7f7f : 0xff7f) << big << " " << bits;
+  // Elements 2^32 apart get different streams.
   EXPECT_NE(kernels::stochastic_rounding_bits(7, 3), kernels::stochastic_rounding_bits(7, (int64_t{1} << 32) + 3));
+}
+
+// An element's bits do not depend on the block it is stepped in: the tail of a tensor stepped on
+// its own, with its first element's index, gets what it got as part of the whole.
+TEST(AdamBfloat16State, AnElementsBitsDoNotDependOnItsBlock) {
+  const int64_t n = 1000, k = 37;
+  manual_seed(8);
+  const Tensor p0 = randn({n}), g = randn({n});
+  const Tensor m0 = (randn({n}) * 0.1).to(kBFloat16), v0 = (rand({n}) * 0.1).to(kBFloat16);
+  const kernels::AdamStep s = step_constants(123456);
+  Tensor p = p0.clone(), m = m0.clone(), v = v0.clone();
+  kernels::adam_step(p, g, m, v, s);
+  Tensor pt = p0.narrow(0, k, n - k).clone(), mt = m0.narrow(0, k, n - k).clone(), vt = v0.narrow(0, k, n - k).clone();
+  kernels::AdamStep st = s;
+  st.first_element += k;
+  kernels::adam_step(pt, g.narrow(0, k, n - k).contiguous(), mt, vt, st);
+  EXPECT_EQ(std::memcmp(pt.data(), p.narrow(0, k, n - k).contiguous().data(), (n - k) * 4), 0);
+  EXPECT_EQ(std::memcmp(mt.data(), m.narrow(0, k, n - k).contiguous().data(), (n - k) * 2), 0);
+  EXPECT_EQ(std::memcmp(vt.data(), v.narrow(0, k, n - k).contiguous().data(), (n - k) * 2), 0);
 }
 
 TEST(AdamBfloat16State, MixedMomentDtypesAndOverlapsAreRejected) {

@@ -144,8 +144,15 @@ TEST(AdamBfloat16State, MisuseIsANamedError) {
   Tensor d = zeros({4}, kDouble).requires_grad_();
   EXPECT_NE(message([&] { optim::AdamW({{"w", d}}, {.state_dtype = kBFloat16}); }).find("'w' is float64"),
             std::string::npos);
+  Tensor b = zeros({4}, kBFloat16).requires_grad_();
+  EXPECT_NE(message([&] { optim::AdamW({{"w", b}}, {.state_dtype = kFloat}); }).find("is for float32 parameters"),
+            std::string::npos);
   optim::AdamW opt({{"w", p}}, {.state_dtype = kBFloat16});
-  EXPECT_THROW(opt.set_element_offset(1, 0), Error);
+  // A group added later is checked when it steps, naming the parameter.
+  opt.add_param_group({{{"late", d}}, {}});
+  d.set_grad(ones({4}, kDouble));
+  EXPECT_NE(message([&] { opt.step(); }).find("'late' is float64"), std::string::npos);
+  EXPECT_THROW(opt.set_element_offset(2, 0), Error);  // two parameters
   EXPECT_THROW(opt.set_element_offset(0, -1), Error);
 }
 

@@ -157,7 +157,8 @@ for file in rank-00000-of-00001.safetensors manifest.json; do
 done
 resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
-resume "other optimizer state dtype" "bfloat16 in this run" "$ckpt" --optimizer-state-dtype bfloat16
+resume "other optimizer state dtype" "keeps bfloat16 state; load with the state dtype it was saved with" "$ckpt" \
+       --optimizer-state-dtype bfloat16
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
 # A checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch) would train nothing.

@@ -27,7 +27,9 @@ struct AdamOptions {
   bool amsgrad = false, maximize = false;
   // true: decay as AdamW (PyTorch 2.x's Adam has the same switch); prefer AdamW.
   bool decoupled_weight_decay = false;
-  // The moments' dtype for every group: unset = the parameter's (PyTorch), or kBFloat16.
+  // The moments' dtype for every group: unset = the parameter's (PyTorch), or kBFloat16 (float32
+  // parameters only). Sharded parameters (FSDP) need the model's register_optimizer, which tells
+  // the optimizer where each shard starts in its parameter (Optimizer::set_element_offset).
   std::optional<ScalarType> state_dtype = std::nullopt;
 };
 
@@ -58,6 +60,7 @@ class Adam : public Optimizer {
  private:
   void update_bfloat16_state(size_t index, Tensor& p, const Tensor& grad, std::map<std::string, Tensor>& st,
                              const AdamOptions& o, double bc1, double bc2);
+  void check_state_dtype(const std::string& name, const Tensor& p) const;
 
   AdamOptions defaults_;
   std::vector<AdamOptions> groups_;

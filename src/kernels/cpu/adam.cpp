@@ -91,8 +91,12 @@ __attribute__((target("avx512f"))) inline __m256i round_avx512(__m512 x, uint32_
   const __m512i bits = mix32_avx512(_mm512_xor_si512(index, _mm512_set1_epi32(static_cast<int>(high_key(key, element)))));
   const __m512i u = _mm512_castps_si512(x);
   __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_and_si512(bits, _mm512_set1_epi32(0xffff))), 16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i magnitude = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7f800000));
+  const __mmask16 finite = _mm512_cmplt_epu32_mask(magnitude, _mm512_set1_epi32(0x7f800000));
+  const __mmask16 overflow = _mm512_mask_cmpeq_epi32_mask(
+      finite, _mm512_and_si512(r, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7f80));
+  r = _mm512_mask_sub_epi32(r, overflow, r, _mm512_set1_epi32(1));
   r = _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0x7fc0));
   return _mm512_cvtepi32_epi16(r);
 }
@@ -155,9 +159,13 @@ __attribute__((target("avx2"))) inline __m128i round_avx2(__m256 x, uint32_t key
   const __m256i bits = mix32_avx2(_mm256_xor_si256(index, _mm256_set1_epi32(static_cast<int>(high_key(key, element)))));
   const __m256i u = _mm256_castps_si256(x);
   __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_and_si256(bits, _mm256_set1_epi32(0xffff))), 16);
-  // NaN: |u| > 0x7f800000, compared as signed (both sides are below 2^31).
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                         _mm256_set1_epi32(0x7f800000));
+  // NaN: |u| > 0x7f800000, compared as signed (both sides are below 2^31); finite: below it.
+  const __m256i magnitude = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+  const __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000));
+  const __m256i finite = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f800000), magnitude);
+  const __m256i overflow = _mm256_and_si256(
+      finite, _mm256_cmpeq_epi32(_mm256_and_si256(r, _mm256_set1_epi32(0x7fff)), _mm256_set1_epi32(0x7f80)));
+  r = _mm256_sub_epi32(r, _mm256_and_si256(overflow, _mm256_set1_epi32(1)));
   r = _mm256_blendv_epi8(r, _mm256_set1_epi32(0x7fc0), nan);
   // Every lane is below 2^16: packing with unsigned saturation keeps it; then lanes 0-3 and 4-7 together.
   const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
@@ -250,7 +258,10 @@ uint32_t stochastic_rounding_bits(uint32_t key, int64_t element) {
 uint16_t round_to_bfloat16_stochastically(float x, uint32_t bits) {
   const uint32_t u = std::bit_cast<uint32_t>(x);
   if (is_nan_bits(u)) return 0x7fc0u;
-  return static_cast<uint16_t>((u + (bits & 0xffffu)) >> 16);
+  uint32_t r = (u + (bits & 0xffffu)) >> 16;
+  // A finite value stays finite: past bfloat16's largest magnitude it rounds down to it.
+  if ((u & 0x7fffffffu) < 0x7f800000u && (r & 0x7fffu) == 0x7f80u) r -= 1;
+  return static_cast<uint16_t>(r);
 }
 
 std::string adam_step_rejects(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq) {
