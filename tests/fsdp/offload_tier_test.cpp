@@ -116,5 +116,27 @@ TEST(OffloadTier, FreeingABlockInFlightIsSafe) {
   }
 }
 
+// wait_for_writes returns once every queued eviction is written out (what lets FSDP build a
+// model larger than RAM unit by unit), also when a queued block is freed instead, and at once
+// when nothing is queued.
+TEST(OffloadTier, WaitForWritesReturnsWhenTheQueueIsWritten) {
+  for (bool spares : {false, true}) {
+    OffloadTier& tier = tier_for(spares);
+    tier.wait_for_writes();
+    std::vector<Tensor> blocks;
+    for (int i = 0; i < 8; ++i) blocks.push_back(in_tier(tier, 200000, i + 1.0));
+    for (const Tensor& t : blocks) tier.evict(t);
+    Tensor freed = in_tier(tier, 200000, 9.0);
+    tier.evict(freed);
+    freed = Tensor();
+    tier.wait_for_writes();
+    for (const Tensor& t : blocks) {
+      const PagedBlock* b = t.storage()->allocator()->paged_block(t.storage()->address());
+      EXPECT_EQ(b->state.load(), PagedBlock::Away);
+    }
+    EXPECT_EQ(blocks[3][199999].item<double>(), 199999 * 4.0);  // and read back with its bytes
+  }
+}
+
 }  // namespace
 }  // namespace strider
