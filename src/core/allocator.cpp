@@ -52,12 +52,15 @@ thread_local BlockCache t_cache;
 // are free there, so without this every step page-faults (and zeroes) its activations again: a
 // third of a ResNet-50 training step at batch 16, half of an inference step at batch 1 (whose
 // activations are 200-800 KiB). Sizes round up to 16 KiB below 1 MiB, 256 KiB below 16 MiB and
-// 2 MiB beyond; a request reuses a cached block up to 25% larger. A block not reused within
+// 2 MiB beyond; below 16 MiB a request reuses a cached block up to 25% larger, from 16 MiB on
+// it takes pages of any cached blocks (PageExtentCache). A block not reused within
 // LargeCache::kDecay goes back to the system (jemalloc's dirty-page decay), so a training loop
 // keeps its working set cached while sizes it stopped using (a model's weights before sharding,
 // a finished evaluation's activations) stop counting against resident memory.
 constexpr size_t kCachedBlock = size_t{64} << 10;
 constexpr size_t kMmapThreshold = size_t{1} << 20;
+// From here blocks are page extents (PageExtentCache): their pages serve requests of any size.
+constexpr size_t kExtentBlock = size_t{16} << 20;
 
 size_t large_rounded(size_t nbytes) {
   const size_t granule = nbytes >= (size_t{16} << 20) ? size_t{2} << 20
@@ -69,6 +72,9 @@ size_t large_rounded(size_t nbytes) {
 }  // namespace
 
 void* detail::CachingCpuAllocator::allocate(size_t nbytes) {
+  // (Past 2^62 bytes the roundings below would wrap around.)
+  STRIDER_CHECK(nbytes <= (size_t{1} << 62), "allocate", "out of memory allocating ", nbytes,
+                " bytes: more than any machine can map");
   // aligned_alloc needs a size that is a multiple of the alignment; zero bytes still gets a
   // unique pointer so an empty tensor has a valid data pointer.
   size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -80,7 +86,12 @@ void* detail::CachingCpuAllocator::allocate(size_t nbytes) {
     if (t_cache.alive && t_cache.count[c] > 0) p = t_cache.blocks[c][--t_cache.count[c]];
   }
   const bool large = rounded >= kCachedBlock;
-  if (large) {
+  if (large && large_rounded(rounded) >= kExtentBlock) {
+    rounded = large_rounded(rounded);
+    const PageExtentCache::Taken t = extents_.take(rounded);
+    add_reserved(static_cast<int64_t>(t.fresh_bytes) - static_cast<int64_t>(t.released_bytes));
+    p = t.ptr;
+  } else if (large) {
     rounded = large_rounded(rounded);
     std::vector<std::pair<void*, size_t>> to_free;
     size_t key = 0;
@@ -90,7 +101,7 @@ void* detail::CachingCpuAllocator::allocate(size_t nbytes) {
     // the smaller size, which stays safe (capacity >= key) and only forgoes the slack.
     if (p) add_reserved(-static_cast<int64_t>(key - rounded));
   }
-  if (!p) {
+  if (!p && rounded < kExtentBlock) {
     p = std::aligned_alloc(kAlignment, rounded);
     if (p && large) add_reserved(static_cast<int64_t>(rounded));
   }
@@ -109,6 +120,10 @@ void detail::CachingCpuAllocator::deallocate(void* ptr, size_t nbytes) {
   current_.fetch_sub(static_cast<int64_t>(nbytes));
   size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
+  if (rounded >= kCachedBlock && large_rounded(rounded) >= kExtentBlock) {
+    reserved_.fetch_sub(static_cast<int64_t>(extents_.put(ptr, large_rounded(rounded))));
+    return;
+  }
   if (rounded >= kCachedBlock) {
     std::vector<std::pair<void*, size_t>> to_free;
     const size_t key = large_rounded(rounded);
@@ -147,8 +162,8 @@ void detail::CachingCpuAllocator::free_large(const std::vector<std::pair<void*, 
 }
 
 MemoryStats detail::CachingCpuAllocator::stats() {
-  return {current_.load(), peak_.load(), allocations_.load(), static_cast<int64_t>(large_.bytes()), reserved_.load(),
-          peak_reserved_.load()};
+  return {current_.load(), peak_.load(), allocations_.load(), static_cast<int64_t>(large_.bytes() + extents_.bytes()),
+          reserved_.load(), peak_reserved_.load()};
 }
 
 void detail::CachingCpuAllocator::reset_peak() {
@@ -156,7 +171,9 @@ void detail::CachingCpuAllocator::reset_peak() {
   peak_reserved_.store(reserved_.load());
 }
 
-void detail::CachingCpuAllocator::release_cache() { reserved_.fetch_sub(static_cast<int64_t>(large_.clear())); }
+void detail::CachingCpuAllocator::release_cache() {
+  reserved_.fetch_sub(static_cast<int64_t>(large_.clear() + extents_.clear()));
+}
 
 Allocator& cpu_allocator() { return Context::process().allocator(); }
 MemoryStats memory_stats() { return Context::process().memory_stats(); }

@@ -1,6 +1,7 @@
 #pragma once
 // The compute allocator the process's Context owns: 64-byte aligned blocks, small ones recycled
-// through per-thread free lists, large ones (64 KiB and more) kept after free for reuse.
+// through per-thread free lists, large ones (64 KiB and more) kept after free for reuse, those of
+// 16 MiB and more as page extents (page_extent_cache.h).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -9,11 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/page_extent_cache.h"
 #include "strider/core/allocator.h"
 
 namespace strider::detail {
 
-// Freed large blocks by rounded size. A block not reused within kDecay goes back to the system
+// Freed blocks of 64 KiB up to 16 MiB by rounded size. A block not reused within kDecay goes back to the system
 // (jemalloc's dirty-page decay).
 struct LargeCache {
   static constexpr auto kDecay = std::chrono::seconds(10);
@@ -102,6 +104,7 @@ class CachingCpuAllocator final : public Allocator {
   std::atomic<int64_t> peak_reserved_{0};
   std::atomic<int64_t> allocations_{0};
   LargeCache large_;
+  PageExtentCache extents_;
 };
 
 }  // namespace strider::detail

@@ -20,7 +20,7 @@ struct RingContext {
   MPI_Comm comm;
   int rank, size;
   RequestWaiter& waiter;
-  std::vector<char>& scratch;  // grown on demand, reused across calls
+  std::vector<char>& scratch;  // grown on demand, reused across calls (reduce-scatters: two 8 MiB segments)
   std::atomic<int64_t>& bytes_sent;  // the group's counter of bytes this rank sent
 };
 

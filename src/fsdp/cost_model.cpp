@@ -33,6 +33,13 @@ int64_t chunk_bytes(const UnitLayout& u) {
   if (!flat(u)) return (2 * block + 1) * 8;
   return (2 * numel + 1 + u.replicas - 1) / u.replicas * u.replicas * 8;
 }
+// Autograd makes each parameter's gradient as a tensor of its own, then adds it into the unit's
+// gradient buffer: the largest one is alive beside that buffer.
+int64_t largest_gradient_bytes(const UnitLayout& u) {
+  int64_t largest = 0;
+  for (size_t i = 0; i < u.layout.size(); ++i) largest = std::max(largest, u.layout[i].numel());
+  return largest * u.compute_bytes;
+}
 // Bytes a unit's reduction holds while in flight: the wire, and (deterministic mode, more than one
 // rank reducing) every rank's contribution to this rank's chunk as it arrives.
 int64_t in_flight_bytes(const UnitLayout& u) {
@@ -80,7 +87,8 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
   for (size_t i = 1; i <= static_cast<size_t>(std::max(prefetched, 0)) && i < regathered.size(); ++i) ahead += regathered[i];
   // Backward runs the units in reverse, the root last. Each unit's backward holds its parameters
   // gathered again (if freed after forward) and the buffers of its reduction, while up to
-  // TreeState's kMaxReducesInFlight (2) earlier units' reductions are still in flight; it frees
+  // TreeState's kMaxReducesInFlight (2) earlier units' reductions are still in flight, and
+  // autograd's gradient of one parameter before it is added into the buffer; it frees
   // the parameters it kept from forward; in deterministic mode its reduced chunk stays until
   // backward ends. NoShard in normal mode all-reduces the gradient itself, in place.
   std::vector<const UnitLayout*> backward_order;
@@ -93,7 +101,7 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
   for (const UnitLayout* u : backward_order) {
     if (!flat(*u) && !u->exact_gradients) continue;  // reduces the gradient itself, in place
     const int64_t full = u->layout.full_numel() * u->compute_bytes, buffer = in_flight_bytes(*u);
-    int64_t now = kept_left + chunks_done + (freed_after_forward(*u) ? full : 0) + buffer;
+    int64_t now = kept_left + chunks_done + (freed_after_forward(*u) ? full : 0) + buffer + largest_gradient_bytes(*u);
     for (int64_t b : in_flight) now += b;
     held = std::max(held, now);
     in_flight.push_back(buffer);

@@ -59,6 +59,60 @@ TEST(Allocator, CountsTheBytesItHoldsFromTheSystem) {
   EXPECT_EQ(memory_stats().reserved_bytes, before);
 }
 
+// Blocks of 16 MiB and more are page extents: a freed block's pages serve requests of other
+// sizes (split: two halves from one block; joined: one block from two), so what the process holds
+// follows the most bytes alive at once. Every byte of a block made of moved pages is writable
+// and keeps what was written.
+TEST(Allocator, ServesLargeBlocksOfAnySizeFromFreedPages) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  empty_cache();
+  const int64_t base = memory_stats().reserved_bytes;
+  auto reserved = [&] { return memory_stats().reserved_bytes - base; };
+  auto fill = [](void* p, size_t n, int v) { std::memset(p, v, n); };
+  auto holds = [](const void* p, size_t n, int v) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; i += 4096)
+      if (b[i] != v || b[n - 1] != v) return false;
+    return true;
+  };
+  void* whole = cpu_allocator().allocate(64 * kMiB);
+  fill(whole, 64 * kMiB, 1);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(64 * kMiB));
+  cpu_allocator().deallocate(whole, 64 * kMiB);
+  // Split: two 32 MiB blocks from the freed 64 MiB, no new memory.
+  void* a = cpu_allocator().allocate(32 * kMiB);
+  void* b = cpu_allocator().allocate(32 * kMiB);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(64 * kMiB));
+  EXPECT_EQ(memory_stats().cached_bytes, 0);
+  fill(a, 32 * kMiB, 2);
+  fill(b, 32 * kMiB, 3);
+  EXPECT_TRUE(holds(a, 32 * kMiB, 2));
+  cpu_allocator().deallocate(a, 32 * kMiB);
+  cpu_allocator().deallocate(b, 32 * kMiB);
+  // Joined: one 64 MiB block from the two 32 MiB ones (moved, not copied or faulted afresh), and
+  // a 96 MiB one from those 64 MiB of pages and 32 MiB of new memory.
+  void* joined = cpu_allocator().allocate(64 * kMiB);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(64 * kMiB));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(joined) % 64, 0u);
+  fill(joined, 64 * kMiB, 4);
+  EXPECT_TRUE(holds(joined, 64 * kMiB, 4));
+  cpu_allocator().deallocate(joined, 64 * kMiB);
+  void* bigger = cpu_allocator().allocate(96 * kMiB);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(96 * kMiB));
+  fill(bigger, 96 * kMiB, 5);
+  EXPECT_TRUE(holds(bigger, 96 * kMiB, 5));
+  cpu_allocator().deallocate(bigger, 96 * kMiB);
+  // An odd size rounds up to the 2 MiB granule; empty_cache gives every extent back.
+  void* odd = cpu_allocator().allocate(17 * kMiB + 3);
+  fill(odd, 17 * kMiB + 3, 6);
+  cpu_allocator().deallocate(odd, 17 * kMiB + 3);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(96 * kMiB));
+  empty_cache();
+  EXPECT_EQ(reserved(), 0);
+  EXPECT_EQ(memory_stats().cached_bytes, 0);
+  EXPECT_THROW(cpu_allocator().allocate(~size_t{0} - 8), Error);
+}
+
 TEST(Storage, ViewsShareAndOutliveTheBase) {
   Tensor v;
   {

@@ -259,6 +259,59 @@ TEST(Collectives, ReduceScatterPiecesEqualsReduceScatterOfThePackedBlocks) {
   EXPECT_THROW(pg->reduce_scatter_pieces_async(empty({4}), ones({w * 5}), {{0, 5}}, dist::ReduceOp::Sum), Error);
 }
 
+// The ring sends its partial sums a segment (8 MiB) of every block at a time: blocks of several
+// segments and a part, uneven ones (an all-reduce of a count the ranks do not divide), and pieces
+// whose blocks span segments, reduced exactly (small integers).
+TEST(Collectives, RingReducesBlocksOfSeveralSegments) {
+  const int r = pg->rank(), w = pg->size();
+#if STRIDER_WITH_MPI
+  auto* mpi = dynamic_cast<dist::MpiProcessGroup*>(pg.get());
+  ASSERT_NE(mpi, nullptr);
+  mpi->set_algorithm(dist::Collective::ReduceScatter, dist::Algorithm::Ring);
+  mpi->set_algorithm(dist::Collective::AllReduce, dist::Algorithm::Ring);
+#endif
+  auto cycle = [](int64_t n) {  // k mod 7
+    std::vector<double> v(static_cast<size_t>(n));
+    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k % 7);
+    return tensor(v, kDouble);
+  };
+  auto values = [&](int64_t n, int rank) { return cycle(n) + static_cast<double>(rank); };
+  auto sums = [&](int64_t n) { return cycle(n) * static_cast<double>(w) + w * (w - 1) / 2.0; };
+  for (ScalarType dt : {kDouble, kFloat}) {
+    const int64_t segment = (int64_t{8} << 20) / static_cast<int64_t>(element_size(dt));
+    const int64_t block = segment + segment / 2 + 3;
+    Tensor mine = full({block}, -1.0, dt);
+    pg->reduce_scatter(mine, values(block * w, r).to(dt), dist::ReduceOp::Sum);
+    EXPECT_TRUE(testing::all_close(mine, sums(block * w).narrow(0, r * block, block), 0, 0)) << to_string(dt);
+    Tensor all = values(block * w + 1, r).to(dt);  // blocks of block and block + 1 elements
+    pg->all_reduce(all, dist::ReduceOp::Sum);
+    EXPECT_TRUE(testing::all_close(all, sums(block * w + 1), 0, 0)) << to_string(dt);
+    // Pieces: rank q's block is its share of each piece, read where it lies.
+    const std::vector<int64_t> lengths = {segment - 5, 11, segment + 9};
+    std::vector<dist::Piece> pieces;
+    int64_t offset = 0, share = 0;
+    for (int64_t len : lengths) {
+      pieces.push_back({offset, len});
+      offset += len * w;
+      share += len;
+    }
+    Tensor in = values(offset, r).to(dt), got = full({share}, -1.0, dt);
+    pg->reduce_scatter_pieces_async(got, in, pieces, dist::ReduceOp::Sum)->wait();
+    Tensor expect = sums(offset);
+    int64_t at = 0;
+    for (size_t j = 0; j < lengths.size(); ++j) {
+      EXPECT_TRUE(testing::all_close(got.narrow(0, at, lengths[j]),
+                                     expect.narrow(0, pieces[j].offset + r * lengths[j], lengths[j]), 0, 0))
+          << "piece " << j << " " << to_string(dt);
+      at += lengths[j];
+    }
+  }
+#if STRIDER_WITH_MPI
+  mpi->set_algorithm(dist::Collective::ReduceScatter, dist::Algorithm::Auto);
+  mpi->set_algorithm(dist::Collective::AllReduce, dist::Algorithm::Auto);
+#endif
+}
+
 TEST(Collectives, SingleProcessGroupIsTheIdentity) {
   dist::SingleProcessGroup single;
   Tensor t = arange(4).to(kFloat), out = empty({4});
