@@ -509,8 +509,14 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
   return out;
 }
 
-const FSDPStats& FullyShardedDataParallel::stats() const { return tree_->stats; }
+const FSDPStats& FullyShardedDataParallel::stats() const {
+  if (tree_->tier) tree_->stats.offload_peak_held_bytes = tree_->tier->peak_held_bytes();
+  return tree_->stats;
+}
 
-void FullyShardedDataParallel::reset_stats() { tree_->stats = FSDPStats{}; }
+void FullyShardedDataParallel::reset_stats() {
+  tree_->stats = FSDPStats{};
+  if (tree_->tier) tree_->tier->reset_peak_held();
+}
 
 }  // namespace strider::fsdp

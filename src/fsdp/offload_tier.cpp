@@ -110,6 +110,7 @@ void* OffloadTier::allocate(size_t nbytes) {
   file_end_ += static_cast<int64_t>(b->length >= kHugePage ? (b->length + kHugePage - 1) / kHugePage * kHugePage
                                                            : b->length);
   bytes_ += static_cast<int64_t>(b->length);
+  add_held(static_cast<int64_t>(b->length));
   void* p = b->address;
   blocks_[p] = std::move(b);
   return p;
@@ -133,6 +134,7 @@ void OffloadTier::deallocate(void* ptr, size_t) {
     b = std::move(it->second);
     blocks_.erase(it);
     bytes_ -= static_cast<int64_t>(b->length);
+    if (b->state.load() != PagedBlock::Away) add_held(-static_cast<int64_t>(b->length));
     last = blocks_.empty();
   }
   munmap(b->address, b->length);
@@ -144,7 +146,15 @@ void OffloadTier::release_spares() {
   std::lock_guard lock(spare_mutex_);
   for (auto& [length, p] : spares_) munmap(p, length);
   spares_.clear();
+  add_held(-spare_bytes_);
   spare_bytes_ = 0;
+}
+
+void OffloadTier::add_held(int64_t bytes) {
+  const int64_t now = held_.fetch_add(bytes) + bytes;
+  int64_t peak = peak_held_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_held_.compare_exchange_weak(peak, now)) {
+  }
 }
 
 PagedBlock* OffloadTier::paged_block(void* ptr) {
@@ -170,6 +180,7 @@ void* OffloadTier::take_spare(size_t length) {
   void* p = it->second;
   spares_.erase(it);
   spare_bytes_ -= static_cast<int64_t>(length);
+  add_held(-static_cast<int64_t>(length));  // counted again as the block's once read into
   return p;
 }
 
@@ -213,6 +224,7 @@ void OffloadTier::page_in(Block& b) {
   void* moved = move_pages(fresh, b.length, 0, b.address);
   STRIDER_CHECK(moved == b.address, "CPUOffload", "cannot move ", b.length,
                 " bytes of read-back state into place: ", std::strerror(errno));
+  add_held(static_cast<int64_t>(b.length));
 }
 
 void OffloadTier::make_resident(PagedBlock& block) {
@@ -284,6 +296,7 @@ void OffloadTier::write_out(Block& b) {
     b.state.store(PagedBlock::Resident, std::memory_order_release);
     return;
   }
+  add_held(-static_cast<int64_t>(b.length));
   b.state.store(PagedBlock::Away, std::memory_order_release);
 }
 

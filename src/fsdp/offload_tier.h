@@ -20,6 +20,7 @@
 // the copy itself (docs/benchmarks.md, "Offload that keeps up"). For the same reason the pages
 // of a block written out are kept as spares (up to a limit) and the next read goes into them:
 // fresh pages are zeroed by the kernel first, which took 15% of all CPU samples of a step.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -65,6 +66,11 @@ class OffloadTier final : public Allocator {
   // The length of the block at `address` (0 when it is not one).
   int64_t block_bytes(const void* address);
   int64_t bytes() const { return bytes_; }  // of live blocks
+  // Memory the tier holds: its blocks' pages while they are not away (resident, or queued to go)
+  // and the spare pages; the highest since the last reset_peak_held().
+  int64_t held_bytes() const { return held_.load(); }
+  int64_t peak_held_bytes() const { return peak_held_.load(); }
+  void reset_peak_held() { peak_held_.store(held_.load()); }
 
  private:
   struct Block : PagedBlock {
@@ -91,6 +97,7 @@ class OffloadTier final : public Allocator {
   // false (nothing changed) when the spares are full or the kernel cannot move them.
   bool keep_pages(Block& b);
   void release_spares();
+  void add_held(int64_t bytes);
   void io_loop(Queue& queue, bool write_out);
   void request_eviction(Block& b);  // Resident -> EvictRequested
   void cancel_eviction(Block& b);   // EvictRequested -> Resident
@@ -106,6 +113,7 @@ class OffloadTier final : public Allocator {
   Queue reads_, writes_;
   int writing_ = 0;  // blocks the writer has taken off writes_ and not finished (guarded by mutex_)
   int64_t bytes_ = 0;
+  std::atomic<int64_t> held_{0}, peak_held_{0};
   std::mutex spare_mutex_;
   std::multimap<size_t, void*> spares_;  // by length
   int64_t spare_bytes_ = 0, spare_limit_ = 0;

@@ -138,5 +138,33 @@ TEST(OffloadTier, WaitForWritesReturnsWhenTheQueueIsWritten) {
   }
 }
 
+// held_bytes: the blocks' pages while in memory and the spare pages. A block written out leaves
+// its bytes held as spares (or gives them back); read back, they are the block's again; freed,
+// they go. The peak covers everything since reset_peak_held().
+TEST(OffloadTier, CountsTheMemoryItHolds) {
+  for (bool spares : {false, true}) {
+    SCOPED_TRACE(spares ? "spare pages" : "no spares");
+    OffloadTier& tier = tier_for(spares);
+    tier.wait_for_writes();
+    const int64_t base = tier.held_bytes(), spare_base = tier.spare_bytes();
+    tier.reset_peak_held();
+    const int64_t n = (3 << 20) / 4;
+    Tensor t = in_tier(tier, n, 1.0);
+    const int64_t bytes = tier.block_bytes(t.storage()->address());
+    EXPECT_EQ(bytes, n * 4);
+    EXPECT_EQ(tier.held_bytes(), base + bytes);
+    tier.evict(t);
+    tier.wait_for_writes();
+    ASSERT_TRUE(wait_for(t, PagedBlock::Away));
+    EXPECT_EQ(tier.held_bytes(), base + (tier.spare_bytes() - spare_base));
+    EXPECT_EQ(tier.spare_bytes() - spare_base, spares ? bytes : 0);
+    EXPECT_EQ(t[n - 1].item<double>(), n - 1.0);  // read back: the block's again
+    EXPECT_EQ(tier.held_bytes(), base + bytes);
+    t = Tensor();
+    EXPECT_EQ(tier.held_bytes(), base);
+    EXPECT_EQ(tier.peak_held_bytes(), base + bytes);
+  }
+}
+
 }  // namespace
 }  // namespace strider

@@ -17,6 +17,9 @@ struct FSDPStats {
   double copy_seconds = 0;           // time those copies took
   double gather_wait_seconds = 0;    // compute thread blocked on all-gathers (not hidden by prefetch)
   double reduce_wait_seconds = 0;    // end of backward blocked on reduce-scatters
+  // CPUOffload: the most memory the offload tier held at once (blocks in memory, queued writes,
+  // spare pages), a process-wide figure shared by every model offloading to that directory.
+  int64_t offload_peak_held_bytes = 0;
 };
 
 }  // namespace strider::fsdp
