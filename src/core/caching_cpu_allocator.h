@@ -15,7 +15,8 @@
 
 namespace strider::detail {
 
-// Freed blocks of 64 KiB up to 16 MiB by rounded size. A block not reused within kDecay goes back to the system
+// Freed blocks of 64 KiB and more that round to less than 16 MiB, by rounded size (larger ones
+// are page extents, cached apart, under a limit of their own). A block not reused within kDecay goes back to the system
 // (jemalloc's dirty-page decay).
 struct LargeCache {
   static constexpr auto kDecay = std::chrono::seconds(10);

@@ -113,8 +113,8 @@ BlockOffsets split_blocks(int64_t count, int size) {
 
 namespace {
 
-// The partial sums go round the ring a segment of every block at a time (elements [first, first +
-// kSegmentElements) of each block, N-1 steps, then the next ones), so the scratch is two segments
+// The partial sums go round the ring a segment of every block at a time (kSegmentBytes of each
+// block's elements from `first`, N-1 steps, then the next ones), so the scratch is two segments
 // whatever the block size: whole blocks kept two FSDP shards' worth of memory resident outside
 // the allocator for the whole run (200 MB for 100 MB shards). Every element gets the same
 // additions in the same order as with whole blocks.
@@ -143,11 +143,12 @@ void segmented_ring_reduce_scatter(const RingContext& c, char* out, ScalarType d
     for (int s = 0; s < c.size - 1; ++s) {
       const int sent = mod(c.rank - s - 1, c.size), got = mod(c.rank - s - 2, c.size);
       const char* from = send;
-      if (s == 0 && !(from = mine(sent, first))) {
+      if (s == 0 && part(sent) > 0 && !(from = mine(sent, first))) {
         pack(send, sent, first, part(sent));
         from = send;
       }
-      char* dst = s == c.size - 2 ? out + first * item : recv;
+      // (A block with nothing left in this segment receives nothing: no pointer past its end.)
+      char* dst = s == c.size - 2 && part(got) > 0 ? out + first * item : recv;
       exchange_and_reduce(c, from, part(sent) * item, recv, dst, part(got), dtype,
                           [&](char* d, const char* r, int64_t at, int64_t n) { add(d, r, got, first + at, n); });
       std::swap(send, recv);

@@ -509,9 +509,10 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
   return out;
 }
 
-const FSDPStats& FullyShardedDataParallel::stats() const {
-  if (tree_->tier) tree_->stats.offload_peak_held_bytes = tree_->tier->peak_held_bytes();
-  return tree_->stats;
+FSDPStats FullyShardedDataParallel::stats() const {
+  FSDPStats s = tree_->stats;
+  if (tree_->tier) s.offload_peak_held_bytes = tree_->tier->peak_held_bytes();
+  return s;
 }
 
 void FullyShardedDataParallel::reset_stats() {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,21 +11,13 @@
 #include <map>
 #include <memory>
 
+#include "core/page_moves.h"
 #include "fsdp/pages.h"
 #include "strider/core/context.h"
 #include "strider/core/error.h"
 
 namespace strider::fsdp::detail {
 namespace {
-
-// mremap(from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED | flags, to) as the kernel defines
-// it, through the system call: libraries that interpose mremap for their own bookkeeping (UCX's
-// memory hooks, loaded by Debian's MPICH) pass on only its first four arguments, so the kernel
-// would read `to` from a stale register and map the pages over whatever lies there.
-void* move_pages(void* from, size_t length, int flags, void* to) {
-  const long r = syscall(SYS_mremap, from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED | flags, to);
-  return r == -1 ? MAP_FAILED : reinterpret_cast<void*>(r);
-}
 
 // One tier per directory for the process (a slot of its Context).
 struct OffloadTiers {
@@ -198,7 +189,7 @@ bool OffloadTier::keep_pages(Block& b) {
   // MREMAP_DONTUNMAP the block's range stays mapped (empty) until made inaccessible, so no other
   // mapping can land in it meanwhile.
   void* target = try_map_anonymous(b.length, PROT_NONE);
-  void* moved = target ? move_pages(b.address, b.length, MREMAP_DONTUNMAP, target) : MAP_FAILED;
+  void* moved = target ? strider::detail::remap_pages(b.address, b.length, MREMAP_DONTUNMAP, target) : MAP_FAILED;
   if (moved == MAP_FAILED) {  // no address space, or an older kernel: release the pages instead
     if (target) munmap(target, b.length);
     unclaim();
@@ -221,9 +212,13 @@ void OffloadTier::page_in(Block& b) {
     STRIDER_CHECK(false, "CPUOffload", "cannot read ", b.length, " bytes of offloaded state back from the offload "
                   "file in '", directory_, "': ", std::strerror(err));
   }
-  void* moved = move_pages(fresh, b.length, 0, b.address);
-  STRIDER_CHECK(moved == b.address, "CPUOffload", "cannot move ", b.length,
-                " bytes of read-back state into place: ", std::strerror(errno));
+  void* moved = strider::detail::remap_pages(fresh, b.length, 0, b.address);
+  if (moved != b.address) {
+    const int err = errno;
+    munmap(fresh, b.length);
+    STRIDER_CHECK(false, "CPUOffload", "cannot move ", b.length, " bytes of read-back state into place: ",
+                  std::strerror(err));
+  }
   add_held(static_cast<int64_t>(b.length));
 }
 

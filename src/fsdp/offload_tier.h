@@ -67,7 +67,8 @@ class OffloadTier final : public Allocator {
   int64_t block_bytes(const void* address);
   int64_t bytes() const { return bytes_; }  // of live blocks
   // Memory the tier holds: its blocks' pages while they are not away (resident, or queued to go)
-  // and the spare pages; the highest since the last reset_peak_held().
+  // and the spare pages; the highest since the last reset_peak_held(). A block being read back
+  // counts once its pages are in place (up to one block per reader short while it is read).
   int64_t held_bytes() const { return held_.load(); }
   int64_t peak_held_bytes() const { return peak_held_.load(); }
   void reset_peak_held() { peak_held_.store(held_.load()); }

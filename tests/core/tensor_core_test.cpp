@@ -60,9 +60,9 @@ TEST(Allocator, CountsTheBytesItHoldsFromTheSystem) {
 }
 
 // Blocks of 16 MiB and more are page extents: a freed block's pages serve requests of other
-// sizes (split: two halves from one block; joined: one block from two), so what the process holds
-// follows the most bytes alive at once. Every byte of a block made of moved pages is writable
-// and keeps what was written.
+// sizes (split: two halves from one block; joined: one block from two, the pages moved with what
+// they hold, not faulted afresh), so what the process holds follows the most bytes alive at once.
+// Freed neighbours merge; every block is 2 MiB aligned.
 TEST(Allocator, ServesLargeBlocksOfAnySizeFromFreedPages) {
   constexpr size_t kMiB = size_t{1} << 20;
   empty_cache();
@@ -72,41 +72,61 @@ TEST(Allocator, ServesLargeBlocksOfAnySizeFromFreedPages) {
   auto holds = [](const void* p, size_t n, int v) {
     const auto* b = static_cast<const unsigned char*>(p);
     for (size_t i = 0; i < n; i += 4096)
-      if (b[i] != v || b[n - 1] != v) return false;
-    return true;
+      if (b[i] != v) return false;
+    return b[n - 1] == v;
   };
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (2 * kMiB) == 0; };
   void* whole = cpu_allocator().allocate(64 * kMiB);
+  EXPECT_TRUE(aligned(whole));
   fill(whole, 64 * kMiB, 1);
   EXPECT_EQ(reserved(), static_cast<int64_t>(64 * kMiB));
   cpu_allocator().deallocate(whole, 64 * kMiB);
-  // Split: two 32 MiB blocks from the freed 64 MiB, no new memory.
+  // Split: two 32 MiB blocks from the freed 64 MiB, no new memory; its pages still hold 1s.
   void* a = cpu_allocator().allocate(32 * kMiB);
   void* b = cpu_allocator().allocate(32 * kMiB);
   EXPECT_EQ(reserved(), static_cast<int64_t>(64 * kMiB));
   EXPECT_EQ(memory_stats().cached_bytes, 0);
+  EXPECT_TRUE(holds(a, 32 * kMiB, 1) && holds(b, 32 * kMiB, 1));
   fill(a, 32 * kMiB, 2);
-  fill(b, 32 * kMiB, 3);
-  EXPECT_TRUE(holds(a, 32 * kMiB, 2));
+  fill(b, 32 * kMiB, 2);
+  // Joined: a 64 MiB block from two 32 MiB extents that are not neighbours (b's, and a new
+  // block's), their pages moved.
   cpu_allocator().deallocate(a, 32 * kMiB);
+  void* between = cpu_allocator().allocate(32 * kMiB);  // takes a's pages back
+  EXPECT_EQ(between, a);
+  void* c = cpu_allocator().allocate(32 * kMiB);  // new memory
+  fill(c, 32 * kMiB, 2);
   cpu_allocator().deallocate(b, 32 * kMiB);
-  // Joined: one 64 MiB block from the two 32 MiB ones (moved, not copied or faulted afresh), and
-  // a 96 MiB one from those 64 MiB of pages and 32 MiB of new memory.
+  cpu_allocator().deallocate(c, 32 * kMiB);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(96 * kMiB));
   void* joined = cpu_allocator().allocate(64 * kMiB);
-  EXPECT_EQ(reserved(), static_cast<int64_t>(64 * kMiB));
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(joined) % 64, 0u);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(96 * kMiB));
+  EXPECT_TRUE(aligned(joined));
+  EXPECT_TRUE(holds(joined, 64 * kMiB, 2)) << "the joined block's pages were not the cached ones";
   fill(joined, 64 * kMiB, 4);
   EXPECT_TRUE(holds(joined, 64 * kMiB, 4));
   cpu_allocator().deallocate(joined, 64 * kMiB);
+  cpu_allocator().deallocate(between, 32 * kMiB);
+  // 96 MiB: the 64 MiB of the joined block and the 32 MiB freed beside nothing, joined again.
   void* bigger = cpu_allocator().allocate(96 * kMiB);
   EXPECT_EQ(reserved(), static_cast<int64_t>(96 * kMiB));
   fill(bigger, 96 * kMiB, 5);
   EXPECT_TRUE(holds(bigger, 96 * kMiB, 5));
   cpu_allocator().deallocate(bigger, 96 * kMiB);
+  // Freed again as one block, it serves a 96 MiB request whole and a 128 MiB one with 32 MiB new.
+  void* same = cpu_allocator().allocate(96 * kMiB);
+  EXPECT_EQ(same, bigger);
+  cpu_allocator().deallocate(same, 96 * kMiB);
+  void* more = cpu_allocator().allocate(128 * kMiB);
+  EXPECT_EQ(reserved(), static_cast<int64_t>(128 * kMiB));
+  EXPECT_TRUE(holds(more, 96 * kMiB, 5));  // the cached pages first, then new ones
+  fill(more, 128 * kMiB, 6);
+  cpu_allocator().deallocate(more, 128 * kMiB);
   // An odd size rounds up to the 2 MiB granule; empty_cache gives every extent back.
   void* odd = cpu_allocator().allocate(17 * kMiB + 3);
-  fill(odd, 17 * kMiB + 3, 6);
+  fill(odd, 17 * kMiB + 3, 7);
   cpu_allocator().deallocate(odd, 17 * kMiB + 3);
-  EXPECT_EQ(reserved(), static_cast<int64_t>(96 * kMiB));
+  EXPECT_EQ(reserved(), static_cast<int64_t>(128 * kMiB));
   empty_cache();
   EXPECT_EQ(reserved(), 0);
   EXPECT_EQ(memory_stats().cached_bytes, 0);

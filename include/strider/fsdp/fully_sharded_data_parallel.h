@@ -163,7 +163,7 @@ class FullyShardedDataParallel : public nn::Module {
   // Whether DistributedDataParallel built this engine (its units are gradient buckets).
   bool built_as_ddp() const { return built_as_ddp_; }
   // Traffic, copies and waits of this tree since construction or the last reset (this rank).
-  const FSDPStats& stats() const;
+  FSDPStats stats() const;
   void reset_stats();
 
  private:
