@@ -336,7 +336,8 @@ int main(int argc, char** argv) {
     const double anon = max_over_ranks(*pg, resident.anon), file = max_over_ranks(*pg, resident.file);
     // Activations are not in the formula: the peak over it is what they (and inputs) add.
     const fsdp::OptimizerFootprint footprint = fsdp::optimizer_footprint(opt, optimizer_in_backward);
-    const double expected = sharded ? static_cast<double>(fsdp::memory_formula(*sharded, footprint).total())
+    const fsdp::MemoryFormula formula = sharded ? fsdp::memory_formula(*sharded, footprint) : fsdp::MemoryFormula{};
+    const double expected = sharded ? static_cast<double>(formula.total())
                                     : static_cast<double>(params) * (8.0 + 2.0 * static_cast<double>(footprint.state_bytes));
     if (sharded) sharded->wait_for_pending_gathers();
     const double sent = sharded ? static_cast<double>(sharded->bytes_sent() - sent_before) / static_cast<double>(steps) : 0;
@@ -344,6 +345,7 @@ int main(int argc, char** argv) {
     fsdp::FSDPStats st = sharded ? sharded->stats() : fsdp::FSDPStats{};
     const double offload_held = max_over_ranks(*pg, static_cast<double>(st.offload_peak_held_bytes));
     const double per_step = 1.0 / static_cast<double>(steps);
+    const double offload_write_wait = max_over_ranks(*pg, st.offload_write_wait_seconds) * per_step;
     const double step_s = times[times.size() / 2];
     const double step_tokens = static_cast<double>(batch * seq * (strategy == "local" ? 1 : pg->size()));
     const double step_flops = step_tokens * flops_per_token;
@@ -386,7 +388,7 @@ int main(int argc, char** argv) {
                   "\"isa\":\"%s\",\"peak_isa\":\"%s\",\"fma_peak_gflops\":%s,\"bf16_peak_gflops\":%s,\"mfu_fp32_peak\":%s,\"mfu_bf16_peak\":%s,"
                   "\"disk_read_bytes_per_step\":%.0f,\"disk_write_bytes_per_step\":%.0f,\"disk_gbps_during_steps\":%.3f,"
                   "\"disk_write_gbps_measured\":%.3f,\"disk_read_gbps_measured\":%.3f,"
-                  "\"offload_peak_held_bytes\":%lld,\"forward_s_per_step\":%.3f,\"backward_s_per_step\":%.3f,\"optimizer_s_per_step\":%.3f}\n",
+                  "\"offload_peak_held_bytes\":%lld,\"formula_offload_resident_bytes\":%lld,\"formula_gradient_bytes\":%lld,\"formula_working_bytes\":%lld,\"offload_write_wait_s_per_step\":%.3f,\"forward_s_per_step\":%.3f,\"backward_s_per_step\":%.3f,\"optimizer_s_per_step\":%.3f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak, peak_reserved,
                   expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
@@ -399,7 +401,8 @@ int main(int argc, char** argv) {
                   bench::json_number(fma_peak > 0 ? step_flops / step_s / 1e9 / fma_peak : 0.0).c_str(),
                   bench::json_number(bf16_peak > 0 ? step_flops / step_s / 1e9 / bf16_peak : 0.0).c_str(),
                   io_read * per_step, io_write * per_step, (io_read + io_write) * per_step / step_s / 1e9,
-                  disk.write_gbps, disk.read_gbps, static_cast<long long>(offload_held), phase_s[0] * per_step, phase_s[1] * per_step, phase_s[2] * per_step);
+                  disk.write_gbps, disk.read_gbps, static_cast<long long>(offload_held), static_cast<long long>(formula.offload_resident),
+                  static_cast<long long>(formula.gradients), static_cast<long long>(formula.working), offload_write_wait, phase_s[0] * per_step, phase_s[1] * per_step, phase_s[2] * per_step);
     return 0;
   });
 }

@@ -47,6 +47,67 @@ int64_t in_flight_bytes(const UnitLayout& u) {
   return wire_bytes(u) * (u.exact_gradients && reducers > 1 ? 2 : 1);
 }
 
+int64_t own_bytes(const UnitLayout& u) { return (flat(u) ? u.layout.shard_numel() : u.layout.full_numel()) * u.param_bytes; }
+int64_t state_bytes(const UnitLayout& u, const OptimizerFootprint& o) {
+  return o.states * (flat(u) ? u.layout.shard_numel() : u.layout.full_numel()) * (o.state_bytes ? o.state_bytes : u.param_bytes);
+}
+
+// Backward runs the units in reverse, the root last.
+std::vector<const UnitLayout*> backward_order(const std::vector<UnitLayout>& units) {
+  std::vector<const UnitLayout*> order;
+  for (auto it = units.rbegin(); it != units.rend(); ++it)
+    if (!it->is_root) order.push_back(&*it);
+  for (const UnitLayout& u : units)
+    if (u.is_root) order.push_back(&u);
+  return order;
+}
+
+// CPUOffload: the most of the flat units' shards and optimizer state in memory at once, and the
+// most reduced gradients waiting for the step beside them (flat_param_unit.cpp decides both).
+// With the optimizer in backward: unit i's gather comes with the next `prefetched` units'
+// gathers (their shards and state were read ahead before); read_ahead_shards then reads unit
+// i's own state and the units after those, whole, while fewer than read_ahead_bytes are on
+// their way. A unit's shard and state stay until its step, which comes as soon as its
+// reduction is done (offloaded, TreeState settles each reduction at once): the peak is that
+// step, with its reduced gradient. Without it, the shards gathered in backward stay for the step
+// streamed after it (OffloadStepStream), which starts with all of them, the first unit's state
+// and what it reads ahead; the gradients are all kept (memory_formula counts them). Above these
+// the tier keeps evicted state until written (write_behind_bytes) and the pages of written
+// state as spares for the next reads (up to read_ahead_bytes).
+struct OffloadPeak {
+  int64_t tier = 0, gradients = 0;
+};
+OffloadPeak offload_peak(const std::vector<UnitLayout>& units, const OptimizerFootprint& o, const OffloadBudget& b,
+                         int prefetched) {
+  std::vector<const UnitLayout*> order;
+  for (const UnitLayout* u : backward_order(units))
+    if (flat(*u)) order.push_back(u);
+  if (order.empty()) return {};
+  const auto whole = [&](size_t i) { return own_bytes(*order[i]) + state_bytes(*order[i], o); };
+  OffloadPeak peak;
+  if (!o.in_backward) {
+    int64_t largest_state = 0;
+    for (const UnitLayout* u : order) {
+      peak.tier += own_bytes(*u);
+      largest_state = std::max(largest_state, state_bytes(*u, o));
+    }
+    peak.tier += largest_state + b.read_ahead_bytes;
+  }
+  for (size_t i = 0; o.in_backward && i < order.size(); ++i) {
+    size_t j = i + 1;
+    int64_t ahead = 0;  // the prefetched units, then what read_ahead_shards reads
+    for (; j < order.size() && j <= i + static_cast<size_t>(std::max(prefetched, 0)); ++j) ahead += whole(j);
+    for (int64_t asked = state_bytes(*order[i], o); j < order.size() && asked < b.read_ahead_bytes; ++j) {
+      asked += whole(j);
+      ahead += whole(j);
+    }
+    peak.tier = std::max(peak.tier, whole(i) + ahead);
+    peak.gradients = std::max(peak.gradients, order[i]->layout.shard_numel() * order[i]->reduce_bytes);
+  }
+  peak.tier += b.write_behind_bytes + b.read_ahead_bytes;
+  return peak;
+}
+
 }  // namespace
 
 OptimizerFootprint optimizer_footprint(const optim::Optimizer& optimizer, bool in_backward) {
@@ -59,19 +120,21 @@ OptimizerFootprint optimizer_footprint(const optim::Optimizer& optimizer, bool i
 }
 
 MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFootprint optimizer, int prefetched,
-                             int snapshot_copies) {
+                             int snapshot_copies, OffloadBudget offload) {
   MemoryFormula f;
   int64_t kept = 0;  // gathered in forward and kept until their backward ends
   int64_t running_sums = 0;  // deterministic mode
   bool exact = false;
   std::vector<int64_t> regathered;
   for (const UnitLayout& u : units) {
-    const int64_t own_numel = flat(u) ? u.layout.shard_numel() : u.layout.full_numel();
-    const int64_t own = own_numel * u.param_bytes;
-    const int64_t state = optimizer.states * own_numel * (optimizer.state_bytes ? optimizer.state_bytes : u.param_bytes);
-    f.parameters += own;
+    const int64_t own = own_bytes(u), state = state_bytes(u, optimizer);
+    if (offload.enabled && flat(u)) {
+      f.offloaded += own + state;
+    } else {
+      f.parameters += own;
+      f.optimizer_state += state;
+    }
     if (!optimizer.in_backward) f.gradients += own;
-    f.optimizer_state += state;
     f.memory_snapshots += snapshot_copies * (own + state) / std::max(u.replicas, 1);
     const int64_t full = u.layout.full_numel() * u.compute_bytes;
     if (flat(u) && persists(u)) f.parameters += full;
@@ -87,25 +150,20 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
   for (size_t i = 1; i <= static_cast<size_t>(std::max(prefetched, 0)) && i < regathered.size(); ++i) ahead += regathered[i];
   // Backward runs the units in reverse, the root last. Each unit's backward holds its parameters
   // gathered again (if freed after forward) and the buffers of its reduction, while up to
-  // TreeState's kMaxReducesInFlight (2) earlier units' reductions are still in flight, and
+  // TreeState's kMaxReducesInFlight (2; offloaded, none) earlier units' reductions are still in flight, and
   // autograd's gradient of one parameter before it is added into the buffer; it frees
   // the parameters it kept from forward; in deterministic mode its reduced chunk stays until
   // backward ends. NoShard in normal mode all-reduces the gradient itself, in place.
-  std::vector<const UnitLayout*> backward_order;
-  for (auto it = units.rbegin(); it != units.rend(); ++it)
-    if (!it->is_root) backward_order.push_back(&*it);
-  for (const UnitLayout& u : units)
-    if (u.is_root) backward_order.push_back(&u);
   int64_t kept_left = kept, chunks_done = 0, held = 0;
   std::deque<int64_t> in_flight;
-  for (const UnitLayout* u : backward_order) {
+  for (const UnitLayout* u : backward_order(units)) {
     if (!flat(*u) && !u->exact_gradients) continue;  // reduces the gradient itself, in place
     const int64_t full = u->layout.full_numel() * u->compute_bytes, buffer = in_flight_bytes(*u);
     int64_t now = kept_left + chunks_done + (freed_after_forward(*u) ? full : 0) + buffer + largest_gradient_bytes(*u);
     for (int64_t b : in_flight) now += b;
     held = std::max(held, now);
     in_flight.push_back(buffer);
-    if (in_flight.size() > 2) in_flight.pop_front();
+    if (in_flight.size() > (offload.enabled ? 0u : 2u)) in_flight.pop_front();
     if (gathers(*u) && !freed_after_forward(*u)) kept_left -= full;
     if (u->exact_gradients) chunks_done += chunk_bytes(*u);
   }
@@ -118,13 +176,21 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
     // beside the parameters it keeps, and during backward none is alive.
     f.working = std::max(kept + f.gradients, held + running_sums) + ahead - f.gradients;
   }
+  if (offload.enabled) {
+    const OffloadPeak peak = offload_peak(units, optimizer, offload, prefetched);
+    f.offload_resident = peak.tier;
+    f.gradients += peak.gradients;
+  }
   return f;
 }
 
 MemoryFormula memory_formula(const FullyShardedDataParallel& model, OptimizerFootprint optimizer, int snapshot_copies) {
   const FSDPOptions& o = model.options();
   const int prefetched = o.backward_prefetch == BackwardPrefetch::None ? 0 : o.limit_all_gathers;
-  return memory_formula(model.unit_layouts(), optimizer, prefetched, snapshot_copies);
+  const OffloadBudget offload{.enabled = o.cpu_offload.offload_params,
+                              .read_ahead_bytes = o.cpu_offload.read_ahead_bytes,
+                              .write_behind_bytes = o.cpu_offload.write_behind_bytes};
+  return memory_formula(model.unit_layouts(), optimizer, prefetched, snapshot_copies, offload);
 }
 
 namespace {

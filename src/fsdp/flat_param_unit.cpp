@@ -588,7 +588,7 @@ void FlatParamUnit::launch_reduce() {
     grad_flat_ = Tensor();
     auto& in_flight = tree_->reduces_in_flight;
     in_flight.push_back(this);
-    while (in_flight.size() > TreeState::kMaxReducesInFlight) {
+    while (in_flight.size() > tree_->max_reduces_in_flight()) {
       in_flight.front()->settle_reduce();
       in_flight.pop_front();
     }

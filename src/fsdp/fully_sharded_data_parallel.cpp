@@ -60,6 +60,9 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   STRIDER_CHECK(options_.cpu_offload.read_ahead_bytes >= 0, "FullyShardedDataParallel",
                 "CPUOffload::read_ahead_bytes must be >= 0 (0 reads offloaded state when first touched), got ",
                 options_.cpu_offload.read_ahead_bytes);
+  STRIDER_CHECK(options_.cpu_offload.write_behind_bytes >= 0, "FullyShardedDataParallel",
+                "CPUOffload::write_behind_bytes must be >= 0 (0 waits for each write), got ",
+                options_.cpu_offload.write_behind_bytes);
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
   tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);
@@ -67,6 +70,7 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   if (options_.cpu_offload.offload_params) {
     tree_->tier = detail::OffloadTier::open(options_.cpu_offload.directory);
     tree_->tier->keep_spare_pages(options_.cpu_offload.read_ahead_bytes);
+    tree_->tier->limit_write_behind(options_.cpu_offload.write_behind_bytes);
   }
 }
 
@@ -511,13 +515,19 @@ std::vector<UnitLayout> FullyShardedDataParallel::unit_layouts() const {
 
 FSDPStats FullyShardedDataParallel::stats() const {
   FSDPStats s = tree_->stats;
-  if (tree_->tier) s.offload_peak_held_bytes = tree_->tier->peak_held_bytes();
+  if (tree_->tier) {
+    s.offload_peak_held_bytes = tree_->tier->peak_held_bytes();
+    s.offload_write_wait_seconds = tree_->tier->write_wait_seconds() - tree_->write_wait_at_reset;
+  }
   return s;
 }
 
 void FullyShardedDataParallel::reset_stats() {
   tree_->stats = FSDPStats{};
-  if (tree_->tier) tree_->tier->reset_peak_held();
+  if (tree_->tier) {
+    tree_->tier->reset_peak_held();
+    tree_->write_wait_at_reset = tree_->tier->write_wait_seconds();
+  }
 }
 
 }  // namespace strider::fsdp

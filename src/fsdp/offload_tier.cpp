@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -121,6 +122,7 @@ void OffloadTier::deallocate(void* ptr, size_t) {
     it = blocks_.find(ptr);
     reads_.erase(ptr);
     writes_.erase(ptr);
+    leave_backlog(*it->second);
     cv_.notify_all();  // wait_for_writes: that may have been the last pending write
     b = std::move(it->second);
     blocks_.erase(it);
@@ -305,7 +307,10 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     if (it == blocks_.end()) continue;  // freed meanwhile
     Block& b = *it->second;
     ++b.io;
-    if (write) ++writing_;
+    if (write) {
+      ++writing_;
+      writing_block_ = &b;
+    }
     lock.unlock();
     if (write) {
       write_out(b);
@@ -329,7 +334,11 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     }
     lock.lock();
     --b.io;
-    if (write) --writing_;
+    if (write) {
+      --writing_;
+      writing_block_ = nullptr;
+      if (!writes_.contains(p)) leave_backlog(b);  // evicted again while written: it stays queued
+    }
     cv_.notify_all();
   }
 }
@@ -356,24 +365,72 @@ void OffloadTier::request_eviction(Block& b) {
 
 void OffloadTier::evict(const void* address) {
   void* p = const_cast<void*>(address);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   auto it = blocks_.find(p);
   if (it == blocks_.end()) return;
   reads_.erase(p);
   request_eviction(*it->second);
   if (!writes_.contains(p)) writes_.pending.push_back(p);
+  enter_backlog(*it->second);
   cv_.notify_all();
+  wait_for_backlog(lock);
 }
 
 void OffloadTier::evict_all() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   reads_.pending.clear();
   writes_.pending.clear();  // every block goes in once, whatever was queued before
   for (auto& [p, b] : blocks_) {
+    if (b.get() != writing_block_) leave_backlog(*b);
     request_eviction(*b);
     writes_.pending.push_back(p);
+    enter_backlog(*b);
   }
   cv_.notify_all();
+  wait_for_backlog(lock);
+}
+
+void OffloadTier::enter_backlog(Block& b) {
+  const int s = b.state.load();
+  if (b.in_backlog || (s != PagedBlock::EvictRequested && s != PagedBlock::WritingBack)) return;  // no memory to free
+  b.in_backlog = true;
+  backlog_ += static_cast<int64_t>(b.length);
+  int64_t peak = peak_backlog_.load(std::memory_order_relaxed);
+  while (backlog_ > peak && !peak_backlog_.compare_exchange_weak(peak, backlog_)) {
+  }
+}
+
+void OffloadTier::leave_backlog(Block& b) {
+  if (!b.in_backlog) return;
+  b.in_backlog = false;
+  backlog_ -= static_cast<int64_t>(b.length);
+}
+
+void OffloadTier::wait_for_backlog(std::unique_lock<std::mutex>& lock) {
+  if (backlog_limit_ < 0 || backlog_ <= backlog_limit_) return;
+  const auto start = std::chrono::steady_clock::now();
+  cv_.wait(lock, [&] { return backlog_ <= backlog_limit_; });
+  write_wait_ns_.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+void OffloadTier::limit_write_behind(int64_t bytes) {
+  std::lock_guard lock(mutex_);
+  backlog_limit_ = std::max(backlog_limit_, bytes);
+  cv_.notify_all();
+}
+
+int64_t OffloadTier::write_backlog_bytes() {
+  std::lock_guard lock(mutex_);
+  return backlog_;
+}
+
+double OffloadTier::write_wait_seconds() const { return static_cast<double>(write_wait_ns_.load()) * 1e-9; }
+
+void OffloadTier::reset_peak_held() {
+  peak_held_.store(held_.load());
+  std::lock_guard lock(mutex_);
+  peak_backlog_.store(backlog_);
 }
 
 void OffloadTier::prefetch(const Tensor& t, bool urgent) {
@@ -386,6 +443,7 @@ void OffloadTier::prefetch(const void* address, bool urgent) {
   auto it = blocks_.find(p);
   if (it == blocks_.end()) return;
   writes_.erase(p);  // about to be used: writing it out now would only cost I/O
+  if (it->second.get() != writing_block_) leave_backlog(*it->second);
   cancel_eviction(*it->second);
   if (urgent) {
     reads_.erase(p);
@@ -401,6 +459,7 @@ void OffloadTier::prefetch_all() {
   writes_.pending.clear();
   reads_.pending.clear();
   for (auto& [p, b] : blocks_) {
+    if (b.get() != writing_block_) leave_backlog(*b);
     cancel_eviction(*b);
     reads_.pending.push_back(p);
   }

@@ -62,6 +62,15 @@ class OffloadTier final : public Allocator {
   void prefetch_all();
   // Bytes of released pages kept for later reads (the largest limit asked for wins; 0: none).
   void keep_spare_pages(int64_t bytes);
+  // The most bytes of evicted blocks left waiting for the writer: an eviction past it waits for
+  // the disk, so memory stays bounded when the disk is slower than the step (the largest limit
+  // asked for wins; 0: every eviction waits for its write). Until asked: no bound.
+  void limit_write_behind(int64_t bytes);
+  // Seconds evictions waited for the writer under that bound; the highest backlog since the
+  // last reset_peak_held().
+  double write_wait_seconds() const;
+  int64_t write_backlog_bytes();  // evicted bytes now waiting for (or in) the writer
+  int64_t peak_write_backlog_bytes() const { return peak_backlog_.load(); }
   int64_t spare_bytes();
   // The length of the block at `address` (0 when it is not one).
   int64_t block_bytes(const void* address);
@@ -71,7 +80,7 @@ class OffloadTier final : public Allocator {
   // counts once its pages are in place (up to one block per reader short while it is read).
   int64_t held_bytes() const { return held_.load(); }
   int64_t peak_held_bytes() const { return peak_held_.load(); }
-  void reset_peak_held() { peak_held_.store(held_.load()); }
+  void reset_peak_held();
 
  private:
   struct Block : PagedBlock {
@@ -84,6 +93,7 @@ class OffloadTier final : public Allocator {
     bool reading = false;   // a page-in is under way (guarded by mutex)
     bool written = false;   // the file holds a copy, of generation written_generation
     uint64_t written_generation = 0;
+    bool in_backlog = false;  // its bytes count in backlog_ (guarded by the tier's mutex)
   };
   struct Queue {
     std::deque<void*> pending;
@@ -101,6 +111,10 @@ class OffloadTier final : public Allocator {
   void add_held(int64_t bytes);
   void io_loop(Queue& queue, bool write_out);
   void request_eviction(Block& b);  // Resident -> EvictRequested
+  // The backlog: blocks queued (or being written) that hold memory. Under the tier's mutex.
+  void enter_backlog(Block& b);
+  void leave_backlog(Block& b);
+  void wait_for_backlog(std::unique_lock<std::mutex>& lock);
   void cancel_eviction(Block& b);   // EvictRequested -> Resident
   void page_in(Block& b);     // Away -> Resident; the caller set b.reading
   void write_out(Block& b);   // Resident -> Away, unless touched meanwhile
@@ -113,6 +127,10 @@ class OffloadTier final : public Allocator {
   std::unordered_map<void*, std::unique_ptr<Block>> blocks_;
   Queue reads_, writes_;
   int writing_ = 0;  // blocks the writer has taken off writes_ and not finished (guarded by mutex_)
+  int64_t backlog_ = 0;        // bytes of blocks in_backlog (guarded by mutex_)
+  int64_t backlog_limit_ = -1; // -1: none
+  const Block* writing_block_ = nullptr;  // the one the writer is moving (guarded by mutex_)
+  std::atomic<int64_t> write_wait_ns_{0}, peak_backlog_{0};
   int64_t bytes_ = 0;
   std::atomic<int64_t> held_{0}, peak_held_{0};
   std::mutex spare_mutex_;

@@ -32,11 +32,18 @@ struct TreeState {
   int backwards_since_step = 0;      // deterministic mode checks each step has all micro-batches
   int prefetched = 0;                // units gathered ahead of use
   // Units whose gradient reduction is launched and not yet settled: each holds its gradient
-  // buffers, so backward settles the oldest beyond kMaxReducesInFlight (without a gather in
+  // buffers, so backward settles the oldest beyond max_reduces_in_flight() (without a gather in
   // backward, as under ShardOptimizer, nothing else would keep it from holding them all).
-  static constexpr size_t kMaxReducesInFlight = 2;
+  // Offloaded, each reduction is settled as soon as it is launched: the unit then steps (with
+  // the optimizer in backward) and its shard and state leave memory, and no gradient wire is
+  // alive during the next unit's backward. That is two units less in memory for the reduction's
+  // time on the compute thread, which the disk's reads (going on meanwhile) usually exceed.
+  // fsdp::memory_formula counts the same.
+  static constexpr size_t kMaxReducesInFlight = 2, kMaxReducesInFlightOffloaded = 0;
+  size_t max_reduces_in_flight() const { return tier ? kMaxReducesInFlightOffloaded : kMaxReducesInFlight; }
   std::deque<FlatParamUnit*> reduces_in_flight;
   OffloadTier* tier = nullptr;  // offload files; null without offload
+  double write_wait_at_reset = 0;  // the tier's write waits (process-wide) when this tree's stats were reset
   // The optimizer step over the offload files, once an optimizer is registered.
   std::shared_ptr<OffloadStepStream> step_stream;
   // The optimizer that steps each unit as its gradients are reduced, if registered so.

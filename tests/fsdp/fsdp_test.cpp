@@ -3,6 +3,9 @@
 // mixed precision, offload, gradient accumulation, clipping, channels-last and per-rank memory.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include "support/compare.h"
 #include "support/mpi_world.h"
@@ -290,8 +293,15 @@ TEST(FSDPEquivalence, OffloadGivesTheSameParameters) {
       o.cpu_offload.read_ahead_bytes = read_ahead;
       expect_equivalent(gpt_workload(), fsdp_wrapper(o), 1e-5, 3, registered);
     }
+  // Every move out waiting for its write: the same parameters, only slower.
+  FSDPOptions through;
+  through.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+  through.cpu_offload = {.offload_params = true, .write_behind_bytes = 0};
+  expect_equivalent(gpt_workload(), fsdp_wrapper(through), 1e-5, 3, true);
   FSDPOptions bad;
   bad.cpu_offload = {.offload_params = true, .read_ahead_bytes = -1};
+  EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(gpt_workload().make(), testing::world(), bad), Error);
+  bad.cpu_offload = {.offload_params = true, .write_behind_bytes = -1};
   EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(gpt_workload().make(), testing::world(), bad), Error);
 }
 
@@ -666,6 +676,59 @@ TEST(FSDPMemory, Bfloat16StateAndOptimizerInBackwardMatchTheFormula) {
       EXPECT_LE(peak, 1.05 * expected) << "peak " << peak << " formula " << expected;
       EXPECT_GE(peak, 0.95 * (expected - static_cast<double>(early))) << "peak " << peak << " formula " << expected;
     }
+}
+
+// Offloaded: the memory the tier holds at its peak within fsdp::memory_formula's offload term
+// (units in use, read ahead and waiting for their step, writes behind, spare pages), with the
+// optimizer in backward and with a step streamed after backward. Budgets of a few units, in a
+// directory of this test's own (budgets are per directory, the largest asked for wins).
+TEST(FSDPMemory, OffloadHoldsWithinTheFormula) {
+  auto& pg = testing::world();
+  std::string dir = "/tmp/strider-offload-formula-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  for (bool in_backward : {true, false}) {
+    SCOPED_TRACE(in_backward ? "optimizer in backward" : "streamed step");
+    auto seq = std::make_shared<nn::Sequential>();
+    for (int i = 0; i < 12; ++i) seq->push_back(std::make_shared<nn::Linear>(512, 512));
+    FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Linear"});
+    const int64_t unit = (512 * 512 + 512) * 4 / pg->size();  // about one unit's float32 shard
+    o.cpu_offload = {.offload_params = true, .directory = dir, .read_ahead_bytes = 2 * unit,
+                     .write_behind_bytes = 2 * unit};
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(seq, pg, o);
+    optim::AdamWOptions a = adam();
+    a.state_dtype = kBFloat16;
+    optim::AdamW opt(sharded->named_parameters(), a);
+    sharded->register_optimizer(opt, {.in_backward = in_backward});
+    Tensor x = randn({1, 512});
+    auto step = [&] {
+      Tensor loss = (*sharded)(x).sum();
+      opt.zero_grad();
+      loss.backward();
+      if (!in_backward) opt.step();
+    };
+    step();
+    step();
+    sharded->wait_for_pending_gathers();
+    sharded->reset_stats();
+    step();
+    step();
+    sharded->wait_for_pending_gathers();
+    const fsdp::MemoryFormula f = fsdp::memory_formula(*sharded, fsdp::optimizer_footprint(opt, in_backward));
+    EXPECT_EQ(f.parameters + f.optimizer_state, 0) << "every unit's shard and state is in the file";
+    int64_t shards = 0;
+    for (const fsdp::UnitLayout& u : sharded->unit_layouts()) shards += u.layout.shard_numel() * 4;
+    EXPECT_EQ(f.offloaded, 2 * shards);  // float32 shards and two bfloat16 moments
+    const int64_t held = sharded->stats().offload_peak_held_bytes;
+    // Blocks are whole pages (a unit's shard and moments: up to 3 pages over); an eviction
+    // counts its block before it waits for the writer (one block over the bound).
+    const double slack = 1.02 * static_cast<double>(f.offload_resident) + unit + 3 * 4096;
+    EXPECT_LE(held, slack) << "held " << held << ", formula " << f.offload_resident;
+    // What is certainly there at once: the stepping unit's shard and state (optimizer in
+    // backward), every shard (a step streamed after backward starts with all of them).
+    EXPECT_GE(held, in_backward ? 2 * unit : 12 * unit) << "held " << held << ", formula " << f.offload_resident;
+  }
+  rmdir(dir.c_str());
 }
 
 TEST(FSDPErrors, BadInputIsAClearError) {

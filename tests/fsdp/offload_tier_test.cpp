@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/make_tensor.h"
 #include "fsdp/offload_tier.h"
@@ -163,6 +164,41 @@ TEST(OffloadTier, CountsTheMemoryItHolds) {
     t = Tensor();
     EXPECT_EQ(tier.held_bytes(), base);
     EXPECT_EQ(tier.peak_held_bytes(), base + bytes);
+  }
+}
+
+// A tier with this bound on its writes behind, in a directory of its own (the largest bound
+// asked for a tier wins).
+OffloadTier& tier_writing_behind(int64_t bytes) {
+  std::string dir = "/tmp/strider-tier-test-XXXXXX";
+  if (!mkdtemp(dir.data())) std::abort();
+  OffloadTier* t = OffloadTier::open(dir);
+  rmdir(dir.c_str());
+  t->limit_write_behind(bytes);
+  return *t;
+}
+
+TEST(OffloadTier, EvictionsWaitWhileMoreThanTheBoundIsLeftToWrite) {
+  const int64_t n = (3 << 20) / 4;  // 3 MiB blocks
+  for (int64_t blocks_behind : {0, 2}) {
+    SCOPED_TRACE(::testing::Message() << "bound: " << blocks_behind << " blocks");
+    OffloadTier& tier = tier_writing_behind(blocks_behind * n * 4);
+    std::vector<Tensor> ts;
+    for (int i = 0; i < 8; ++i) ts.push_back(in_tier(tier, n, i + 1.0));
+    tier.reset_peak_held();
+    for (const Tensor& t : ts) {
+      tier.evict(t);
+      EXPECT_LE(tier.write_backlog_bytes(), blocks_behind * n * 4);  // what returned is within the bound
+      // Bound 0: each eviction came back once its block was written and released.
+      if (blocks_behind == 0) EXPECT_EQ(t.storage()->allocator()->paged_block(t.storage()->address())->state.load(),
+                                        PagedBlock::Away);
+    }
+    // The block being queued counts before its eviction waits: one block over at most.
+    EXPECT_LE(tier.peak_write_backlog_bytes(), (blocks_behind + 1) * n * 4);
+    EXPECT_GT(tier.write_wait_seconds(), 0.0);
+    tier.wait_for_writes();
+    EXPECT_EQ(tier.write_backlog_bytes(), 0);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(ts[i][n - 1].item<double>(), (n - 1.0) * (i + 1.0));
   }
 }
 

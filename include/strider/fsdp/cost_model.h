@@ -43,12 +43,27 @@ struct UnitLayout {
 UnitLayout planned_unit_layout(ShardingStrategy strategy, const std::vector<DimVector>& shapes, int world,
                                int shard_group_size, bool is_root, int64_t compute_bytes, int64_t reduce_bytes);
 
+// CPUOffload's settings as the memory formula reads them (src/fsdp/offload_tier.h moves the
+// state; flat_param_unit.cpp decides what is read ahead and when a unit's state goes out).
+struct OffloadBudget {
+  bool enabled = false;
+  int64_t read_ahead_bytes = 0;    // also the spare pages kept for the next reads
+  int64_t write_behind_bytes = 0;  // evicted state not yet written
+};
+
 struct MemoryFormula {
   int64_t parameters = 0;       // registered shards (or the module's tensors) and persistent full copies
   int64_t gradients = 0;        // gradients kept for the optimizer (none when it steps in backward)
   int64_t optimizer_state = 0;  // its state tensors, each parameter-shaped
   int64_t working = 0;          // gathered parameters and gradient buffers alive at the step's peak
-  int64_t total() const { return parameters + gradients + optimizer_state + working; }
+  // CPUOffload: the sharded units' parameters and optimizer state live in the offload file
+  // (offloaded: not in parameters, optimizer_state or total()); memory holds the part of them in
+  // use, read ahead or waiting for their step, the writes behind and the spare pages at the
+  // step's peak (offload_resident). Their reduced gradients count in gradients (with the
+  // optimizer in backward: those of the units between their reduction and their step).
+  int64_t offloaded = 0;
+  int64_t offload_resident = 0;
+  int64_t total() const { return parameters + gradients + optimizer_state + working + offload_resident; }
   // Host memory outside the process, for in-memory snapshots (checkpoint::MemorySnapshotter): this
   // rank's share of every parameter and its optimizer state (each tensor's rows split over all
   // ranks, replicas included) times the copies kept (2: its own and its partner's on another host;
@@ -73,7 +88,7 @@ OptimizerFootprint optimizer_footprint(const optim::Optimizer& optimizer, bool i
 // inputs excluded. prefetched: units gathered ahead of the one computing (the model's overload
 // reads its options); snapshot_copies: 0 without in-memory snapshots.
 MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFootprint optimizer, int prefetched,
-                             int snapshot_copies = 0);
+                             int snapshot_copies = 0, OffloadBudget offload = {});
 MemoryFormula memory_formula(const FullyShardedDataParallel& model, OptimizerFootprint optimizer,
                              int snapshot_copies = 0);
 

@@ -62,6 +62,10 @@ struct CPUOffload {
   // the last units' shards stays in memory from forward to backward, and how many bytes of pages
   // released by writes are kept for the next reads. 0: read on touch.
   int64_t read_ahead_bytes = int64_t{512} << 20;
+  // The most bytes of state moved out but not yet written to the file: past it, moving more out
+  // waits for the disk (FSDPStats::offload_write_wait_seconds), so memory stays bounded when the
+  // disk is slower than the steps. 0: each move waits for its write.
+  int64_t write_behind_bytes = int64_t{512} << 20;
 };
 
 // Decides which modules become FSDP units. Called with recurse = true to ask "look inside this

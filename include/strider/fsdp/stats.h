@@ -20,6 +20,9 @@ struct FSDPStats {
   // CPUOffload: the most memory the offload tier held at once (blocks in memory, queued writes,
   // spare pages), a process-wide figure shared by every model offloading to that directory.
   int64_t offload_peak_held_bytes = 0;
+  // CPUOffload: time spent waiting for the disk because CPUOffload::write_behind_bytes of state
+  // were still to be written (the same process-wide scope).
+  double offload_write_wait_seconds = 0;
 };
 
 }  // namespace strider::fsdp
