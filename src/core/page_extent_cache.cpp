@@ -14,14 +14,7 @@ namespace {
 // `bytes` of fresh anonymous memory at a kGranule boundary (so later moves go a page-table
 // entry at a time), or null.
 char* map_aligned(size_t bytes) {
-  const size_t g = PageExtentCache::kGranule;
-  void* raw = mmap(nullptr, bytes + g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const auto a = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t start = (a + g - 1) / g * g;
-  if (start > a) munmap(raw, start - a);
-  if (const size_t tail = a + bytes + g - (start + bytes); tail > 0) munmap(reinterpret_cast<char*>(start + bytes), tail);
-  return reinterpret_cast<char*>(start);
+  return static_cast<char*>(map_aligned_pages(bytes, PageExtentCache::kGranule, PROT_READ | PROT_WRITE, 0, false));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
-// Moving pages from one address range to another with mremap, which moves page tables instead of
-// copying or faulting (the allocator's page extents, FSDP's offload tier).
+// Anonymous page ranges for the allocator's page extents and FSDP's offload tier: mapped at an
+// alignment, and moved from one address range to another with mremap, which moves page tables
+// instead of copying or faulting.
 #include <cstddef>
 
 namespace strider::detail {
@@ -12,5 +13,10 @@ namespace strider::detail {
 // libraries' caches are then not told of the move; strider never registers these ranges with
 // them.) Returns `to`, or MAP_FAILED with errno set.
 void* remap_pages(void* from, size_t length, int flags, void* to);
+
+// A private anonymous mapping of `length` bytes starting at a multiple of `align` (a power of
+// two; 1 for none), with mmap's `protection` and extra `flags` (MAP_NORESERVE, say); huge pages
+// asked for with MADV_HUGEPAGE when `huge`. Null when the kernel refuses.
+void* map_aligned_pages(size_t length, size_t align, int protection, int flags, bool huge);
 
 }  // namespace strider::detail

@@ -72,8 +72,11 @@ std::vector<const UnitLayout*> backward_order(const std::vector<UnitLayout>& uni
 // step, with its reduced gradient. Without it, the shards gathered in backward stay for the step
 // streamed after it (OffloadStepStream), which starts with all of them, the first unit's state
 // and what it reads ahead; the gradients are all kept (memory_formula counts them). Above these
-// the tier keeps evicted state until written (write_behind_bytes) and the pages of written
-// state as spares for the next reads (up to read_ahead_bytes).
+// are the pages in transit: a stepped unit's, queued for the writer (up to write_behind_bytes)
+// and then kept as spares (up to read_ahead_bytes) until the next read takes them. Each step
+// sends one unit out as the reads bring one in, so about one unit's pages are in transit: the
+// formula counts the largest unit's (within both bounds). A disk that falls behind the reads
+// can hold up to both bounds at once: that much more at worst.
 struct OffloadPeak {
   int64_t tier = 0, gradients = 0;
 };
@@ -102,9 +105,14 @@ OffloadPeak offload_peak(const std::vector<UnitLayout>& units, const OptimizerFo
       ahead += whole(j);
     }
     peak.tier = std::max(peak.tier, whole(i) + ahead);
-    peak.gradients = std::max(peak.gradients, order[i]->layout.shard_numel() * order[i]->reduce_bytes);
+    // The reduced chunk, decoded into the parameters' dtype when it was reduced in another.
+    const UnitLayout& u = *order[i];
+    const int64_t decoded = u.reduce_bytes == u.param_bytes ? 0 : u.param_bytes;
+    peak.gradients = std::max(peak.gradients, u.layout.shard_numel() * (u.reduce_bytes + decoded));
   }
-  peak.tier += b.write_behind_bytes + b.read_ahead_bytes;
+  int64_t largest = 0;
+  for (size_t i = 0; i < order.size(); ++i) largest = std::max(largest, whole(i));
+  peak.tier += std::min(largest, b.write_behind_bytes + b.read_ahead_bytes);
   return peak;
 }
 
@@ -150,7 +158,8 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
   for (size_t i = 1; i <= static_cast<size_t>(std::max(prefetched, 0)) && i < regathered.size(); ++i) ahead += regathered[i];
   // Backward runs the units in reverse, the root last. Each unit's backward holds its parameters
   // gathered again (if freed after forward) and the buffers of its reduction, while up to
-  // TreeState's kMaxReducesInFlight (2; offloaded, none) earlier units' reductions are still in flight, and
+  // TreeState's kMaxReducesInFlight (2; offloaded with the optimizer in backward, none) earlier
+  // units' reductions are still in flight, and
   // autograd's gradient of one parameter before it is added into the buffer; it frees
   // the parameters it kept from forward; in deterministic mode its reduced chunk stays until
   // backward ends. NoShard in normal mode all-reduces the gradient itself, in place.
@@ -163,7 +172,7 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
     for (int64_t b : in_flight) now += b;
     held = std::max(held, now);
     in_flight.push_back(buffer);
-    if (in_flight.size() > (offload.enabled ? 0u : 2u)) in_flight.pop_front();
+    if (in_flight.size() > (offload.enabled && optimizer.in_backward ? 0u : 2u)) in_flight.pop_front();
     if (gathers(*u) && !freed_after_forward(*u)) kept_left -= full;
     if (u->exact_gradients) chunks_done += chunk_bytes(*u);
   }

@@ -352,9 +352,10 @@ void FlatParamUnit::read_ahead_shards(int direction) {
   const OptimizerInBackward* stepper = direction < 0 ? tree_->optimizer_in_backward.get() : nullptr;
   int64_t bytes = 0;
   auto read_state = [&](FlatParamUnit& u) {
-    if (!stepper || u.state_read_ahead_) return;
+    if (!stepper) return;
+    // State already on its way counts against the budget as well (so does fsdp::memory_formula).
     for (const void* block : stepper->state_blocks(u)) {
-      tree_->tier->prefetch(block);
+      if (!u.state_read_ahead_) tree_->tier->prefetch(block);
       bytes += tree_->tier->block_bytes(block);
     }
     u.state_read_ahead_ = true;
@@ -582,6 +583,7 @@ void FlatParamUnit::launch_reduce() {
   settled_ = false;
   grads_ready_ = 0;
   std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
+  if (flat) reshard();  // every node that used the full parameters has run
   if (flat || codec_->settles_early()) {
     // The collective holds the wire until it finishes (reduced_ may be the wire itself);
     // dropping ours frees it right then.
@@ -593,7 +595,6 @@ void FlatParamUnit::launch_reduce() {
       in_flight.pop_front();
     }
   }
-  if (flat) reshard();  // every node that used the full parameters has run
 }
 
 void FlatParamUnit::settle_reduce() {

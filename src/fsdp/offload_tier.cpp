@@ -33,18 +33,8 @@ constexpr size_t kIoChunk = size_t{64} << 20;  // one read or write call moves a
 // kernel can back it with huge pages); `protection` PROT_NONE reserves the range only. Null
 // when the kernel refuses.
 void* try_map_anonymous(size_t length, int protection) {
-  const size_t align = length >= kHugePage ? kHugePage : 1;
-  const size_t span = length + (align > 1 ? align : 0);
-  void* raw = mmap(nullptr, span, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  auto* begin = static_cast<char*>(raw);
-  auto* aligned = align > 1 ? reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(begin) + align - 1) & ~(align - 1))
-                            : begin;
-  if (aligned > begin) munmap(begin, static_cast<size_t>(aligned - begin));
-  char* end = begin + span;
-  if (aligned + length < end) munmap(aligned + length, static_cast<size_t>(end - (aligned + length)));
-  if (align > 1) madvise(aligned, length, MADV_HUGEPAGE);
-  return aligned;
+  const bool huge = length >= kHugePage;
+  return strider::detail::map_aligned_pages(length, huge ? kHugePage : 1, protection, MAP_NORESERVE, huge);
 }
 
 void* map_anonymous(size_t length, int protection, const char* what) {
@@ -377,7 +367,7 @@ void OffloadTier::evict(const void* address) {
 }
 
 void OffloadTier::evict_all() {
-  std::unique_lock lock(mutex_);
+  std::lock_guard lock(mutex_);
   reads_.pending.clear();
   writes_.pending.clear();  // every block goes in once, whatever was queued before
   for (auto& [p, b] : blocks_) {
@@ -386,8 +376,8 @@ void OffloadTier::evict_all() {
     writes_.pending.push_back(p);
     enter_backlog(*b);
   }
+  // No wait: these blocks hold their memory already, and the next eviction waits for the bound.
   cv_.notify_all();
-  wait_for_backlog(lock);
 }
 
 void OffloadTier::enter_backlog(Block& b) {

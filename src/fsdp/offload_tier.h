@@ -47,7 +47,10 @@ class OffloadTier final : public Allocator {
   void make_resident(PagedBlock& block) override;
 
   // Queue a block (named by its address, a storage's StorageImpl::address) to be written out
-  // and released (returns at once). Names that are not blocks of this tier are ignored.
+  // and released; returns at once unless more than the write-behind bound (limit_write_behind)
+  // is then queued, and waits for the writer until it is not. Names that are not blocks of this
+  // tier are ignored. evict_all queues every block and returns at once (they hold their memory
+  // already; the next evict waits for the bound).
   void evict(const Tensor& t);
   void evict(const void* address);
   void evict_all();

@@ -34,13 +34,15 @@ struct TreeState {
   // Units whose gradient reduction is launched and not yet settled: each holds its gradient
   // buffers, so backward settles the oldest beyond max_reduces_in_flight() (without a gather in
   // backward, as under ShardOptimizer, nothing else would keep it from holding them all).
-  // Offloaded, each reduction is settled as soon as it is launched: the unit then steps (with
-  // the optimizer in backward) and its shard and state leave memory, and no gradient wire is
+  // Offloaded with the optimizer in backward, each reduction is settled as soon as it is
+  // launched: the unit then steps and its shard and state leave memory, and no gradient wire is
   // alive during the next unit's backward. That is two units less in memory for the reduction's
   // time on the compute thread, which the disk's reads (going on meanwhile) usually exceed.
   // fsdp::memory_formula counts the same.
-  static constexpr size_t kMaxReducesInFlight = 2, kMaxReducesInFlightOffloaded = 0;
-  size_t max_reduces_in_flight() const { return tier ? kMaxReducesInFlightOffloaded : kMaxReducesInFlight; }
+  static constexpr size_t kMaxReducesInFlight = 2, kMaxReducesInFlightSteppingOffloaded = 0;
+  size_t max_reduces_in_flight() const {
+    return tier && optimizer_in_backward ? kMaxReducesInFlightSteppingOffloaded : kMaxReducesInFlight;
+  }
   std::deque<FlatParamUnit*> reduces_in_flight;
   OffloadTier* tier = nullptr;  // offload files; null without offload
   double write_wait_at_reset = 0;  // the tier's write waits (process-wide) when this tree's stats were reset

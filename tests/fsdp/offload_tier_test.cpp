@@ -202,5 +202,27 @@ TEST(OffloadTier, EvictionsWaitWhileMoreThanTheBoundIsLeftToWrite) {
   }
 }
 
+// Every way a block leaves the writer's queue gives its bytes back: read back ahead of use,
+// freed while queued, evicted again (while queued or being written), all queued at once.
+TEST(OffloadTier, TheWriteBacklogIsGivenBackHoweverABlockLeavesTheQueue) {
+  const int64_t n = (3 << 20) / 4;
+  OffloadTier& tier = tier_writing_behind(int64_t{1} << 30);  // nothing waits: the queue stays long
+  std::vector<Tensor> ts;
+  for (int i = 0; i < 8; ++i) ts.push_back(in_tier(tier, n, i + 1.0));
+  for (int round = 0; round < 3; ++round) {
+    for (const Tensor& t : ts) tier.evict(t);
+    tier.prefetch(ts[1]);
+    tier.evict(ts[2]);  // again, queued or being written
+    tier.evict_all();
+    tier.prefetch_all();
+    for (const Tensor& t : ts) tier.evict(t);
+    ts[3] = in_tier(tier, n, 4.0);  // the queued block is freed, a new one takes its place
+    tier.evict(ts[3]);
+    tier.wait_for_writes();
+    EXPECT_EQ(tier.write_backlog_bytes(), 0) << "round " << round;
+  }
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(ts[i][n - 1].item<double>(), (n - 1.0) * (i + 1.0));
+}
+
 }  // namespace
 }  // namespace strider

@@ -58,9 +58,10 @@ struct MemoryFormula {
   int64_t working = 0;          // gathered parameters and gradient buffers alive at the step's peak
   // CPUOffload: the sharded units' parameters and optimizer state live in the offload file
   // (offloaded: not in parameters, optimizer_state or total()); memory holds the part of them in
-  // use, read ahead or waiting for their step, the writes behind and the spare pages at the
-  // step's peak (offload_resident). Their reduced gradients count in gradients (with the
-  // optimizer in backward: those of the units between their reduction and their step).
+  // use or read ahead at the step's peak, and one unit's pages in transit (being written, then
+  // spare pages for the next read): offload_resident. A disk slower than the reads can add up
+  // to CPUOffload's write_behind_bytes + read_ahead_bytes less that unit. Their reduced
+  // gradients count in gradients (with the optimizer in backward: the stepping unit's).
   int64_t offloaded = 0;
   int64_t offload_resident = 0;
   int64_t total() const { return parameters + gradients + optimizer_state + working + offload_resident; }
