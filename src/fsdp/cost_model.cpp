@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "fsdp/tree_state.h"
 #include "strider/fsdp/fully_sharded_data_parallel.h"
 
 namespace strider::fsdp {
@@ -87,6 +88,8 @@ OffloadPeak offload_peak(const std::vector<UnitLayout>& units, const OptimizerFo
     if (flat(*u)) order.push_back(u);
   if (order.empty()) return {};
   const auto whole = [&](size_t i) { return own_bytes(*order[i]) + state_bytes(*order[i], o); };
+  int64_t largest = 0;
+  for (size_t i = 0; i < order.size(); ++i) largest = std::max(largest, whole(i));
   OffloadPeak peak;
   if (!o.in_backward) {
     int64_t largest_state = 0;
@@ -110,8 +113,6 @@ OffloadPeak offload_peak(const std::vector<UnitLayout>& units, const OptimizerFo
     const int64_t decoded = u.reduce_bytes == u.param_bytes ? 0 : u.param_bytes;
     peak.gradients = std::max(peak.gradients, u.layout.shard_numel() * (u.reduce_bytes + decoded));
   }
-  int64_t largest = 0;
-  for (size_t i = 0; i < order.size(); ++i) largest = std::max(largest, whole(i));
   peak.tier += std::min(largest, b.write_behind_bytes + b.read_ahead_bytes);
   return peak;
 }
@@ -172,7 +173,9 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
     for (int64_t b : in_flight) now += b;
     held = std::max(held, now);
     in_flight.push_back(buffer);
-    if (in_flight.size() > (offload.enabled && optimizer.in_backward ? 0u : 2u)) in_flight.pop_front();
+    if (in_flight.size() > (offload.enabled && optimizer.in_backward ? detail::TreeState::kMaxReducesInFlightSteppingOffloaded
+                                                                      : detail::TreeState::kMaxReducesInFlight))
+      in_flight.pop_front();
     if (gathers(*u) && !freed_after_forward(*u)) kept_left -= full;
     if (u->exact_gradients) chunks_done += chunk_bytes(*u);
   }

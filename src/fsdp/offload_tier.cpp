@@ -297,10 +297,7 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     if (it == blocks_.end()) continue;  // freed meanwhile
     Block& b = *it->second;
     ++b.io;
-    if (write) {
-      ++writing_;
-      writing_block_ = &b;
-    }
+    if (write) writing_block_ = &b;
     lock.unlock();
     if (write) {
       write_out(b);
@@ -325,7 +322,6 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
     lock.lock();
     --b.io;
     if (write) {
-      --writing_;
       writing_block_ = nullptr;
       if (!writes_.contains(p)) leave_backlog(b);  // evicted again while written: it stays queued
     }
@@ -335,7 +331,7 @@ void OffloadTier::io_loop(Queue& queue, bool write) {
 
 void OffloadTier::wait_for_writes() {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return writes_.pending.empty() && writing_ == 0; });
+  cv_.wait(lock, [&] { return writes_.pending.empty() && !writing_block_; });
 }
 
 bool OffloadTier::Queue::contains(void* p) const { return std::find(pending.begin(), pending.end(), p) != pending.end(); }

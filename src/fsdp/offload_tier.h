@@ -129,10 +129,10 @@ class OffloadTier final : public Allocator {
   std::condition_variable cv_;
   std::unordered_map<void*, std::unique_ptr<Block>> blocks_;
   Queue reads_, writes_;
-  int writing_ = 0;  // blocks the writer has taken off writes_ and not finished (guarded by mutex_)
   int64_t backlog_ = 0;        // bytes of blocks in_backlog (guarded by mutex_)
   int64_t backlog_limit_ = -1; // -1: none
-  const Block* writing_block_ = nullptr;  // the one the writer is moving (guarded by mutex_)
+  // The block the (one) writer has taken off writes_ and not finished, or null (guarded by mutex_).
+  const Block* writing_block_ = nullptr;
   std::atomic<int64_t> write_wait_ns_{0}, peak_backlog_{0};
   int64_t bytes_ = 0;
   std::atomic<int64_t> held_{0}, peak_held_{0};
