@@ -5,6 +5,10 @@
 //   mpirun -np 2 build/bench/strider_bench_collectives [--max-mib 64] [--reps 20]
 // First lines: what the per-collective signature check costs (a 4-byte all-reduce with and without,
 // one at a time and queued back to back).
+//   mpirun --host h0:K,h1:K ... strider_bench_collectives --link-patterns 1 [--max-mib 64]
+// instead measures what the link between hosts delivers under each strategy's traffic: one JSON
+// line per pattern with the bytes leaving a host per second (bench/link_table.py reads them).
+#include <strider/dist/mesh.h>
 #include <strider/dist/mpi_process_group.h>
 #include <strider/strider.h>
 
@@ -12,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,15 +47,64 @@ double time_it(dist::ProcessGroup& pg, int reps, F&& fn) {
   return worst.item<double>();
 }
 
+// The link's rate under each strategy's traffic, on a regular multi-host layout (H hosts of K
+// consecutive ranks): the world's rings (FULL_SHARD's gathers and reductions, DDP's all-reduce)
+// cross from each host on one edge, one flow each way; HYBRID_SHARD's replica all-reduces are K
+// rings at once (one per position on the host), K flows each way, with a reduction between the
+// halves. Each pattern's bytes leaving a host are the cost model's ring volumes
+// (fsdp/cost_model.h) for a buffer of `bytes`; the rate is those bytes over the slowest rank's
+// median time. The world's all-gather is a ring, as FSDP's gathers are (all_gather_pieces).
+void link_patterns(dist::MpiProcessGroup& world, int64_t bytes, int reps) {
+  const dist::HostLayout layout = dist::host_layout(world);
+  const int n = world.size(), rank = world.rank(), hosts = layout.hosts, per_host = layout.ranks_per_host;
+  if (hosts < 2 || !layout.regular) {
+    if (rank == 0)
+      std::fprintf(stderr, "--link-patterns needs at least 2 hosts running the same number of consecutive ranks "
+                           "(got %d host(s)%s)\n", hosts, layout.regular ? "" : ", uneven");
+    return;
+  }
+  const dist::ShardReplicaGroups groups = dist::make_host_shard_replica_groups(world);
+  world.set_algorithm(dist::Collective::AllGather, dist::Algorithm::Ring);
+  const int64_t count = bytes / 4 / n * n;  // float32 elements, a multiple of the world
+  const double whole = static_cast<double>(count) * 4;
+  Tensor full_buf = ones({count}), part = ones({count / n}), replica_buf = ones({count});
+  struct Pattern {
+    const char* name;
+    double bytes_leaving_host;  // per run of the pattern
+    std::function<void()> run;
+  };
+  const double ring = static_cast<double>(n - 1) / n, replica_ring = static_cast<double>(hosts - 1) / hosts;
+  const Pattern patterns[] = {
+      {"world_all_gather", ring * whole, [&] { world.all_gather(full_buf, part); }},
+      {"world_reduce_scatter", ring * whole, [&] { world.reduce_scatter(part, full_buf, dist::ReduceOp::Sum); }},
+      {"world_all_reduce", 2 * ring * whole, [&] { world.all_reduce(full_buf, dist::ReduceOp::Sum); }},
+      {"replica_all_reduce", per_host * 2 * replica_ring * whole,
+       [&] { groups.replica->all_reduce(replica_buf, dist::ReduceOp::Sum); }},
+  };
+  for (const Pattern& p : patterns) {
+    const double s = time_it(world, reps, p.run);
+    if (rank == 0)
+      std::printf("{\"link_pattern\":\"%s\",\"hosts\":%d,\"ranks_per_host\":%d,\"buffer_bytes\":%.0f,"
+                  "\"bytes_leaving_host\":%.0f,\"seconds\":%.6f,\"gbytes_per_s\":%.4f}\n",
+                  p.name, hosts, per_host, whole, p.bytes_leaving_host, s, p.bytes_leaving_host / s / 1e9);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   int64_t max_mib = 64;
   int reps = 20;
+  bool patterns = false;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--max-mib") max_mib = std::stoll(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--link-patterns") patterns = std::string(argv[i + 1]) != "0";
+  }
+  if (patterns) {
+    link_patterns(*pg, max_mib << 20, reps);
+    return 0;
   }
   const int n = pg->size(), rank = pg->rank();
   // What the signature check adds to every collective: a 4-byte all-reduce timed with the check

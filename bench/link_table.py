@@ -7,67 +7,91 @@ computes (F, B) and the parts of them nothing can hide (U_f, U_b), as the cost m
 all-gather between the hosts, printed by the sweep):
   max(T_f, (F - U_f) / R) + U_f / R + max(T_b, (B - U_b) / R) + U_b / R + T_o.
 Hidden share: of the link time (F + B) / R, what did not lengthen the step.
-The queue model (simulate()) replays the step instead: a rank's collectives run one at a time in
-the order they are issued, each unit's compute waits for its gather, and the units' bytes (printed
-unit by unit by strider_bench_fsdp) travel at R; compute is split over the units by their
-parameters (the root's at the end of forward and the start of backward: the LM head).
+The queue model (simulate()) replays the step instead: each process group's collectives run one at
+a time in the order they are issued, each unit's compute waits for its gather, a launch waits for
+the reduction two before it, and the units' bytes (printed unit by unit by strider_bench_fsdp)
+travel at the rate the link was measured to deliver under that kind of traffic (the sweep's
+strider_bench_collectives --link-patterns lines: the world's ring all-gather for gathers, its
+reduce-scatter for reductions, its all-reduce for DDP's buckets, the concurrent replica
+all-reduces for HYBRID_SHARD's); without those lines, at R. Compute is split over the units by
+their parameters (the root's at the end of forward and the start of backward: the LM head).
   bench/link_table.py < link.log
 """
 import json
 import sys
 
 
-def simulate(units, rate, t_f, t_b, t_o):
-    """Step time with one comm queue per rank: forward gathers the root, then each unit's gather is
-    issued when the unit before it starts computing (forward prefetch, one ahead); backward runs
-    the root's own part (the LM head) first, then the units in reverse, each unit's gather again
-    issued when the one before it starts (BACKWARD_PRE) and its reduction (and, across replicas,
-    its all-reduce) when its backward ends; the root reduces last. DDP (no gathers, no root):
-    buckets reduce in their listed order as backward reaches them."""
+def simulate(units, rates, t_f, t_b, t_o, hybrid=False):
+    """Step time with the comm threads' queues: a process group's collectives run one at a time in
+    the order they are issued (one queue per group: the world or shard group, and under
+    HYBRID_SHARD the replica group), and what crosses the link waits for the link. Forward gathers
+    the root, then each unit's gather is issued when the unit before it starts computing (forward
+    prefetch, one ahead); backward runs the root's own part (the LM head) first, then the units in
+    reverse, each unit's gather again issued when the one before it starts (BACKWARD_PRE) and its
+    reduction when its backward ends. HYBRID_SHARD's all-reduce across replicas is issued when the
+    unit's reduction settles: when the unit two later launches its own (two reductions in flight,
+    fsdp TreeState), the last ones at the end of backward. DDP (no gathers, no root): buckets
+    all-reduce in their listed order as backward reaches them. `rates` maps a collective kind
+    (gather, reduce, replica) to the rate the link delivers under that traffic (bytes/s)."""
     total = float(sum(u["elements"] for u in units)) or 1.0
     fwd = {u["name"]: t_f * u["elements"] / total for u in units}
     bwd = {u["name"]: t_b * u["elements"] / total for u in units}
     root = next((u for u in units if u["is_root"]), None)
     others = [u for u in units if not u["is_root"]]
     ddp = root is None and all(u["gather"] == 0 and u["regather"] == 0 for u in units)
-    queue_free = 0.0
+    queue_free = {"main": 0.0, "replica": 0.0}
+    link_free = 0.0
 
-    def run(issued, nbytes):
-        nonlocal queue_free
-        queue_free = max(issued, queue_free) + nbytes / rate
-        return queue_free
+    def run(issued, nbytes, kind, queue="main"):
+        nonlocal link_free
+        start = max(issued, queue_free[queue])
+        if nbytes > 0:
+            start = max(start, link_free)
+            link_free = start + nbytes / rates[kind]
+        queue_free[queue] = link_free if nbytes > 0 else start
+        return queue_free[queue]
 
     # Forward.
     order = ([root] if root else []) + others
     t = 0.0
-    ready = run(0.0, order[0]["gather"]) if order else 0.0
+    ready = run(0.0, order[0]["gather"], "gather") if order else 0.0
     for i, u in enumerate(order):
         start = max(t, ready)
         if i + 1 < len(order):
-            ready = run(start, order[i + 1]["gather"])
+            ready = run(start, order[i + 1]["gather"], "gather")
         t = start + (0.0 if u is root else fwd[u["name"]])
     if root:
         t += fwd[root["name"]]
     # Backward.
     back = others if ddp else list(reversed(others))
-    ready = run(t, back[0]["regather"]) if back else t
+    ready = run(t, back[0]["regather"], "gather") if back else t
     if root:
         t += bwd[root["name"]]
+    launched = []  # reductions launched, in order, whose replica all-reduce is still to come
     for i, u in enumerate(back):
         start = max(t, ready)
         if i + 1 < len(back):
-            ready = run(start, back[i + 1]["regather"])
+            ready = run(start, back[i + 1]["regather"], "gather")
         t = start + bwd[u["name"]]
-        run(t, u["reduce"])
-        run(t, u["replica"])
+        if ddp:
+            run(t, u["replica"], "replica")
+            continue
+        launched.append((u, run(t, u["reduce"], "reduce")))
+        if len(launched) > 2:  # the launch waits for the oldest reduction to settle
+            v, done = launched.pop(0)
+            t = max(t, done)
+            if hybrid:
+                run(t, v["replica"], "replica", "replica")
     if root:
-        run(t, root["reduce"])
-        run(t, root["replica"])
-    return max(t, queue_free) + t_o
+        launched.append((root, run(t, root["reduce"], "reduce")))
+    if hybrid:
+        for v, done in launched:
+            run(max(t, done), v["replica"], "replica", "replica")
+    return max(t, *queue_free.values()) + t_o
 
 
 def main():
-    runs, measured, current = [], {}, None
+    runs, measured, patterns, current, last_rate = [], {}, {}, None, None
     for line in sys.stdin:
         line = line.strip()
         if not line.startswith("{"):
@@ -75,6 +99,9 @@ def main():
         d = json.loads(line)
         if "link_measured_gbytes_per_s" in d:
             measured[d["rate"]] = d["link_measured_gbytes_per_s"]
+            last_rate = d["rate"]
+        elif "link_pattern" in d:  # follows its rate's link_measured line
+            patterns.setdefault(last_rate, {})[d["link_pattern"]] = d["gbytes_per_s"] * 1e9
         elif "rate" in d:
             current = {"rate": d["rate"], "strategy": d["strategy"]}
             runs.append(current)
@@ -109,7 +136,11 @@ def main():
                      max(t_b, (r["B"] - r["Ub"]) / rate) + r["Ub"] / rate + t_o)
         link = (r["F"] + r["B"]) / rate
         hidden = 1 - max(0.0, r["step"] - b["step"]) / link if link > 0 else 1.0
-        queued = simulate(r["units"], rate, t_f, t_b, t_o) if "units" in r else None
+        hybrid = r["strategy"].startswith("hybrid")
+        p = patterns.get(r["rate"], {})
+        rates = {"gather": p.get("world_all_gather", rate), "reduce": p.get("world_reduce_scatter", rate),
+                 "replica": p.get("replica_all_reduce" if hybrid else "world_all_reduce", rate)}
+        queued = simulate(r["units"], rates, t_f, t_b, t_o, hybrid) if "units" in r else None
         queued_text = f"{queued:.2f} s | {queued / r['step']:.2f}" if queued else "- | -"
         print(f"| {r['strategy']} | {r['rate']} | {rate_text} | {mb} | {link:.2f} s | {r['step']:.2f} s | "
               f"{predicted:.2f} s | {predicted / r['step']:.2f} | {queued_text} | {max(0.0, hidden):.0%} |")

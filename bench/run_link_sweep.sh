@@ -15,12 +15,17 @@ trap '"$hosts" down' EXIT
 "$hosts" down
 "$hosts" up 2 >&2
 # What the link delivers at each rate: a ring all-gather of 64 MiB between the hosts, 1 rank each
-# (one TCP flow each way, as a ring across 2 hosts has), its bus bandwidth in GB/s.
+# (one TCP flow each way, as a ring across 2 hosts has), its bus bandwidth in GB/s, then the rate
+# under each strategy's traffic pattern (bench/collectives_bench.cpp link_patterns).
 for rate in $rates; do
   "$hosts" rate "$rate"
   gbs=$("$hosts" mpirun --host h0:1,h1:1 -np 2 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
           --max-mib 64 --reps 3 2>/dev/null | awk '$1 == "all_gather" {v = $4} END {print v}')
   echo "{\"rate\":\"$rate\",\"link_measured_gbytes_per_s\":${gbs:-null}}"
+  # And under each strategy's own traffic, 2 ranks per host as the steps run: the world's rings
+  # (FULL_SHARD, DDP) and the replica groups' all-reduces at once (HYBRID_SHARD).
+  "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
+    --link-patterns 1 --max-mib 64 --reps 3 2>/dev/null | grep '^{"link_pattern"' || true
 done
 # Each strategy at every rate back to back (the link's limit changed in place), so the unlimited
 # run whose compute times the model uses is minutes, not a whole sweep, from the limited ones on

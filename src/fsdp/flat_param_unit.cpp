@@ -610,12 +610,22 @@ void FlatParamUnit::settle_reduce() {
     reduced_ = codec_->settle(std::move(reduced_));
   }
   settled_ = true;
+  // Hybrid: the chunk goes across the replicas (other hosts) now, while later units compute,
+  // not at the end of backward (which left the link idle through backward).
+  if (plan_.flat_shards() && plan_.replica_group) launch_replica_reduce();
   // An optimizer stepping in backward takes the gradients now, unless a reduction across
-  // replicas (launched at the end of backward) is still to come.
+  // replicas is still to come (it waits for that at the end of backward).
   if (tree_->optimizer_in_backward && plan_.flat_shards() && !plan_.replica_group) {
     in_backward_ = false;  // its part of this backward is over: the end of backward must not reduce again
     deliver_gradients();
   }
+}
+
+void FlatParamUnit::launch_replica_reduce() {
+  if (replica_launched_) return;
+  replica_launched_ = true;
+  dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
+  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->replica_op());
 }
 
 void FlatParamUnit::finish_reduce_scatter() {
@@ -625,10 +635,10 @@ void FlatParamUnit::finish_reduce_scatter() {
   if (in_backward_ && !tree_->no_sync && !reduce_launched_ && grads_expected_ > 0) launch_reduce();
   in_backward_ = false;
   if (!reduce_launched_ || !plan_.flat_shards() || !plan_.replica_group) return;
-  // Hybrid: the shard group's reduction, reduced again across the replicas holding this shard.
+  // Hybrid: the shard group's reduction, reduced again across the replicas holding this shard
+  // (launched here when no later unit's launch settled it during backward).
   settle_reduce();
-  dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
-  replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->replica_op());
+  launch_replica_reduce();
 }
 
 void FlatParamUnit::finish_backward() {
@@ -650,6 +660,7 @@ void FlatParamUnit::deliver_gradients() {
     if (replica_work_) replica_work_->wait();
   }
   replica_work_.reset();
+  replica_launched_ = false;
   grad_flat_ = Tensor();
   Tensor g;
   {

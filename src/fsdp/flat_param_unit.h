@@ -83,7 +83,8 @@ class FlatParamUnit {
 
   // Called by the engine's final callback, in two passes over the units: first every unit
   // launches what is still pending and, once its reduce-scatter is done, the all-reduce across
-  // replicas; then each waits and hands the local shards their gradients.
+  // replicas (if settling did not launch it already); then each waits and hands the local
+  // shards their gradients.
   void finish_reduce_scatter();
   void finish_backward();
   // Offload: once the optimizer consumed the gradients (nothing else holds them), hand their
@@ -120,8 +121,10 @@ class FlatParamUnit {
   void release_grad_buffer();      // at launch: zeros where no gradient came, views dropped
   void on_grad_ready(size_t i);
   void launch_reduce();
-  // Waits for the launched reduction and turns what arrived into this rank's chunk (once).
+  // Waits for the launched reduction and turns what arrived into this rank's chunk (once);
+  // hybrid: then launches the chunk's all-reduce across replicas.
   void settle_reduce();
+  void launch_replica_reduce();  // once per reduction (the order is the settling order, alike on every rank)
   // Hands the reduced gradients to the shards (once per reduction) and, when an optimizer
   // steps in backward, has it update them.
   void deliver_gradients();
@@ -163,6 +166,7 @@ class FlatParamUnit {
   bool grads_in_place_ = false;   // gradients accumulate in grad_flat_, which is reduced as it is
   bool reduce_launched_ = false;  // this backward's gradients are on their way
   bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)
+  bool replica_launched_ = false;  // its all-reduce across replicas is on its way
   int grads_ready_ = 0, grads_expected_ = 0;
   std::vector<char> grad_seen_;
   int pre_hook_ = -1, post_hook_ = -1;
