@@ -624,6 +624,7 @@ void FlatParamUnit::settle_reduce() {
 void FlatParamUnit::launch_replica_reduce() {
   if (replica_launched_) return;
   replica_launched_ = true;
+  ++tree_->stats.replica_all_reduces;
   dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
   replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->replica_op());
 }

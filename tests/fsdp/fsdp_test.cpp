@@ -423,6 +423,42 @@ TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
   }
 }
 
+// HYBRID_SHARD sends each unit's reduced chunk across the replicas (other hosts) while backward
+// goes on, not after it: by the time the first block's input gradient exists, the later blocks'
+// all-reduces across replicas are launched (a unit's starts once the unit two after it in
+// backward launches its own reduction), and every unit's exactly once per backward.
+TEST(FSDPFeatures, HybridReducesAcrossReplicasDuringBackward) {
+  if (testing::world()->size() < 2) GTEST_SKIP() << "one rank has no replicas";
+  for (ShardingStrategy strategy : {ShardingStrategy::HybridShard, ShardingStrategy::HybridShardGradOp}) {
+    SCOPED_TRACE(fsdp::to_string(strategy));
+    models::GPTConfig c = tiny_gpt();
+    c.n_layer = 4;
+    auto model = std::make_shared<models::GPT>(c);
+    std::shared_ptr<nn::Module> first_block;
+    for (auto& [name, m] : model->named_modules())
+      if (name == "h.0") first_block = m;
+    ASSERT_TRUE(first_block);
+    FSDPOptions o;
+    o.sharding_strategy = strategy;
+    o.shard_group_size = hybrid_group_size();
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(model, testing::world(), o);
+    int64_t launched_in_backward = -1;
+    first_block->register_forward_pre_hook([&](nn::Module&, const nn::Args& a) -> std::optional<nn::Args> {
+      a[0].tensor().register_hook([&](const Tensor& g) {
+        launched_in_backward = sharded->stats().replica_all_reduces;
+        return g;
+      });
+      return std::nullopt;
+    });
+    Batch b = gpt_workload().batch(0);
+    sharded->reset_stats();
+    gpt_workload().loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
+    EXPECT_GE(launched_in_backward, 1) << "no all-reduce across replicas started before backward ended";
+    EXPECT_EQ(sharded->stats().replica_all_reduces, c.n_layer + 1) << "one per unit (4 blocks and the root)";
+  }
+}
+
 // Gradients accumulate where the unit reduces them from (each parameter's .grad() is a view into
 // the unit's gradient buffer), across no_sync micro-batches and across backwards without
 // zero_grad, under every strategy and DDP: training matches one process on the big batch, and a

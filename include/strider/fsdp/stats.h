@@ -10,6 +10,9 @@ struct FSDPStats {
   int64_t all_gathers = 0, reduce_scatters = 0;
   int64_t gathered_bytes = 0;        // unsharded bytes received by all-gathers
   int64_t reduced_bytes = 0;         // gradient bytes entering reduce-scatters (or all-reduces)
+  // Hybrid strategies: all-reduces of reduced chunks across the replicas, each launched as soon
+  // as its unit's reduction in the shard group is done (during backward, while later units compute).
+  int64_t replica_all_reduces = 0;
   // FSDP's flat-buffer copies on the compute thread: casts, packing gradients into the wire when
   // they cannot accumulate in the unit's gradient buffer, and a unit's first gradient of a
   // backward copied into that buffer (the autograd engine copies or adds the others there).
