@@ -21,7 +21,7 @@ import json
 import sys
 
 
-def simulate(units, rates, t_f, t_b, t_o, hybrid=False):
+def simulate(units, rates, t_f, t_b, t_o, strategy):
     """Step time with the comm threads' queues: a process group's collectives run one at a time in
     the order they are issued (one queue per group: the world or shard group, and under
     HYBRID_SHARD the replica group), and what crosses the link waits for the link. Forward gathers
@@ -36,9 +36,10 @@ def simulate(units, rates, t_f, t_b, t_o, hybrid=False):
     total = float(sum(u["elements"] for u in units)) or 1.0
     fwd = {u["name"]: t_f * u["elements"] / total for u in units}
     bwd = {u["name"]: t_b * u["elements"] / total for u in units}
-    root = next((u for u in units if u["is_root"]), None)
-    others = [u for u in units if not u["is_root"]]
-    ddp = root is None and all(u["gather"] == 0 and u["regather"] == 0 for u in units)
+    ddp = strategy == "ddp"  # buckets: none is the root
+    hybrid = strategy.startswith("hybrid")
+    root = None if ddp else next((u for u in units if u["is_root"]), None)
+    others = [u for u in units if ddp or not u["is_root"]]
     queue_free = {"main": 0.0, "replica": 0.0}
     link_free = 0.0
 
@@ -137,10 +138,10 @@ def main():
         link = (r["F"] + r["B"]) / rate
         hidden = 1 - max(0.0, r["step"] - b["step"]) / link if link > 0 else 1.0
         hybrid = r["strategy"].startswith("hybrid")
-        p = patterns.get(r["rate"], {})
+        p = patterns.get(r["rate"], {})  # the rate under each kind of traffic, else the ring's
         rates = {"gather": p.get("world_all_gather", rate), "reduce": p.get("world_reduce_scatter", rate),
                  "replica": p.get("replica_all_reduce" if hybrid else "world_all_reduce", rate)}
-        queued = simulate(r["units"], rates, t_f, t_b, t_o, hybrid) if "units" in r else None
+        queued = simulate(r["units"], rates, t_f, t_b, t_o, r["strategy"]) if "units" in r else None
         queued_text = f"{queued:.2f} s | {queued / r['step']:.2f}" if queued else "- | -"
         print(f"| {r['strategy']} | {r['rate']} | {rate_text} | {mb} | {link:.2f} s | {r['step']:.2f} s | "
               f"{predicted:.2f} s | {predicted / r['step']:.2f} | {queued_text} | {max(0.0, hidden):.0%} |")
