@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -171,72 +172,13 @@ void CommThread::loop() {
   }
 }
 
-void CommThread::run(Item& item, RequestWaiter& waiter) {
-  current_seq_ = item.seq;
-  current_name_ = item.signature.describe();
-  recorder_.started(item.seq);
-  if (item.posted) check_signature(item, waiter);
-  item.task(waiter);
-  recorder_.finished(item.seq);
-  finished_seq_ = item.seq;
-  current_seq_ = 0;
-  if (item.done) item.done();
-}
-
-void CommThread::post_signatures() {
-  static_assert(kSignatureWords == 2 * kCompared);
-  // Only this thread pops queue_, so a newer enqueued number means queue_ is not empty.
-  while (pipeline_.size() < kSignatureDepth && last_enqueued_.load() > last_taken_) {
-    {
-      std::lock_guard lock(mutex_);
-      pipeline_.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    Item& item = pipeline_.back();
-    last_taken_ = item.seq;
-    if (size_ == 1 || !item.checked) continue;
-    // One all-reduce gives every field's maximum and (negated) minimum: equal means all agree.
-    // Every rank posts one per checked collective, in sequence order, so they match even when
-    // the ranks disagree.
-    int64_t fields[kCompared];
-    compared_fields(to_wire(item.seq, item.signature), fields);
-    for (int f = 0; f < kCompared; ++f) {
-      item.reduced[f] = fields[f];
-      item.reduced[kCompared + f] = -fields[f];
-    }
-    MPI_Iallreduce(MPI_IN_PLACE, item.reduced.data(), kSignatureWords, MPI_INT64_T, MPI_MAX, signature_comm_,
-                   &item.request);
-    item.posted = true;
-  }
-}
-
-void CommThread::check_signature(Item& item, RequestWaiter& waiter) {
-  wait_requests(&item.request, 1, Pace::Arrival);
-  item.posted = false;
-  bool agree = true;
-  for (int f = 0; f < kCompared; ++f) agree = agree && item.reduced[f] == -item.reduced[kCompared + f];
-  if (agree) return;
-  // Every rank sees the same result, so all find the difference at this collective, having run
-  // the same ones before it on data_comm_: the gather matches there.
-  const WireSignature mine = to_wire(item.seq, item.signature);
-  std::vector<WireSignature> all(static_cast<size_t>(size_));
-  MPI_Request req;
-  MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, data_comm_, &req);
-  waiter.wait(&req);
-  abort_(describe_disagreement(all));
-  std::abort();
-}
-
-void CommThread::wait_requests(MPI_Request* requests, int count, Pace pace) {
+template <class Done>
+void CommThread::wait_until(Done&& done, Pace pace) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::milliseconds(timeout_ms_.load());
   for (int spins = 0;; ++spins) {
-    int flag = 0;
-    MPI_Testall(count, requests, &flag, MPI_STATUSES_IGNORE);
-    if (flag) return;
-    // Post the signatures of collectives queued meanwhile, so they travel while this one waits.
-    if ((spins & 15) == 15) post_signatures();
+    if (done()) return;
     if (pace == Pace::Arrival && spins >= kArrivalSpins) {
       // A peer has not reached this collective yet (it is still computing): sleep between polls,
       // a sixteenth of the time waited so far, so this thread leaves the cores to the compute
@@ -262,6 +204,104 @@ void CommThread::wait_requests(MPI_Request* requests, int count, Pace pace) {
     }
     std::this_thread::yield();
   }
+}
+
+void CommThread::run(Item& item, RequestWaiter& waiter) {
+  current_seq_ = item.seq;
+  current_name_ = item.signature.describe();
+  recorder_.started(item.seq);
+  if (item.checked && size_ > 1) check_signature(item, waiter);
+  item.task(waiter);
+  recorder_.finished(item.seq);
+  finished_seq_ = item.seq;
+  current_seq_ = 0;
+  if (item.done) item.done();
+}
+
+void CommThread::post_signatures() {
+  static_assert(kSlotFields == kCompared + 1);
+  // Only this thread pops queue_, so a newer enqueued number means queue_ is not empty.
+  while (pipeline_.size() < kBatchSlots && last_enqueued_.load() > last_taken_) {
+    std::lock_guard lock(mutex_);
+    pipeline_.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+    last_taken_ = pipeline_.back().seq;
+  }
+  if (size_ == 1) return;
+  if (batch_posted_) {
+    int flag = 0;
+    MPI_Test(&batch_request_, &flag, MPI_STATUS_IGNORE);
+    if (!flag) return;
+    take_batch_result();
+  }
+  // One all-reduce gives every field's maximum and negated minimum: equal means all agree. A slot
+  // this rank has nothing for is neutral (absent: presence 0, fields the smallest value), so a
+  // slot is compared when its presence's minimum is 1 on every rank alike.
+  batch_seqs_.clear();
+  for (const Item& item : pipeline_)
+    if (item.checked && !item.compared && batch_seqs_.size() < kBatchSlots) batch_seqs_.push_back(item.seq);
+  if (batch_seqs_.empty()) return;
+  batch_.fill(std::numeric_limits<int64_t>::min());
+  constexpr int kHalf = kBatchWords / 2;
+  for (size_t slot = 0; slot < kBatchSlots; ++slot) {
+    int64_t* max = batch_.data() + slot * kSlotFields;
+    int64_t* neg_min = max + kHalf;
+    max[0] = neg_min[0] = 0;  // absent
+    if (slot >= batch_seqs_.size()) continue;
+    const Item& item = pipeline_[batch_seqs_[slot] - pipeline_.front().seq];
+    int64_t fields[kCompared];
+    compared_fields(to_wire(item.seq, item.signature), fields);
+    max[0] = 1;
+    neg_min[0] = -1;
+    for (int f = 0; f < kCompared; ++f) {
+      max[1 + f] = fields[f];
+      neg_min[1 + f] = -fields[f];
+    }
+  }
+  MPI_Iallreduce(MPI_IN_PLACE, batch_.data(), kBatchWords, MPI_INT64_T, MPI_MAX, signature_comm_, &batch_request_);
+  batch_posted_ = true;
+}
+
+void CommThread::take_batch_result() {
+  batch_posted_ = false;
+  constexpr int kHalf = kBatchWords / 2;
+  for (size_t slot = 0; slot < batch_seqs_.size(); ++slot) {
+    const int64_t* max = batch_.data() + slot * kSlotFields;
+    const int64_t* neg_min = max + kHalf;
+    if (neg_min[0] != -1) break;  // some rank has not queued it yet: the next batch compares it
+    Item& item = pipeline_[batch_seqs_[slot] - pipeline_.front().seq];
+    item.compared = true;
+    item.agrees = true;
+    for (int f = 1; f < kSlotFields; ++f) item.agrees = item.agrees && max[f] == -neg_min[f];
+  }
+}
+
+void CommThread::check_signature(Item& item, RequestWaiter& waiter) {
+  wait_until([&] {
+    post_signatures();
+    return item.compared;
+  }, Pace::Arrival);
+  if (item.agrees) return;
+  // Every rank sees the same result, so all find the difference at this collective, having run
+  // the same ones before it on data_comm_: the gather matches there.
+  const WireSignature mine = to_wire(item.seq, item.signature);
+  std::vector<WireSignature> all(static_cast<size_t>(size_));
+  MPI_Request req;
+  MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, data_comm_, &req);
+  waiter.wait(&req);
+  abort_(describe_disagreement(all));
+  std::abort();
+}
+
+void CommThread::wait_requests(MPI_Request* requests, int count, Pace pace) {
+  int spins = 0;
+  wait_until([&] {
+    int flag = 0;
+    MPI_Testall(count, requests, &flag, MPI_STATUSES_IGNORE);
+    // Compare the signatures of collectives queued meanwhile, so they travel while this one waits.
+    if (!flag && (++spins & 15) == 15) post_signatures();
+    return flag != 0;
+  }, pace);
 }
 
 void CommThread::announce_failure(const std::string& message, int silent_rank) {

@@ -4,13 +4,16 @@
 // caller's threads keep computing while a collective runs, so prefetching overlaps for real;
 // OpenMPI's shared-memory transport only makes progress inside MPI calls, which this thread keeps
 // making. A request that waits past the timeout asks every rank where it is and aborts the job
-// with the ranks that never arrived. Before each collective the ranks compare its signature
-// (one small all-reduce), so a mismatched or missing collective is named before any buffer is
-// read. The signature all-reduces are pipelined: posted for up to kSignatureDepth queued
-// collectives ahead, on a communicator of their own, so a check travels while the collectives
-// before it move their data; a collective still runs only once its own result is compared.
-// Waiting for that result is waiting for the peers to arrive, so it sleeps between polls; once
-// they are there, the data moves under continuous polling (Pace).
+// with the ranks that never arrived. Before each collective the ranks compare its signature, so a
+// mismatched or missing collective is named before any buffer is read. The signatures are
+// compared in batches: one small all-reduce carries those of every collective queued and not yet
+// compared (up to kBatchSlots), on a communicator of its own, so over a network one round trip
+// checks a run of queued collectives and travels while the collectives before them move their
+// data; a collective still runs only once its own signature is compared. Ranks may have queued
+// different numbers when they post a batch: a slot some rank left empty is compared in the next
+// batch, and every rank sees the same result, so they agree on what was compared. Waiting for a
+// result is waiting for the peers to arrive, so it sleeps between polls; once they are there, the
+// data moves under continuous polling (Pace).
 #include <mpi.h>
 
 #include <array>
@@ -70,25 +73,27 @@ class CommThread {
 
  private:
   friend class RequestWaiter;
-  // Signature all-reduces in flight at most (each a fixed 96 bytes; bounds what a rank posts
-  // ahead of the collective it runs).
-  static constexpr size_t kSignatureDepth = 8;
-  static constexpr int kSignatureWords = 12;  // the compared fields' maxima and negated minima
+  // Signatures one batch compares at most; also how many collectives the comm thread takes from
+  // the queue ahead of the one it runs. Each slot is the compared fields and a presence flag.
+  static constexpr size_t kBatchSlots = 16;
+  static constexpr int kSlotFields = 7;  // present, then seq, op, dtype, count, extra, label hash
+  static constexpr int kBatchWords = 2 * kSlotFields * static_cast<int>(kBatchSlots);  // maxima, negated minima
   struct Item {
     uint64_t seq;
     bool checked;  // compare the signature across ranks before running
     CollectiveSignature signature;
     Task task;
     std::function<void()> done;
-    bool posted = false;  // its signature all-reduce is in flight on signature_comm_
-    MPI_Request request = MPI_REQUEST_NULL;
-    std::array<int64_t, kSignatureWords> reduced{};  // written by MPI while posted: never moved then
+    bool compared = false;  // a batch found it on every rank
+    bool agrees = false;    // ... with the same signature everywhere
   };
   void loop();
-  // Moves queued collectives into pipeline_ (up to kSignatureDepth) and posts their signature
-  // all-reduces in sequence order; cheap when nothing new is queued.
+  // Moves queued collectives into pipeline_ (up to kBatchSlots); takes the result of the batch
+  // in flight if it arrived; posts the next batch when collectives wait to be compared and none
+  // is in flight. Cheap when nothing changed.
   void post_signatures();
-  // Waits for `item`'s posted signature result; on a difference, aborts naming every rank's.
+  void take_batch_result();
+  // Waits until a batch compared `item`; on a difference, aborts naming every rank's signature.
   void check_signature(Item& item, RequestWaiter& waiter);
   void run(Item& item, RequestWaiter& waiter);
   // How a wait polls. Data: a collective's own transfers, which MPI moves only while it is called,
@@ -99,6 +104,9 @@ class CommThread {
   static constexpr int kArrivalSpins = 64;  // polls (tens of us) before an arrival wait sleeps
   static constexpr std::chrono::microseconds kMinArrivalSleep{10}, kMaxArrivalSleep{500};
   void wait_requests(MPI_Request* requests, int count, Pace pace);
+  // The same polling until `done()` holds (it polls MPI itself).
+  template <class Done>
+  void wait_until(Done&& done, Pace pace);
   // Answers other ranks' "where are you?" queries and acts on their failure announcements
   // (called while idle and while waiting).
   void answer_queries();
@@ -117,10 +125,17 @@ class CommThread {
   bool stopping_ = false;
   uint64_t next_seq_ = 1;
   std::atomic<uint64_t> last_enqueued_{0};
-  // Taken from queue_ by the comm thread, signatures posted, oldest first; front is the one
-  // running or next to run. A deque keeps elements in place, as the posted buffers need.
+  // Taken from queue_ by the comm thread, oldest first (consecutive numbers); front is the one
+  // running or next to run.
   std::deque<Item> pipeline_;
   uint64_t last_taken_ = 0;
+  // The batch in flight on signature_comm_: the numbers of the collectives in its slots, and the
+  // buffer MPI reduces into (never moved while posted). Every rank posts the same batches in the
+  // same order, each only after taking the previous one's result.
+  bool batch_posted_ = false;
+  MPI_Request batch_request_ = MPI_REQUEST_NULL;
+  std::vector<uint64_t> batch_seqs_;
+  std::array<int64_t, kBatchWords> batch_{};
   // What this rank's comm thread is doing, for answering queries (only touched on the thread).
   uint64_t current_seq_ = 0, finished_seq_ = 0;
   std::string current_name_ = "none";
