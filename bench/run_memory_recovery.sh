@@ -8,10 +8,13 @@
 #      relaunched job's "resuming" line, split into the launcher's part, the ranks' start-up and
 #      finding + loading the snapshot, and the steps redone; the final digests against run 1's.
 # Every stderr line is time-stamped as it arrives. One summary JSON line at the end.
-#   [N=5] [RATE=10gbit] [ROUNDS=2] [KILL_AFTER=20] bench/run_memory_recovery.sh
+#   with OVERLAP=1, part 1 alternates a third run, --memory-snapshot-overlap (the partner copy
+#   travels while the next step trains), and part 2 uses it.
+#   [N=5] [RATE=10gbit] [ROUNDS=2] [KILL_AFTER=20] [OVERLAP=0] bench/run_memory_recovery.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=${N:-5} rate=${RATE:-10gbit} rounds=${ROUNDS:-2} kill_after=${KILL_AFTER:-20}
+n=${N:-5} rate=${RATE:-10gbit} rounds=${ROUNDS:-2} kill_after=${KILL_AFTER:-20} overlap=${OVERLAP:-0}
+fault_flags=(); [ "$overlap" = 1 ] && fault_flags=(--memory-snapshot-overlap)
 strider=$PWD/build/tools/strider
 hosts=$PWD/scripts/emulated-hosts.sh
 work=$(mktemp -d /tmp/strider-memory-recovery.XXXXXX)
@@ -28,18 +31,23 @@ field() { python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print(jso
 # Seconds per step of a run: its epoch's time over its steps (start-up and evaluation excluded).
 step_seconds() { python3 -c "import json; m=[json.loads(l) for l in open('$1/metrics.jsonl')][-1]; print(m['epoch_seconds'] / m['step'])"; }
 
-plain=() snap=()
+plain=() snap=() overlapped=()
 for ((r = 0; r < rounds; r++)); do
-  rm -rf "$work/plain" "$work/snap"
+  rm -rf "$work/plain" "$work/snap" "$work/overlapped"
   run4 --out "$work/plain" > "$work/plain.json"; plain+=("$(step_seconds "$work/plain")")
   run4 --out "$work/snap" --memory-snapshot-every "$n" > "$work/snap.json"; snap+=("$(step_seconds "$work/snap")")
+  if [ "$overlap" = 1 ]; then
+    run4 --out "$work/overlapped" --memory-snapshot-every "$n" --memory-snapshot-overlap > "$work/overlapped.json"
+    overlapped+=("$(step_seconds "$work/overlapped")")
+  fi
 done
 want=$(field '["params_sha256"]' < "$work/snap.json")
 
 stamp() { while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done; }
 run="$work/fault"
 "$strider" launch -n 4 --hostfile "$work/hostfile" --launcher "$hosts mpirun -x OMP_NUM_THREADS=1" \
-  -- "$strider" "${train[@]}" --memory-snapshot-every "$n" --out "$run" > "$run.out" 2> >(stamp > "$run.err") &
+  -- "$strider" "${train[@]}" --memory-snapshot-every "$n" "${fault_flags[@]}" --out "$run" > "$run.out" \
+  2> >(stamp > "$run.err") &
 launch=$!
 for _ in $(seq 1 6000); do
   s=$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' "$run/memory-snapshot.json" 2>/dev/null || true)
@@ -51,9 +59,10 @@ wait "$launch" || true
 sleep 0.5  # the stamping of the last lines
 
 python3 - "$run.err" "$killed_at" "$s" "$want" "$(field '["params_sha256"]' < "$run.out" 2>/dev/null || echo null)" \
-  "$(field '["memory_snapshots"]' < "$work/snap.json")" "${plain[*]}" "${snap[*]}" "$n" "$rate" <<'EOF'
+  "$(field '["memory_snapshots"]' < "$work/snap.json")" "${plain[*]}" "${snap[*]}" "$n" "$rate" "${overlapped[*]}" \
+  "$([ "$overlap" = 1 ] && field '["memory_snapshots"]' < "$work/overlapped.json" || echo null)" <<'EOF'
 import json, re, statistics, sys
-err, killed_at, snap_step, want, got, stats, plain, snap, n, rate = sys.argv[1:]
+err, killed_at, snap_step, want, got, stats, plain, snap, n, rate, overlapped, overlapped_stats = sys.argv[1:]
 killed_at = float(killed_at)
 lines = [(float(l.split(' ', 1)[0]), l.split(' ', 1)[1].rstrip('\n')) for l in open(err) if ' ' in l]
 def first(pattern):
@@ -69,6 +78,10 @@ step = statistics.median(plain)
 out = {"rate": rate, "every": int(n), "step_seconds": step, "step_seconds_with_snapshots": statistics.median(snap),
        "stall_ratio": statistics.median(snap) / step, "memory_snapshots": json.loads(stats),
        "snapshot_at_kill": int(snap_step)}
+if overlapped.split():
+    o = statistics.median(float(x) for x in overlapped.split())
+    out.update({"step_seconds_with_overlapped_snapshots": o, "overlapped_stall_ratio": o / step,
+                "overlapped_memory_snapshots": json.loads(overlapped_stats)})
 if t_resuming and t_restart:
     load = float(m_res.group(2))
     out.update({"resumed_step": int(m_res.group(1)),

@@ -9,6 +9,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "checkpoint/commit.h"
 #include "checkpoint/save_plan.h"
@@ -76,7 +77,30 @@ std::string copy_to_partner(dist::ProcessGroup& pg, const detail::SavePlan& plan
   return error;
 }
 
+// After the ranks agree that a snapshot failed: the host drops what it wrote (it would fill the
+// store for every later snapshot), and every rank throws alike.
+void fail_unless_empty(const std::string& failure, const char* consequence, bool host_lead, const std::string& store,
+                       int64_t step) {
+  if (failure.empty()) return;
+  std::error_code ec;
+  if (host_lead) std::filesystem::remove_all(detail::pending_dir(store, step), ec);
+  STRIDER_CHECK(false, kOp, "step ", step, ": ", failure, consequence);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
+
+struct MemorySnapshotter::Pending {
+  detail::SavePlan plan;  // without its tensors once the file is written (only the names and manifest stay)
+  std::vector<std::string> reports;
+  MemorySnapshotStats stats;
+  double waited = 0;       // seconds the caller spent in begin()
+  std::string copy_error;  // this rank's part of the partner copy, set by the copier
+  std::thread copier;
+};
 
 std::string memory_snapshot_store(const std::string& root, const std::string& run_dir) {
   STRIDER_CHECK(!root.empty(), kOp, "the snapshot root directory is empty; give a tmpfs such as /dev/shm");
@@ -108,6 +132,9 @@ MemorySnapshotter::MemorySnapshotter(std::string store_dir, std::shared_ptr<dist
     kept_here_.push_back(q);
     if (offset_ != 0) kept_here_.push_back((q - offset_ + world_) % world_);
   }
+  // The partner copies get a process group (and comm thread) of their own, so a copy running
+  // in the background (begin) does not hold training's collectives behind it.
+  if (offset_ != 0) copy_pg_ = pg_->split(0, rank_);
   std::error_code ec;
   std::filesystem::create_directories(store_dir_, ec);
   const std::string error = ec ? "cannot create the snapshot store " + store_dir_ + ": " + ec.message() : "";
@@ -116,7 +143,17 @@ MemorySnapshotter::MemorySnapshotter(std::string store_dir, std::shared_ptr<dist
   STRIDER_CHECK(failed.empty(), kOp, failed);
 }
 
+MemorySnapshotter::~MemorySnapshotter() {
+  if (pending_ && pending_->copier.joinable()) pending_->copier.join();
+}
+
 MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& state) {
+  begin(step, state);
+  return commit();
+}
+
+void MemorySnapshotter::begin(int64_t step, const TrainingState& state) {
+  if (pending_) commit();
   const auto start = std::chrono::steady_clock::now();
   detail::check_save_request(step, state, pg_.get());
   // A rank's failure travels as its report, so every rank fails here alike.
@@ -128,36 +165,48 @@ MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& s
   } catch (const std::exception& e) {
     report = Json{{"ok", false}, {"error", e.what()}}.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-  // After the ranks agree that the save failed: each host drops what it wrote (it would fill the
-  // store for every later snapshot), and every rank throws alike.
-  auto fail_unless_empty = [&](const std::string& failure, const char* consequence) {
-    if (failure.empty()) return;
-    std::error_code ec;
-    if (host_lead_) std::filesystem::remove_all(detail::pending_dir(store_dir_, step), ec);
-    STRIDER_CHECK(false, kOp, "step ", step, ": ", failure, consequence);
-  };
-  const auto reports = dist::all_gather_strings(*pg_, "memory snapshot: each rank's file", report);
-  fail_unless_empty(detail::first_failure(reports, "writing the snapshot's file"),
-                    "; the previous snapshot stays the newest");
-  const detail::SavePlan& plan = *planned;
-
-  MemorySnapshotStats stats{.step = step, .partner = partner()};
-  stats.own_bytes = Json::parse(reports[rank_])["file"]["bytes"].get<uint64_t>();
+  auto p = std::make_unique<Pending>();
+  p->reports = dist::all_gather_strings(*pg_, "memory snapshot: each rank's file", report);
+  fail_unless_empty(detail::first_failure(p->reports, "writing the snapshot's file"),
+                    "; the previous snapshot stays the newest", host_lead_, store_dir_, step);
+  p->plan = std::move(*planned);
+  p->plan.live.clear();  // the file holds them now: no reference to the live tensors stays
+  p->plan.pieces.clear();
+  p->stats = {.step = step, .partner = partner()};
+  p->stats.own_bytes = Json::parse(p->reports[rank_])["file"]["bytes"].get<uint64_t>();
   if (offset_ != 0) {
-    const std::string error = copy_to_partner(*pg_, plan, reports, offset_, options_.chunk_bytes, &stats.kept_for_partner);
-    fail_unless_empty(
-        first_error(dist::all_gather_strings(*pg_, "memory snapshot: the partners' copies", error), "keeping a partner's copy"),
-        "; the previous snapshot stays the newest");
+    Pending* raw = p.get();
+    raw->copier = std::thread([this, raw] {
+      try {
+        raw->copy_error = copy_to_partner(*copy_pg_, raw->plan, raw->reports, offset_, options_.chunk_bytes,
+                                          &raw->stats.kept_for_partner);
+      } catch (const std::exception& e) {
+        raw->copy_error = e.what();
+      }
+    });
   }
+  p->waited = seconds_since(start);
+  pending_ = std::move(p);
+}
 
+MemorySnapshotStats MemorySnapshotter::commit() {
+  STRIDER_CHECK(pending_, kOp, "commit() with no snapshot begun; call begin(step, state) first");
+  const std::unique_ptr<Pending> p = std::move(pending_);
+  const auto start = std::chrono::steady_clock::now();
+  if (p->copier.joinable()) p->copier.join();
+  const int64_t step = p->stats.step;
+  if (offset_ != 0)
+    fail_unless_empty(first_error(dist::all_gather_strings(*pg_, "memory snapshot: the partners' copies", p->copy_error),
+                                  "keeping a partner's copy"),
+                      "; the previous snapshot stays the newest", host_lead_, store_dir_, step);
   std::string commit_error;
   if (host_lead_) {
     try {
-      const Manifest m = detail::complete_manifest(plan, reports);
-      detail::write_file_atomically(plan.pending, kManifestName, format_manifest(m));
+      const Manifest m = detail::complete_manifest(p->plan, p->reports);
+      detail::write_file_atomically(p->plan.pending, kManifestName, format_manifest(m));
       std::set<std::string> keep{kManifestName};
       for (int q : kept_here_) keep.insert(detail::rank_file_name(q, world_));
-      detail::commit_pending(store_dir_, plan.pending, plan.final_dir, keep);
+      detail::commit_pending(store_dir_, p->plan.pending, p->plan.final_dir, keep);
     } catch (const std::exception& e) {
       commit_error = e.what();
     }
@@ -165,15 +214,18 @@ MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& s
   fail_unless_empty(
       first_error(dist::all_gather_strings(*pg_, "memory snapshot: each host's commit", commit_error), "committing"),
       "; the hosts that committed hold this snapshot, the others the previous one (recovery takes the newest "
-      "complete one)");
+      "complete one)",
+      host_lead_, store_dir_, step);
   // Every host holds `step` now: every other snapshot goes (older ones, and any newer one left by
   // an earlier incarnation of the run, which must not be found newest later).
-  if (host_lead_) detail::remove_snapshots_except(store_dir_, plan.final_dir);
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return stats;
+  if (host_lead_) detail::remove_snapshots_except(store_dir_, p->plan.final_dir);
+  p->stats.seconds = p->waited + seconds_since(start);
+  return p->stats;
 }
 
 void MemorySnapshotter::clear() {
+  if (pending_ && pending_->copier.joinable()) pending_->copier.join();
+  pending_.reset();
   dist::all_gather_strings(*pg_, "memory snapshot: clearing the stores", "");
   std::error_code ec;
   if (host_lead_) std::filesystem::remove_all(store_dir_, ec);  // best effort: the run is over

@@ -2,8 +2,9 @@
 // its own store directory, as each real host has its own /dev/shm), a GPT trained under
 // FULL_SHARD is snapshotted, one host's store is removed as if the host were gone, and the
 // surviving ranks (a smaller world) recover the snapshot from their stores and their partners'
-// copies into exactly the saved parameters and optimizer moments. A snapshot whose rank file is
-// on no surviving host is refused, naming the file.
+// copies into exactly the saved parameters and optimizer moments (the last snapshot overlapped
+// with training: begun, then committed two steps later). A snapshot whose rank file is on no
+// surviving host is refused, naming the file.
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 #include <unistd.h>
@@ -67,11 +68,19 @@ TEST(MemorySnapshot, SurvivesLosingAHost) {
   train(a, 2);
   snapshots.save(2, {.model = a.model.get(), .optimizer = a.opt.get()});
   train(a, 1);
-  const checkpoint::MemorySnapshotStats st = snapshots.save(3, {.model = a.model.get(), .optimizer = a.opt.get()});
-  EXPECT_GT(st.own_bytes, 4096u);  // several chunks travel
-  EXPECT_EQ(st.kept_for_partner > 0, W / per_host > 1);
   const auto want_params = a.model->full_state_dict();
   const auto want_moments = a.model->full_optimizer_state_dict(*a.opt);
+  // Step 3 overlapped: training goes on (its collectives beside the copy's) until the commit,
+  // and the snapshot holds step 3's state, not what training made of it since.
+  snapshots.begin(3, {.model = a.model.get(), .optimizer = a.opt.get()});
+  EXPECT_TRUE(snapshots.pending());
+  EXPECT_EQ(checkpoint::committed_checkpoints(base + "/" + host).back().step, 2) << "newest before the commit";
+  train(a, 2);
+  const checkpoint::MemorySnapshotStats st = snapshots.commit();
+  EXPECT_FALSE(snapshots.pending());
+  EXPECT_EQ(st.step, 3);
+  EXPECT_GT(st.own_bytes, 4096u);  // several chunks travel
+  EXPECT_EQ(st.kept_for_partner > 0, W / per_host > 1);
   const auto kept = checkpoint::committed_checkpoints(base + "/" + host);
   ASSERT_EQ(kept.size(), 1u) << "the snapshots of steps 2 and 7 are gone";
   EXPECT_EQ(kept[0].step, 3);

@@ -35,6 +35,8 @@ for f in "--threads 0" "--threads -3" "--threads 100000" "--epochs 0" "--epochs 
   # shellcheck disable=SC2086
   expect "train $f" "${f%% *}" train $f --out "$work/x"
 done
+expect "--memory-snapshot-overlap alone" "--memory-snapshot-overlap only applies with --memory-snapshot-every N" \
+  train "${gpt[@]}" --memory-snapshot-overlap --out "$work/x"
 expect "a --memory-snapshot-dir that does not exist" "--memory-snapshot-dir '$work/none' is not a directory" \
   train "${gpt[@]}" --memory-snapshot-every 1 --memory-snapshot-dir "$work/none" --out "$work/x"
 for f in "--seq 0" "--n-head 0" "--n-layer -1" "--n-embd 0" "--seq -4"; do

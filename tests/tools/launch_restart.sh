@@ -7,9 +7,10 @@
 #  3. a job that fails every time stops after --max-restarts, saying so;
 #  4. with in-memory snapshots (--memory-snapshot-every 2, no checkpoint file until the end):
 #     kill -9 of one of 3 ranks: relaunched from the snapshot, redoing at most 2 steps;
-#  5. (as root, on 2 emulated hosts x 2 ranks, snapshots in each host's own /dev/shm) a whole
-#     host killed with its memory emptied: relaunched from the snapshot, whose lost half comes
-#     from the partner copies on the surviving host.
+#  5. (as root, on 2 emulated hosts x 2 ranks, snapshots in each host's own /dev/shm, their
+#     partner copies overlapped with training: --memory-snapshot-overlap) a whole host killed
+#     with its memory emptied: relaunched from the snapshot, whose lost half comes from the
+#     partner copies on the surviving host, redoing at most 3 steps.
 # Usage: launch_restart.sh MPIRUN STRIDER WORK_DIR
 set -uo pipefail
 mpirun=$1 strider=$2 work=$3
@@ -66,16 +67,16 @@ hit_after_snapshot() {
   "$@"
 }
 # Checks a run relaunched from its in-memory snapshot: exit 0, the digests of one process, the
-# restart resumed from the snapshot, and no more than 2 recorded steps were redone.
+# restart resumed from the snapshot, and no more than $4 (default 2: N) recorded steps were redone.
 check_memory_restart() {
-  local what=$1 code=$2 run=$3
+  local what=$1 code=$2 run=$3 most=${4:-2}
   got=$(digests "$(tail -n 1 "$run.out")")
   restart=$(grep -m1 "strider launch: restart 1" "$run.err")
   redo=$(sed -n 's/.* (\([0-9]*\) recorded steps to redo.*/\1/p' <<< "$restart")
   echo "$what: exit $code; ${restart:-no restart logged}"
   grep -h -E "recovered the in-memory snapshot|training again|^resuming" "$run.err" | head -n 3 | sed "s/^/  /"
   if [ "$code" -ne 0 ] || [ "$got" != "$want" ] || ! grep -q "(the in-memory snapshot)" <<< "$restart" || \
-     [ "${redo:-0}" -gt 2 ] || ! grep -q "recovered the in-memory snapshot" "$run.err"; then
+     [ "${redo:-0}" -gt "$most" ] || ! grep -q "recovered the in-memory snapshot" "$run.err"; then
     echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
   fi
 }
@@ -112,15 +113,17 @@ if [ "$(id -u)" -eq 0 ] && command -v ip > /dev/null && why=$("$hosts" up 2 2>&1
     echo "  FAILED: digests '$got'"; tail -n 20 "$run.err"; failures=$((failures + 1))
   fi
 
-  # 5. In-memory snapshots, a whole emulated host killed and its memory lost.
+  # 5. In-memory snapshots overlapped with training (the partner copy crosses the link while the
+  # next step trains), a whole emulated host killed and its memory lost: at most N + 1 steps redone.
   "$hosts" kill h1; "$hosts" kill h0  # what is left of case 2
   run="$work/memory-host"
   "$strider" launch -n 4 --hostfile "$work/hostfile" --launcher "$hosts mpirun -x OMP_NUM_THREADS=1" \
-    -- "$strider" "${train[@]}" --checkpoint-every 1000 --memory-snapshot-every 2 --out "$run" > "$run.out" 2> "$run.err" &
+    -- "$strider" "${train[@]}" --checkpoint-every 1000 --memory-snapshot-every 2 --memory-snapshot-overlap \
+    --out "$run" > "$run.out" 2> "$run.err" &
   launch=$!
   hit_after_snapshot "$run" 10 "$hosts" kill h1
   wait "$launch"; code=$?
-  check_memory_restart "in-memory snapshots, host h1 killed with its memory" $code "$run"
+  check_memory_restart "overlapped in-memory snapshots, host h1 killed with its memory" $code "$run" 3
 else
   echo "skipped the emulated-host cases: they need root and network namespaces that can be entered: ${why:-not root}"
 fi

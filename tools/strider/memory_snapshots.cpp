@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -36,9 +37,22 @@ RunMemorySnapshots::RunMemorySnapshots(const TrainOptions& o, std::shared_ptr<di
 
 void RunMemorySnapshots::after_step(int64_t step) {
   ++steps_;
+  // Overlapped: the snapshot begun a step ago, its copy travelled while this step trained.
+  if (snapshots_->pending()) attempt(pending_step_, [&] { took(snapshots_->commit()); });
   if (step % options_.memory_snapshot_every != 0) return;
+  if (!options_.memory_snapshot_overlap) {
+    attempt(step, [&] { took(snapshots_->save(step, state_)); });
+    return;
+  }
+  pending_step_ = step;
+  const auto start = std::chrono::steady_clock::now();
+  attempt(step, [&] { snapshots_->begin(step, state_); });
+  begin_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void RunMemorySnapshots::attempt(int64_t step, const std::function<void()>& fn) {
   try {
-    last_ = snapshots_->save(step, state_);
+    fn();
   } catch (const Error& e) {
     // Every rank threw the same error at the same point, and the previous snapshot is whole:
     // training goes on without this one (a full store, say), saying so.
@@ -47,13 +61,18 @@ void RunMemorySnapshots::after_step(int64_t step) {
       std::cerr << "strider train: the in-memory snapshot of step " << step << " failed, training goes on ("
                 << (newest_ >= 0 ? "the newest snapshot is step " + std::to_string(newest_) : "no snapshot yet")
                 << "): " << e.what() << "\n";
-    return;
   }
-  newest_ = step;
+}
+
+void RunMemorySnapshots::took(const checkpoint::MemorySnapshotStats& s) {
+  last_ = s;
+  newest_ = s.step;
   ++taken_;
-  seconds_ += last_.seconds;
-  max_seconds_ = std::max(max_seconds_, last_.seconds);
-  record(step);
+  seconds_ += s.seconds;
+  // Overlapped, the wait is split over two steps (begin, then commit): the larger part is the stall.
+  max_seconds_ = std::max(max_seconds_, options_.memory_snapshot_overlap ? std::max(begin_seconds_, s.seconds - begin_seconds_)
+                                                                         : s.seconds);
+  record(s.step);
 }
 
 std::optional<checkpoint::RecoveredSnapshot> RunMemorySnapshots::recover(int64_t after_step, std::string* why) {
@@ -85,6 +104,7 @@ void RunMemorySnapshots::record(int64_t step) const {
 
 nlohmann::json RunMemorySnapshots::summary() const {
   return {{"every", options_.memory_snapshot_every},
+          {"overlap", options_.memory_snapshot_overlap},
           {"taken", taken_},
           {"failed", failed_},
           {"stall_seconds", seconds_},

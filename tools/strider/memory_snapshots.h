@@ -5,6 +5,7 @@
 // --out/memory-snapshot.json, which `strider launch` reads to relaunch from it. A fresh run
 // empties its stores first; a finished run removes them.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,8 +29,9 @@ class RunMemorySnapshots {
                      const checkpoint::TrainingState& state);
 
   // Collective, after every optimizer step: takes a snapshot when `step` is a multiple of
-  // --memory-snapshot-every. A snapshot that fails (on every rank alike) is reported on stderr
-  // and training goes on; the previous snapshot stays the newest.
+  // --memory-snapshot-every (with --memory-snapshot-overlap: begins it, and commits it after the
+  // next step). A snapshot that fails (on every rank alike) is reported on stderr and training
+  // goes on; the previous snapshot stays the newest.
   void after_step(int64_t step);
   // Collective, for --resume of this run: the newest snapshot newer than the file checkpoint of
   // step `after_step` (-1: none) that the surviving hosts hold, assembled on every host.
@@ -42,14 +44,17 @@ class RunMemorySnapshots {
 
  private:
   void record(int64_t step) const;
+  // Runs a snapshot's collective part; a failure (alike on every rank) is reported, not thrown.
+  void attempt(int64_t step, const std::function<void()>& fn);
+  void took(const checkpoint::MemorySnapshotStats& stats);  // a snapshot committed
 
   const TrainOptions& options_;
   std::shared_ptr<dist::ProcessGroup> pg_;
   checkpoint::TrainingState state_;
   std::string store_;
   std::unique_ptr<checkpoint::MemorySnapshotter> snapshots_;
-  int64_t taken_ = 0, failed_ = 0, steps_ = 0, newest_ = -1;
-  double seconds_ = 0, max_seconds_ = 0;
+  int64_t taken_ = 0, failed_ = 0, steps_ = 0, newest_ = -1, pending_step_ = -1;
+  double seconds_ = 0, max_seconds_ = 0, begin_seconds_ = 0;
   checkpoint::MemorySnapshotStats last_;
 };
 

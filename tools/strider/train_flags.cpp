@@ -125,6 +125,9 @@ std::vector<TrainFlag> output_flags() {
        Unset},
       {"--memory-snapshot-dir", &O::memory_snapshot_dir, Agree, {},
        "a tmpfs on every host (its own memory, outliving the trainer) for --memory-snapshot-every"},
+      {"--memory-snapshot-overlap", &O::memory_snapshot_overlap, Agree, {},
+       "with --memory-snapshot-every: the copy to the partner travels while the next step trains (committed "
+       "after it), so training waits only for the local write; a relaunch then redoes at most N + 1 steps"},
       {"--export-model", &O::export_model, Agree, {},
        "after training, write the whole model (parameters and buffers under the model's names) to this "
        "safetensors file, streamed to rank 0 a piece at a time",

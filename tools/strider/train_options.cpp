@@ -46,6 +46,8 @@ void validate(const TrainOptions& o) {
                   o.export_model, ": ", dir.string(), " is not a writable directory; create it or pick another path");
   }
   STRIDER_CHECK(!o.reset_optimizer || !o.resume.empty(), "train", "--reset-optimizer only applies with --resume");
+  STRIDER_CHECK(!o.memory_snapshot_overlap || o.memory_snapshot_every > 0, "train",
+                "--memory-snapshot-overlap only applies with --memory-snapshot-every N");
   STRIDER_CHECK(!o.fsdp_offload || (o.fsdp != "none" && o.fsdp != "ddp"), "train",
                 "--fsdp-offload needs a sharding strategy (--fsdp full_shard, shard_grad_op, ...), not --fsdp ", o.fsdp);
   STRIDER_CHECK(!o.optimizer_in_backward || o.fsdp != "none", "train",

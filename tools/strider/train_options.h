@@ -69,6 +69,9 @@ struct TrainOptions {
   // (strider launch) redoes at most N steps without reading a file. 0: none.
   int64_t memory_snapshot_every = 0;
   std::string memory_snapshot_dir = "/dev/shm";  // a tmpfs on every host: the stores' root
+  // The copy to the partner travels while the next step trains, committed after it: the stall is
+  // the local write, and a relaunch redoes at most N + 1 steps.
+  bool memory_snapshot_overlap = false;
   // Bitwise reproducible across world sizes and strategies (FSDPOptions::deterministic): each
   // global batch is split into micro_batches micro-batches (0: one per sample).
   bool deterministic = false;

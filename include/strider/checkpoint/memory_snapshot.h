@@ -18,6 +18,15 @@
 // parameters and optimizer state), twice that while a snapshot is taken (the previous one stays
 // until every host has committed the new one). A snapshot is lost only when a rank's host and
 // its partner's host are both lost; recovery then says so and the run resumes from its files.
+//
+// Overlapped with training: begin() writes this rank's file and returns while the copy to the
+// partner travels in the background (on a process group of its own, split from pg, so training's
+// collectives do not queue behind it); commit() at a later step waits for what is left of the
+// copy and commits. Until then the previous snapshot is the newest, so a failure in between
+// redoes the steps since that one (N plus the steps between begin and commit).
+//
+//   if (snapshots.pending()) snapshots.commit();       // collective: the one begun a step ago
+//   if (step % N == 0) snapshots.begin(step, state);   // collective: the stall is the local write
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,7 +49,7 @@ struct MemorySnapshotStats {
   int partner = -1;                 // the rank keeping this rank's copy (-1: none, see partner())
   uint64_t own_bytes = 0;           // this rank's file
   uint64_t kept_for_partner = 0;    // the file this rank received and keeps for its partner
-  double seconds = 0;               // the whole save, collectives included
+  double seconds = 0;               // the caller's wait: the whole save(), or begin() plus commit()
 };
 
 class MemorySnapshotter {
@@ -55,8 +64,21 @@ class MemorySnapshotter {
   // what this one wrote; if a host's commit fails, the hosts that committed hold this snapshot and
   // the others the previous one (recovery takes the newest complete one).
   MemorySnapshotStats save(int64_t step, const TrainingState& state);
+  // save() in two halves, the copy to the partner between them running in the background.
+  // begin: collective; writes this rank's file and starts the copy (a snapshot still pending is
+  // committed first); throws like save() if a rank's file failed. commit: collective; waits for
+  // the copy and commits, throwing like save(); returns the stats of the whole snapshot (seconds:
+  // the time training waited in begin and commit, not the copy's).
+  void begin(int64_t step, const TrainingState& state);
+  MemorySnapshotStats commit();
+  bool pending() const { return pending_ != nullptr; }
+  // Joins a copy still in flight (its snapshot stays uncommitted: the previous one is the newest).
+  ~MemorySnapshotter();
+  MemorySnapshotter(const MemorySnapshotter&) = delete;
+  MemorySnapshotter& operator=(const MemorySnapshotter&) = delete;
 
-  // Collective: removes every snapshot from every host's store (the run finished).
+  // Collective: removes every snapshot from every host's store (the run finished), a pending
+  // one included (its copy is waited for, not committed).
   void clear();
 
   // The rank that keeps this rank's copy: the nearest rank ahead whose offset puts every rank's
@@ -74,6 +96,9 @@ class MemorySnapshotter {
   int rank_ = 0, world_ = 1, offset_ = 0, hosts_ = 1;
   bool host_lead_ = true;  // the lowest rank of its host: writes the manifest and commits
   std::vector<int> kept_here_;  // the ranks whose files this host keeps (its own and partners')
+  std::shared_ptr<dist::ProcessGroup> copy_pg_;  // split from pg_ for the partner copies (when there is a partner)
+  struct Pending;
+  std::unique_ptr<Pending> pending_;  // begun, not committed
 };
 
 struct RecoveredSnapshot {
