@@ -9,6 +9,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "checkpoint/commit.h"
@@ -100,6 +101,9 @@ struct MemorySnapshotter::Pending {
   double waited = 0;       // seconds the caller spent in begin()
   std::string copy_error;  // this rank's part of the partner copy, set by the copier
   std::thread copier;
+  ~Pending() {
+    if (copier.joinable()) copier.join();  // its collectives must end on every rank alike
+  }
 };
 
 std::string memory_snapshot_store(const std::string& root, const std::string& run_dir) {
@@ -143,9 +147,7 @@ MemorySnapshotter::MemorySnapshotter(std::string store_dir, std::shared_ptr<dist
   STRIDER_CHECK(failed.empty(), kOp, failed);
 }
 
-MemorySnapshotter::~MemorySnapshotter() {
-  if (pending_ && pending_->copier.joinable()) pending_->copier.join();
-}
+MemorySnapshotter::~MemorySnapshotter() = default;  // ~Pending joins a copy still in flight
 
 MemorySnapshotStats MemorySnapshotter::save(int64_t step, const TrainingState& state) {
   begin(step, state);
@@ -176,14 +178,19 @@ void MemorySnapshotter::begin(int64_t step, const TrainingState& state) {
   p->stats.own_bytes = Json::parse(p->reports[rank_])["file"]["bytes"].get<uint64_t>();
   if (offset_ != 0) {
     Pending* raw = p.get();
-    raw->copier = std::thread([this, raw] {
+    auto copy = [this, raw] {
       try {
         raw->copy_error = copy_to_partner(*copy_pg_, raw->plan, raw->reports, offset_, options_.chunk_bytes,
                                           &raw->stats.kept_for_partner);
       } catch (const std::exception& e) {
         raw->copy_error = e.what();
       }
-    });
+    };
+    try {
+      raw->copier = std::thread(copy);
+    } catch (const std::system_error&) {
+      copy();  // no thread to be had: the copy now, so the peers' copies still meet this rank's
+    }
   }
   p->waited = seconds_since(start);
   pending_ = std::move(p);
@@ -224,8 +231,7 @@ MemorySnapshotStats MemorySnapshotter::commit() {
 }
 
 void MemorySnapshotter::clear() {
-  if (pending_ && pending_->copier.joinable()) pending_->copier.join();
-  pending_.reset();
+  pending_.reset();  // joins its copy
   dist::all_gather_strings(*pg_, "memory snapshot: clearing the stores", "");
   std::error_code ec;
   if (host_lead_) std::filesystem::remove_all(store_dir_, ec);  // best effort: the run is over

@@ -73,8 +73,8 @@ class CommThread {
 
  private:
   friend class RequestWaiter;
-  // Signatures one batch compares at most; also how many collectives the comm thread takes from
-  // the queue ahead of the one it runs. Each slot is the compared fields and a presence flag.
+  // Signatures one batch compares at most; also how many collectives the comm thread holds taken
+  // from the queue (the one it runs included). Each slot is the compared fields and a presence flag.
   static constexpr size_t kBatchSlots = 16;
   static constexpr int kSlotFields = 7;  // present, then seq, op, dtype, count, extra, label hash
   static constexpr int kBatchWords = 2 * kSlotFields * static_cast<int>(kBatchSlots);  // maxima, negated minima

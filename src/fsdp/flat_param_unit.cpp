@@ -442,6 +442,7 @@ void FlatParamUnit::pre_backward() {
       tree->reduces_in_flight.clear();
       for (FlatParamUnit* u : tree->units) u->finish_reduce_scatter();
       for (FlatParamUnit* u : tree->units) u->finish_backward();
+      tree->reduces_in_flight.clear();  // all settled: none may count against the next backward's bound
       tree->callback_queued = false;
       ++tree->backwards_since_step;
       for (FlatParamUnit* u : tree->units) u->state_read_ahead_ = false;
@@ -581,6 +582,7 @@ void FlatParamUnit::launch_reduce() {
                                          : codec_->reduce(group, grad_flat_, !flat, allocate);
   reduce_launched_ = true;
   settled_ = false;
+  replica_launched_ = false;  // this reduction's all-reduce across replicas is still to come
   grads_ready_ = 0;
   std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
   if (flat) reshard();  // every node that used the full parameters has run
@@ -623,10 +625,10 @@ void FlatParamUnit::settle_reduce() {
 
 void FlatParamUnit::launch_replica_reduce() {
   if (replica_launched_) return;
-  replica_launched_ = true;
-  ++tree_->stats.replica_all_reduces;
   dist::CollectiveLabel label("unit '" + name_ + "' gradients across replicas");
   replica_work_ = plan_.replica_group->all_reduce_async(reduced_, codec_->replica_op());
+  replica_launched_ = true;
+  ++tree_->stats.replica_all_reduces;
 }
 
 void FlatParamUnit::finish_reduce_scatter() {
