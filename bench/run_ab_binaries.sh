@@ -5,13 +5,16 @@
 #   bench/run_ab_binaries.sh OLD_BINARY NEW_BINARY ROUNDS RANKS [BENCH ARGS...]
 #   e.g. cp build/bench/strider_bench_fsdp /tmp/old_bench   (before the change, then rebuild)
 #        bench/run_ab_binaries.sh /tmp/old_bench build/bench/strider_bench_fsdp 4 2 --strategy full_shard
+# MPIRUN replaces the launcher, e.g. across emulated hosts (scripts/emulated-hosts.sh up 2 1gbit):
+#   MPIRUN="scripts/emulated-hosts.sh mpirun --host h0:2,h1:2" bench/run_ab_binaries.sh OLD NEW 2 4 ...
 set -euo pipefail
 old=$1 new=$2 rounds=$3 ranks=$4
+read -r -a launcher <<< "${MPIRUN:-mpirun --oversubscribe --bind-to none}"
 shift 4
 args=("$@")
 run() {  # TAG BINARY
   local line
-  line=$(OMP_NUM_THREADS=1 mpirun --oversubscribe --bind-to none -np "$ranks" "$2" "${args[@]}" 2>/dev/null | tail -n 1)
+  line=$(OMP_NUM_THREADS=1 "${launcher[@]}" -np "$ranks" -x OMP_NUM_THREADS=1 "$2" "${args[@]}" 2>/dev/null | tail -n 1)
   echo "$1 $line"
 }
 for ((r = 0; r < rounds; ++r)); do
