@@ -245,10 +245,7 @@ void FlatParamUnit::use_full_params() {
     if (tree_->tier && !in_backward_ && !nn::in_recomputation() && !needed_early_in_backward())
       tree_->tier->evict(shard_flat_);
   }
-  if (prefetched_) {
-    prefetched_ = false;
-    --tree_->prefetched;
-  }
+  in_use();
   if (plan_.flat_shards())
     for (ParamSlot& s : params_) s.owner->set_param(s.name, s.full);
 }
@@ -285,10 +282,7 @@ void FlatParamUnit::reshard() {
   if (gather_work_) gather_work_->wait();
   gather_work_.reset();
   send_ = Tensor();
-  if (prefetched_) {
-    prefetched_ = false;
-    --tree_->prefetched;
-  }
+  in_use();  // no longer ahead of use either
   full_flat_.storage()->release();
   state_ = State::Sharded;
 }
@@ -314,20 +308,30 @@ Tensor FlatParamUnit::gather_full(size_t i, const Tensor& value) const {
   return all.reshape(sizes).narrow(0, 0, layout_[i].rows).contiguous();
 }
 
+void FlatParamUnit::in_use() {
+  if (!prefetched_) return;
+  prefetched_ = false;
+  --tree_->prefetched;
+}
+
 void FlatParamUnit::prefetch(int direction) {
   if (!tree_->order_recorded) return;
   auto& order = tree_->forward_order;
   auto it = std::find(order.begin(), order.end(), this);
   if (it == order.end()) return;
+  // Backward runs the root's own part first (it comes first in forward, and its output's gradient
+  // arrives first), then the units in reverse: the root's next is the last unit of forward.
+  std::ptrdiff_t from = (it - order.begin()) + direction;
+  if (direction < 0 && it == order.begin()) from = static_cast<std::ptrdiff_t>(order.size()) - 1;
   // The next unit that gathers on demand (units that keep their parameters have nothing to fetch).
-  for (auto j = (it - order.begin()) + direction; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size());
-       j += direction) {
+  for (auto j = from; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size()); j += direction) {
     FlatParamUnit* next = order[static_cast<size_t>(j)];
-    if (!next->plan_.gathers_on_demand() || next->params_.empty()) continue;
+    if (next == this || !next->plan_.gathers_on_demand() || next->params_.empty()) continue;
     if (next->state_ != State::Sharded || tree_->prefetched >= tree_->options.limit_all_gathers) return;
     next->gather_async();
     next->prefetched_ = true;
     ++tree_->prefetched;
+    ++tree_->stats.prefetched_gathers;
     return;
   }
 }
@@ -389,6 +393,7 @@ void FlatParamUnit::pre_forward() {
                                     tree_->forward_order.end())
     tree_->forward_order.push_back(this);
   gather_async();
+  in_use();  // before prefetching: this unit is no longer ahead of use, so the next one may be
   // A checkpointed unit's recomputation runs in backward, where the next unit forward has
   // already been used: prefetching it would gather it for nothing.
   if (tree_->options.forward_prefetch && !nn::in_recomputation()) prefetch(+1);
@@ -451,6 +456,7 @@ void FlatParamUnit::pre_backward() {
   }
   in_backward_ = true;
   gather_async();
+  in_use();
   if (tree_->options.backward_prefetch == BackwardPrefetch::BackwardPre) prefetch(-1);
   if (tree_->step_stream || tree_->optimizer_in_backward) read_ahead_shards(-1);
   use_full_params();

@@ -130,7 +130,12 @@ class FlatParamUnit {
   void deliver_gradients();
   // A gradient-sized buffer: the offload tier's reused one when it fits, else fresh memory.
   Tensor gradient_buffer(ScalarType dtype, int64_t numel);
+  // Starts gathering the next unit in `direction` of the forward order, unless
+  // limit_all_gathers units are already gathered ahead of use.
   void prefetch(int direction);
+  // This unit is needed now (its forward or backward starts, or it is freed): it no longer counts
+  // among the units gathered ahead of use.
+  void in_use();
   // Offload: starts reading the shards of the units after this one in `direction` of the
   // forward order, up to CPUOffload::read_ahead_bytes not yet used.
   void read_ahead_shards(int direction);

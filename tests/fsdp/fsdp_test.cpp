@@ -459,6 +459,39 @@ TEST(FSDPFeatures, HybridReducesAcrossReplicasDuringBackward) {
   }
 }
 
+// With limit_all_gathers 1, every unit's gather starts while the unit before it computes: a unit
+// stops counting as gathered ahead once its own forward (or backward) begins, so the next one can
+// be prefetched then (counted before its wait, every other unit was gathered on demand), and the
+// root's backward, which comes first, prefetches the last unit of forward. In a step after the
+// first (which records the order), only the root's gather at the start of forward is on demand.
+TEST(FSDPFeatures, EveryGatherButTheFirstIsPrefetched) {
+  if (testing::world()->size() < 2) GTEST_SKIP() << "one rank gathers nothing";
+  for (bool forward_prefetch : {true, false}) {
+    SCOPED_TRACE(forward_prefetch ? "forward and backward prefetch" : "backward prefetch");
+    models::GPTConfig c = tiny_gpt();
+    c.n_layer = 4;
+    FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    o.forward_prefetch = forward_prefetch;
+    o.limit_all_gathers = 1;
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(std::make_shared<models::GPT>(c), testing::world(), o);
+    optim::SGD opt(sharded->named_parameters(), {.lr = 0.01});
+    Workload w = gpt_workload();
+    for (int64_t step = 0; step < 2; ++step) {
+      Batch b = w.batch(step);
+      sharded->reset_stats();
+      opt.zero_grad();
+      w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
+      opt.step();
+    }
+    const fsdp::FSDPStats& s = sharded->stats();
+    // Forward gathers the root and 4 blocks; backward regathers the blocks (the root kept its own).
+    EXPECT_EQ(s.all_gathers, 2 * c.n_layer + 1);
+    EXPECT_EQ(s.prefetched_gathers, forward_prefetch ? s.all_gathers - 1 : c.n_layer)
+        << "gathers started ahead of use, of " << s.all_gathers;
+  }
+}
+
 // Gradients accumulate where the unit reduces them from (each parameter's .grad() is a view into
 // the unit's gradient buffer), across no_sync micro-batches and across backwards without
 // zero_grad, under every strategy and DDP: training matches one process on the big batch, and a
