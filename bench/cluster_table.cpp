@@ -3,10 +3,10 @@
 // and the memory formula the benchmarks check (allocator peaks). Prints a markdown table of
 // memory per rank, step time, MFU and what bounds the step, per model, link and strategy.
 //   build/bench/strider_cluster_table [--nodes 128] [--ranks-per-node 2] [--cores-per-node 128]
-//       [--core-bf16-gflops 470] [--mfu 0.63] [--node-gib 768] [--shard-group 32]
-// Compute: the model's FLOPs at --mfu (measured on GPT-2-small under FULL_SHARD against the
-// outside canary) of the nodes' bfloat16 peak (--core-bf16-gflops: this machine's canary per
-// logical CPU). Each step is the global batch of GPT-3 (1536 x 2048 tokens) in micro-batches of
+//       [--core-bf16-gflops 526] [--mfu 0.66] [--node-gib 768] [--shard-group 32]
+// Compute: the model's FLOPs at --mfu (measured on GPT-2-small under FULL_SHARD in bfloat16
+// against the outside canary, docs/benchmarks.md issue 32 §2) of the nodes' bfloat16 peak
+// (--core-bf16-gflops: this machine's `vdpbf16ps` canary per logical CPU, the same run). Each step is the global batch of GPT-3 (1536 x 2048 tokens) in micro-batches of
 // one sequence per rank, each gathering and reducing its units again. Each phase of a
 // micro-batch (forward, backward) takes max(its compute, its hidden link time) + its unhidden
 // link time, as bench/link_table.py predicts measured steps.
@@ -33,7 +33,7 @@ struct Model {
 
 struct Cluster {
   int nodes = 128, ranks_per_node = 2, cores_per_node = 128, shard_group = 32;
-  double core_bf16_gflops = 470, mfu = 0.63, node_gib = 768;
+  double core_bf16_gflops = 526, mfu = 0.66, node_gib = 768;
   int ranks() const { return nodes * ranks_per_node; }
   double node_flops() const { return cores_per_node * core_bf16_gflops * 1e9 * mfu; }
 };

@@ -3,12 +3,15 @@
 # root) with the link unlimited and limited by tc tbf, per strategy; bench/link_table.py puts
 # each step time beside the cost model's prediction at the rate the link was measured to deliver.
 # One JSON line per run, each after a {"rate": ...} line.
-#   [RATES="none 25gbit 10gbit 1gbit"] [STRATEGIES="full_shard hybrid_shard ddp"] \
+#   [RATES="none 25gbit 10gbit 1gbit"] [STRATEGIES="full_shard hybrid_shard ddp"] [REPEATS=1] \
 #     bench/run_link_sweep.sh > link.log && bench/link_table.py < link.log
+# REPEATS runs each strategy's rates that many times in turn (none, 10gbit, none, 10gbit, ...), so
+# each limited run has an unlimited one of its own a minute before it on a host whose speed drifts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rates=${RATES:-none 25gbit 10gbit 1gbit}
 strategies=${STRATEGIES:-full_shard hybrid_shard ddp}
+repeats=${REPEATS:-1}
 shape=(--n-layer 12 --n-embd 768 --batch 1 --seq 256 --warmup 1 --steps 3)
 hosts=scripts/emulated-hosts.sh
 trap '"$hosts" down' EXIT
@@ -25,16 +28,18 @@ for rate in $rates; do
   # And under each strategy's own traffic, 2 ranks per host as the steps run: the world's rings
   # (FULL_SHARD, DDP) and the replica groups' all-reduces at once (HYBRID_SHARD).
   "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
-    --link-patterns 1 --max-mib 64 --reps 3 2>/dev/null | grep '^{"link_pattern"' || true
+    --link-patterns 1 --max-mib 64 --reps 5 2>/dev/null | grep '^{"link_pattern"' || true
 done
 # Each strategy at every rate back to back (the link's limit changed in place), so the unlimited
 # run whose compute times the model uses is minutes, not a whole sweep, from the limited ones on
 # a host whose speed drifts.
 for strategy in $strategies; do
-  for rate in $rates; do
-    "$hosts" rate "$rate"
-    echo "{\"rate\":\"$rate\",\"strategy\":\"$strategy\"}"
-    timeout 1800 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 \
-      build/bench/strider_bench_fsdp --strategy "$strategy" "${shape[@]}"
+  for ((k = 0; k < repeats; ++k)); do
+    for rate in $rates; do
+      "$hosts" rate "$rate"
+      echo "{\"rate\":\"$rate\",\"strategy\":\"$strategy\"}"
+      timeout 1800 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 \
+        build/bench/strider_bench_fsdp --strategy "$strategy" "${shape[@]}"
+    done
   done
 done
