@@ -5,19 +5,24 @@
 //   mpirun -np 2 build/bench/strider_bench_collectives [--max-mib 64] [--reps 20]
 // First lines: what the per-collective signature check costs (a 4-byte all-reduce with and without,
 // one at a time and queued back to back).
-//   mpirun --host h0:K,h1:K ... strider_bench_collectives --link-patterns 1 [--max-mib 64]
+//   mpirun --host h0:K,h1:K ... strider_bench_collectives --link-patterns 1 [--max-mib 64] [--compute-load 1]
 // instead measures what the link between hosts delivers under each strategy's traffic: one JSON
 // line per pattern with the bytes leaving a host per second (bench/link_table.py reads them).
+// --compute-load 1 measures it while each rank also multiplies matrices on a thread of its own,
+// as a training step's compute runs beside its collectives ("under_compute": true).
 #include <strider/dist/mesh.h>
 #include <strider/dist/mpi_process_group.h>
 #include <strider/strider.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace strider;
@@ -54,7 +59,26 @@ double time_it(dist::ProcessGroup& pg, int reps, F&& fn) {
 // halves. Each pattern's bytes leaving a host are the cost model's ring volumes
 // (fsdp/cost_model.h) for a buffer of `bytes`; the rate is those bytes over the slowest rank's
 // median time. The world's all-gather is a ring, as FSDP's gathers are (all_gather_pieces).
-void link_patterns(dist::MpiProcessGroup& world, int64_t bytes, int reps) {
+// Multiplies 384 x 384 matrices on a thread of its own until destroyed: a training step's
+// compute beside the collectives (one thread per rank, as the steps run with OMP_NUM_THREADS=1).
+class ComputeLoad {
+ public:
+  ComputeLoad()
+      : thread_([this] {
+          Tensor a = ones({384, 384}), b = ones({384, 384});
+          while (!stop_.load()) (void)matmul(a, b);
+        }) {}
+  ~ComputeLoad() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+void link_patterns(dist::MpiProcessGroup& world, int64_t bytes, int reps, bool under_compute) {
   const dist::HostLayout layout = dist::host_layout(world);
   const int n = world.size(), rank = world.rank(), hosts = layout.hosts, per_host = layout.ranks_per_host;
   if (hosts < 2 || !layout.regular) {
@@ -81,12 +105,15 @@ void link_patterns(dist::MpiProcessGroup& world, int64_t bytes, int reps) {
       {"replica_all_reduce", per_host * 2 * replica_ring * whole,
        [&] { groups.replica->all_reduce(replica_buf, dist::ReduceOp::Sum); }},
   };
+  std::optional<ComputeLoad> load;
+  if (under_compute) load.emplace();
   for (const Pattern& p : patterns) {
     const double s = time_it(world, reps, p.run);
     if (rank == 0)
-      std::printf("{\"link_pattern\":\"%s\",\"hosts\":%d,\"ranks_per_host\":%d,\"buffer_bytes\":%.0f,"
-                  "\"bytes_leaving_host\":%.0f,\"seconds\":%.6f,\"gbytes_per_s\":%.4f}\n",
-                  p.name, hosts, per_host, whole, p.bytes_leaving_host, s, p.bytes_leaving_host / s / 1e9);
+      std::printf("{\"link_pattern\":\"%s\",\"under_compute\":%s,\"hosts\":%d,\"ranks_per_host\":%d,"
+                  "\"buffer_bytes\":%.0f,\"bytes_leaving_host\":%.0f,\"seconds\":%.6f,\"gbytes_per_s\":%.4f}\n",
+                  p.name, under_compute ? "true" : "false", hosts, per_host, whole, p.bytes_leaving_host, s,
+                  p.bytes_leaving_host / s / 1e9);
   }
 }
 
@@ -96,14 +123,15 @@ int main(int argc, char** argv) {
   auto pg = dist::MpiProcessGroup::init(&argc, &argv);
   int64_t max_mib = 64;
   int reps = 20;
-  bool patterns = false;
+  bool patterns = false, under_compute = false;
   for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--compute-load") under_compute = std::string(argv[i + 1]) != "0";
     if (std::string(argv[i]) == "--max-mib") max_mib = std::stoll(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
     if (std::string(argv[i]) == "--link-patterns") patterns = std::string(argv[i + 1]) != "0";
   }
   if (patterns) {
-    link_patterns(*pg, max_mib << 20, reps);
+    link_patterns(*pg, max_mib << 20, reps, under_compute);
     return 0;
   }
   const int n = pg->size(), rank = pg->rank();

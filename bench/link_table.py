@@ -14,7 +14,8 @@ the reduction two before it, and the units' bytes (printed unit by unit by strid
 travel at the rate the link was measured to deliver under that kind of traffic (the sweep's
 strider_bench_collectives --link-patterns lines: the world's ring all-gather for gathers, its
 reduce-scatter for reductions, its all-reduce for DDP's buckets, the concurrent replica
-all-reduces for HYBRID_SHARD's); without those lines, at R. Compute is split over the units by
+all-reduces for HYBRID_SHARD's; measured alone: the sweep's --compute-load lines, beside a
+compute thread on every rank, are printed for comparison); without those lines, at R. Compute is split over the units by
 their parameters (the root's at the end of forward and the start of backward: the LM head).
   bench/link_table.py < link.log
 """
@@ -103,7 +104,9 @@ def main():
             measured[d["rate"]] = d["link_measured_gbytes_per_s"]
             last_rate = d["rate"]
         elif "link_pattern" in d:  # follows its rate's link_measured line
-            patterns.setdefault(last_rate, {})[d["link_pattern"]] = d["gbytes_per_s"] * 1e9
+            # Measured with a compute thread beside it, as in a step, where the sweep did so.
+            kind = "under_compute" if d.get("under_compute") else "alone"
+            patterns.setdefault(kind, {}).setdefault(last_rate, {})[d["link_pattern"]] = d["gbytes_per_s"] * 1e9
         elif "rate" in d:
             current = {"rate": d["rate"], "strategy": d["strategy"]}
             runs.append(current)
@@ -149,7 +152,10 @@ def main():
         added = link - base_link
         hidden = 1 - max(0.0, r["step"] - b["step"]) / added if added > 0 else 1.0
         hybrid = r["strategy"].startswith("hybrid")
-        p = patterns.get(r["rate"], {})  # the rate under each kind of traffic, else the ring's
+        # The rate under each kind of traffic, else the ring's. Measured alone: beside a compute
+        # thread on every rank the rates fall (the world's all-gather to half at 1 Gbit/s), but a
+        # link-bound step's compute threads mostly wait, so that is no better an input.
+        p = patterns.get("alone", {}).get(r["rate"], {})
         rates = {"gather": p.get("world_all_gather", rate), "reduce": p.get("world_reduce_scatter", rate),
                  "replica": p.get("replica_all_reduce" if hybrid else "world_all_reduce", rate)}
         queued = simulate(r["units"], rates, t_f, t_b, t_o, r["strategy"]) if "units" in r else None
@@ -159,6 +165,14 @@ def main():
         print(f"| {r['strategy']} | {r['rate']} | {rate_text} | {mb} | {link:.2f} s | {r['step']:.2f} s | "
               f"{predicted:.2f} s | {predicted / r['step']:.2f} | {queued_text} | {max(0.0, hidden):.0%} |")
 
+    if patterns:
+        print("\n| link | pattern | GB/s leaving a host, alone | beside a compute thread per rank |")
+        print("|---|---|---|---|")
+        for rate, rates in patterns.get("alone", {}).items():
+            loaded = patterns.get("under_compute", {}).get(rate, {})
+            for name, v in rates.items():
+                text = f"{loaded[name] / 1e9:.3f}" if name in loaded else "-"
+                print(f"| {rate} | {name} | {v / 1e9:.3f} | {text} |")
     if any(len(v) > 1 for v in repeated.values()):  # REPEATS > 1: the medians over the repeats
         print("\n| strategy | link | runs | queue model / measured (median, range) | hidden (median, range) |")
         print("|---|---|---|---|---|")
