@@ -27,8 +27,8 @@ for rate in $rates; do
   echo "{\"rate\":\"$rate\",\"link_measured_gbytes_per_s\":${gbs:-null}}"
   # And under each strategy's own traffic, 2 ranks per host as the steps run: the world's rings
   # (FULL_SHARD, DDP) and the replica groups' all-reduces at once (HYBRID_SHARD).
-  # Alone, then with a compute thread on every rank beside the transfers (as in a step; the
-  # table uses these).
+  # Alone (the model's input), then with a compute thread on every rank beside the transfers, as
+  # in a step (printed for comparison: the cores' contention).
   for load in 0 1; do
     "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
       --link-patterns 1 --max-mib 64 --reps 5 --compute-load $load 2>/dev/null | grep '^{"link_pattern"' || true

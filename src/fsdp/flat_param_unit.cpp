@@ -322,7 +322,7 @@ void FlatParamUnit::prefetch(int direction) {
   // Backward runs the root's own part first (it comes first in forward, and its output's gradient
   // arrives first), then the units in reverse: the root's next is the last unit of forward.
   std::ptrdiff_t from = (it - order.begin()) + direction;
-  if (direction < 0 && it == order.begin()) from = static_cast<std::ptrdiff_t>(order.size()) - 1;
+  if (direction < 0 && is_root()) from = static_cast<std::ptrdiff_t>(order.size()) - 1;
   // The next unit that gathers on demand (units that keep their parameters have nothing to fetch).
   for (auto j = from; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size()); j += direction) {
     FlatParamUnit* next = order[static_cast<size_t>(j)];

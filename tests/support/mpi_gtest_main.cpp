@@ -1,4 +1,4 @@
-// GoogleTest main for tests run under mpirun: rank 0 prints, a failure on any rank ends the job
+// GoogleTest main for tests run under mpirun: rank 0 prints, a fatal failure on any rank ends the job
 // naming that rank and test (RankFailureListener), and every rank exits with the worst result
 // of all ranks. In a build without MPI the same tests run at world size 1.
 #include <gtest/gtest.h>

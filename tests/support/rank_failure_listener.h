@@ -1,9 +1,9 @@
 #pragma once
-// A distributed test that fails on one rank must end the job, not hang it: an ASSERT returns
-// early on the failing rank while its peers wait in the test's next collective (or a destructor
-// joins a thread that waits for one). This listener prints each failure with the rank's number
-// (rank 0 has GoogleTest's printer; the others print nothing else) and, at the end of a test that failed on this rank, ends
-// the whole job through ProcessGroup::abort, which names the rank and the test.
+// A distributed test that fails fatally on one rank must end the job, not hang it: an ASSERT
+// returns early on the failing rank while its peers wait in the test's next collective (or a
+// destructor waits for one). This listener prints each failure with the rank's number (rank 0
+// has GoogleTest's printer; the others print nothing else) and, at a fatal failure, ends the whole
+// job through ProcessGroup::abort, naming the rank and the test, before the test unwinds.
 #include <gtest/gtest.h>
 #include <strider/dist/process_group.h>
 
@@ -16,13 +16,14 @@ class RankFailureListener : public ::testing::EmptyTestEventListener {
  public:
   explicit RankFailureListener(std::shared_ptr<dist::ProcessGroup> pg) : pg_(std::move(pg)) {}
 
-  void OnTestStart(const ::testing::TestInfo&) override { failures_.clear(); }
+  // Remembers the test's name (GoogleTest holds its lock while reporting a result, so asking it
+  // for the current test then would deadlock).
+  void OnTestStart(const ::testing::TestInfo& info) override;
   void OnTestPartResult(const ::testing::TestPartResult& result) override;
-  void OnTestEnd(const ::testing::TestInfo& info) override;
 
  private:
   std::shared_ptr<dist::ProcessGroup> pg_;
-  std::string failures_;
+  std::string test_ = "(outside a test)";
 };
 
 }  // namespace strider::testing
