@@ -198,7 +198,8 @@ MemoryFormula memory_formula(const std::vector<UnitLayout>& units, OptimizerFoot
 
 MemoryFormula memory_formula(const FullyShardedDataParallel& model, OptimizerFootprint optimizer, int snapshot_copies) {
   const FSDPOptions& o = model.options();
-  const int prefetched = o.backward_prefetch == BackwardPrefetch::None ? 0 : o.limit_all_gathers;
+  const bool prefetches = o.backward_prefetch != BackwardPrefetch::None || o.forward_prefetch;
+  const int prefetched = prefetches ? o.limit_all_gathers : 0;
   const OffloadBudget offload{.enabled = o.cpu_offload.offload_params,
                               .read_ahead_bytes = o.cpu_offload.read_ahead_bytes,
                               .write_behind_bytes = o.cpu_offload.write_behind_bytes};

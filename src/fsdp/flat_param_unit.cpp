@@ -323,16 +323,20 @@ void FlatParamUnit::prefetch(int direction) {
   // arrives first), then the units in reverse: the root's next is the last unit of forward.
   std::ptrdiff_t from = (it - order.begin()) + direction;
   if (direction < 0 && is_root()) from = static_cast<std::ptrdiff_t>(order.size()) - 1;
-  // The next unit that gathers on demand (units that keep their parameters have nothing to fetch).
-  for (auto j = from; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size()); j += direction) {
+  // The next limit_all_gathers units that gather on demand (units that keep their parameters have
+  // nothing to fetch): those not yet on their way start, while fewer than that many are ahead.
+  int window = tree_->options.limit_all_gathers;
+  for (auto j = from; j >= 0 && j < static_cast<std::ptrdiff_t>(order.size()) && window > 0; j += direction) {
     FlatParamUnit* next = order[static_cast<size_t>(j)];
     if (next == this || !next->plan_.gathers_on_demand() || next->params_.empty()) continue;
-    if (next->state_ != State::Sharded || tree_->prefetched >= tree_->options.limit_all_gathers) return;
+    --window;
+    if (next->state_ != State::Sharded) continue;  // already gathering or gathered
+    if (tree_->prefetched >= tree_->options.limit_all_gathers) return;
     next->gather_async();
     next->prefetched_ = true;
     ++tree_->prefetched;
     ++tree_->stats.prefetched_gathers;
-    return;
+    tree_->stats.most_prefetched = std::max<int64_t>(tree_->stats.most_prefetched, tree_->prefetched);
   }
 }
 

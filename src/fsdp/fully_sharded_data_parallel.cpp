@@ -63,6 +63,9 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::shared_ptr<nn::Module> m
   STRIDER_CHECK(options_.cpu_offload.write_behind_bytes >= 0, "FullyShardedDataParallel",
                 "CPUOffload::write_behind_bytes must be >= 0 (0 waits for each write), got ",
                 options_.cpu_offload.write_behind_bytes);
+  STRIDER_CHECK(options_.limit_all_gathers >= 0, "FullyShardedDataParallel",
+                "limit_all_gathers must be >= 0 (the units gathered ahead of use; 0 prefetches none), got ",
+                options_.limit_all_gathers);
   tree_ = std::make_shared<detail::TreeState>();
   tree_->pg = pg_;
   tree_->groups = std::make_shared<detail::PlanGroups>(pg_, options_.shard_group_size, options_.hybrid_groups);

@@ -489,7 +489,38 @@ TEST(FSDPFeatures, EveryGatherButTheFirstIsPrefetched) {
     EXPECT_EQ(s.all_gathers, 2 * c.n_layer + 1);
     EXPECT_EQ(s.prefetched_gathers, forward_prefetch ? s.all_gathers - 1 : c.n_layer)
         << "gathers started ahead of use, of " << s.all_gathers;
+    EXPECT_EQ(s.most_prefetched, 1);
   }
+}
+
+// limit_all_gathers N keeps N units gathered ahead of use, not one (a unit already on its way
+// does not stop the prefetch of the one after it), and no more.
+TEST(FSDPFeatures, LimitAllGathersBoundsTheUnitsGatheredAhead) {
+  if (testing::world()->size() < 2) GTEST_SKIP() << "one rank gathers nothing";
+  for (int limit : {1, 2, 3}) {
+    SCOPED_TRACE("limit_all_gathers " + std::to_string(limit));
+    models::GPTConfig c = tiny_gpt();
+    c.n_layer = 5;
+    FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    o.forward_prefetch = true;
+    o.limit_all_gathers = limit;
+    auto sharded = fsdp::FullyShardedDataParallel::wrap(std::make_shared<models::GPT>(c), testing::world(), o);
+    optim::SGD opt(sharded->named_parameters(), {.lr = 0.01});
+    Workload w = gpt_workload();
+    for (int64_t step = 0; step < 2; ++step) {
+      Batch b = w.batch(step);
+      sharded->reset_stats();
+      opt.zero_grad();
+      w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
+      opt.step();
+    }
+    EXPECT_EQ(sharded->stats().most_prefetched, limit);
+    EXPECT_EQ(sharded->stats().prefetched_gathers, sharded->stats().all_gathers - 1);
+  }
+  FSDPOptions bad;
+  bad.limit_all_gathers = -1;
+  EXPECT_THROW(fsdp::FullyShardedDataParallel::wrap(gpt_workload().make(), testing::world(), bad), Error);
 }
 
 // Gradients accumulate where the unit reduces them from (each parameter's .grad() is a view into

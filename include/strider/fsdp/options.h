@@ -129,7 +129,8 @@ struct FSDPOptions {
   CPUOffload cpu_offload{};
   BackwardPrefetch backward_prefetch = BackwardPrefetch::BackwardPre;
   bool forward_prefetch = false;
-  // At most this many units gathered ahead of use (bounds the memory prefetch costs).
+  // At most this many units gathered ahead of use (bounds the memory prefetch costs): forward and
+  // backward prefetch start the next N units' gathers. 0 prefetches none; negative is an error.
   int limit_all_gathers = 1;
   // Broadcast rank 0's parameters and buffers before sharding (ranks initialised differently).
   bool sync_module_states = false;

@@ -11,6 +11,7 @@ struct FSDPStats {
   // All-gathers started ahead of use (forward_prefetch, BackwardPrefetch::BackwardPre): with
   // both on, every gather of a step but the root's first in forward.
   int64_t prefetched_gathers = 0;
+  int64_t most_prefetched = 0;  // the most units gathered ahead of use at once (limit_all_gathers bounds it)
   int64_t gathered_bytes = 0;        // unsharded bytes received by all-gathers
   int64_t reduced_bytes = 0;         // gradient bytes entering reduce-scatters (or all-reduces)
   // Hybrid strategies: all-reduces of reduced chunks across the replicas, each launched as soon
