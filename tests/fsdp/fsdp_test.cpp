@@ -459,6 +459,28 @@ TEST(FSDPFeatures, HybridReducesAcrossReplicasDuringBackward) {
   }
 }
 
+// The stats of the second of two training steps (the first records the forward order, which
+// prefetching follows) of a GPT with `layers` blocks, each its own unit, prefetching as given.
+fsdp::FSDPStats second_step_stats(int64_t layers, bool forward_prefetch, int limit_all_gathers) {
+  models::GPTConfig c = tiny_gpt();
+  c.n_layer = layers;
+  FSDPOptions o;
+  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+  o.forward_prefetch = forward_prefetch;
+  o.limit_all_gathers = limit_all_gathers;
+  auto sharded = fsdp::FullyShardedDataParallel::wrap(std::make_shared<models::GPT>(c), testing::world(), o);
+  optim::SGD opt(sharded->named_parameters(), {.lr = 0.01});
+  Workload w = gpt_workload();
+  for (int64_t step = 0; step < 2; ++step) {
+    Batch b = w.batch(step);
+    sharded->reset_stats();
+    opt.zero_grad();
+    w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
+    opt.step();
+  }
+  return sharded->stats();
+}
+
 // With limit_all_gathers 1, every unit's gather starts while the unit before it computes: a unit
 // stops counting as gathered ahead once its own forward (or backward) begins, so the next one can
 // be prefetched then (counted before its wait, every other unit was gathered on demand), and the
@@ -466,28 +488,13 @@ TEST(FSDPFeatures, HybridReducesAcrossReplicasDuringBackward) {
 // first (which records the order), only the root's gather at the start of forward is on demand.
 TEST(FSDPFeatures, EveryGatherButTheFirstIsPrefetched) {
   if (testing::world()->size() < 2) GTEST_SKIP() << "one rank gathers nothing";
+  constexpr int64_t kLayers = 4;
   for (bool forward_prefetch : {true, false}) {
     SCOPED_TRACE(forward_prefetch ? "forward and backward prefetch" : "backward prefetch");
-    models::GPTConfig c = tiny_gpt();
-    c.n_layer = 4;
-    FSDPOptions o;
-    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
-    o.forward_prefetch = forward_prefetch;
-    o.limit_all_gathers = 1;
-    auto sharded = fsdp::FullyShardedDataParallel::wrap(std::make_shared<models::GPT>(c), testing::world(), o);
-    optim::SGD opt(sharded->named_parameters(), {.lr = 0.01});
-    Workload w = gpt_workload();
-    for (int64_t step = 0; step < 2; ++step) {
-      Batch b = w.batch(step);
-      sharded->reset_stats();
-      opt.zero_grad();
-      w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
-      opt.step();
-    }
-    const fsdp::FSDPStats& s = sharded->stats();
+    const fsdp::FSDPStats s = second_step_stats(kLayers, forward_prefetch, 1);
     // Forward gathers the root and 4 blocks; backward regathers the blocks (the root kept its own).
-    EXPECT_EQ(s.all_gathers, 2 * c.n_layer + 1);
-    EXPECT_EQ(s.prefetched_gathers, forward_prefetch ? s.all_gathers - 1 : c.n_layer)
+    EXPECT_EQ(s.all_gathers, 2 * kLayers + 1);
+    EXPECT_EQ(s.prefetched_gathers, forward_prefetch ? s.all_gathers - 1 : kLayers)
         << "gathers started ahead of use, of " << s.all_gathers;
     EXPECT_EQ(s.most_prefetched, 1);
   }
@@ -499,24 +506,9 @@ TEST(FSDPFeatures, LimitAllGathersBoundsTheUnitsGatheredAhead) {
   if (testing::world()->size() < 2) GTEST_SKIP() << "one rank gathers nothing";
   for (int limit : {1, 2, 3}) {
     SCOPED_TRACE("limit_all_gathers " + std::to_string(limit));
-    models::GPTConfig c = tiny_gpt();
-    c.n_layer = 5;
-    FSDPOptions o;
-    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
-    o.forward_prefetch = true;
-    o.limit_all_gathers = limit;
-    auto sharded = fsdp::FullyShardedDataParallel::wrap(std::make_shared<models::GPT>(c), testing::world(), o);
-    optim::SGD opt(sharded->named_parameters(), {.lr = 0.01});
-    Workload w = gpt_workload();
-    for (int64_t step = 0; step < 2; ++step) {
-      Batch b = w.batch(step);
-      sharded->reset_stats();
-      opt.zero_grad();
-      w.loss((*sharded)(local_slice(b.x)), local_slice(b.y)).backward();
-      opt.step();
-    }
-    EXPECT_EQ(sharded->stats().most_prefetched, limit);
-    EXPECT_EQ(sharded->stats().prefetched_gathers, sharded->stats().all_gathers - 1);
+    const fsdp::FSDPStats s = second_step_stats(5, /*forward_prefetch=*/true, limit);
+    EXPECT_EQ(s.most_prefetched, limit);
+    EXPECT_EQ(s.prefetched_gathers, s.all_gathers - 1);
   }
   FSDPOptions bad;
   bad.limit_all_gathers = -1;
