@@ -236,11 +236,22 @@ int main(int argc, char** argv) {
       const double fma = window_gflops(bench::PeakLoop::Fma);
       return std::pair<double, double>{fma, window_gflops(bench::PeakLoop::Bf16Dot)};
     };
-    // The outside canary: rank 0 runs it on every rank's threads while the others wait.
+    // The outside canary: rank 0 runs it on every rank's threads and CPUs while the others wait.
+    const std::vector<int> job_cpus = [&] {
+      std::vector<int64_t> mine(CPU_SETSIZE, 0);
+      for (int c : bench::allowed_cpus()) mine[c] = 1;
+      Tensor t = tensor(mine);
+      pg->all_reduce(t, dist::ReduceOp::Max);  // the union of the ranks' CPUs (the bench runs on one host)
+      std::vector<int> cpus;
+      const auto* any = static_cast<const int64_t*>(t.data());
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (any[c]) cpus.push_back(c);
+      return cpus;
+    }();
     auto outside = [&](int rounds) {
       pg->barrier();
       bench::OutsidePeak o;
-      if (pg->rank() == 0) o = bench::run_peak_canary(omp_get_max_threads() * pg->size(), rounds);
+      if (pg->rank() == 0) o = bench::run_peak_canary(omp_get_max_threads() * pg->size(), rounds, job_cpus);
       pg->barrier();
       return o;
     };
