@@ -1,6 +1,6 @@
 // Every linear layer's matrix products of a GPT training step on its own, in GFLOP/s and as a
-// share of the peak of the threads it runs on (issue 32 §2: where the matmuls' lost time is;
-// attention's own two products run inside the fused attention kernel, not here). For each linear
+// share of the peak of the threads it runs on (issue 32 §2: where the matmuls' lost time is), and
+// the fused attention kernel's forward and backward (ops/attention.h). For each linear
 // layer of the block (and the head), the three products autograd runs, with the operands laid
 // out exactly as LinearBackward passes them:
 //   forward      y  = x [T, in] @ W[out, in]^T (+ bias)   (ops::linear)
@@ -10,13 +10,18 @@
 // (FMA for float32, the bfloat16 dot product for bfloat16) measured right before it on the same
 // threads, and the share is taken per pair; "step" weights every product by its time as a step
 // runs them (the block's layers --n-layer times, the head once): sum of flops / sum of time x
-// adjacent peak, the linear layers' part of a step's MFU.
+// adjacent peak, the linear layers' and attention's part of a step's MFU. Attention is causal over
+// sequences of --seq tokens in --n-head heads: its "share_of_peak" counts the flops it executes
+// (the key blocks a causal query block sees), "model_gflops" the flops the MFU formula counts
+// for it (every query against every key: 4 T seq d forward, twice that backward), which is also
+// what the step figure adds.
 //
 //   OMP_NUM_THREADS=1 strider_bench_gpt_gemms [--n-layer 12] [--n-embd 768] [--tokens 1024]
-//       [--vocab 256] [--dtype float32|bfloat16] [--reps 10]
+//       [--seq 256] [--n-head 12] [--vocab 256] [--dtype float32|bfloat16] [--reps 10]
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +30,7 @@
 #include <vector>
 
 #include <strider/strider.h>
+#include <strider/ops/attention.h>
 #include <strider/ops/linear.h>
 #include <strider/ops/view.h>
 
@@ -52,7 +58,7 @@ struct Layer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n_layer = 12, n_embd = 768, tokens = 1024, vocab = 256;
+  int64_t n_layer = 12, n_embd = 768, tokens = 1024, vocab = 256, seq = 256, n_head = 12;
   int reps = 10;
   std::string dtype_name = "float32";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -61,6 +67,8 @@ int main(int argc, char** argv) {
     else if (k == "--n-embd") n_embd = std::atoll(v.c_str());
     else if (k == "--tokens") tokens = std::atoll(v.c_str());
     else if (k == "--vocab") vocab = std::atoll(v.c_str());
+    else if (k == "--seq") seq = std::atoll(v.c_str());
+    else if (k == "--n-head") n_head = std::atoll(v.c_str());
     else if (k == "--reps") reps = std::max(1, std::atoi(v.c_str()));
     else if (k == "--dtype") dtype_name = v;
     else {
@@ -72,8 +80,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "strider_bench_gpt_gemms: --dtype must be float32 or bfloat16, got %s\n", dtype_name.c_str());
     return 2;
   }
-  if (n_layer <= 0 || n_embd <= 0 || tokens <= 0 || vocab <= 0) {
-    std::fprintf(stderr, "strider_bench_gpt_gemms: --n-layer, --n-embd, --tokens and --vocab must be positive\n");
+  if (n_layer <= 0 || n_embd <= 0 || tokens <= 0 || vocab <= 0 || seq <= 0 || n_head <= 0) {
+    std::fprintf(stderr, "strider_bench_gpt_gemms: --n-layer, --n-embd, --tokens, --seq, --n-head and --vocab must be positive\n");
+    return 2;
+  }
+  if (tokens % seq != 0 || n_embd % n_head != 0) {
+    std::fprintf(stderr, "strider_bench_gpt_gemms: --tokens must be a multiple of --seq and --n-embd of --n-head\n");
     return 2;
   }
   try {
@@ -118,6 +130,45 @@ int main(int argc, char** argv) {
                     "\"gflops\":%.1f,\"peak_gflops\":%.1f,\"share_of_peak\":%.3f}\n",
                     l.name, p.name, static_cast<long long>(p.m), static_cast<long long>(p.k),
                     static_cast<long long>(p.n), s, gflops, peak, gflops / peak);
+      }
+    }
+    {
+      // Attention as the model runs it: q, k, v split from one [B, seq, 3 H D] projection.
+      const int64_t batch = tokens / seq, d = n_embd / n_head;
+      Tensor qkv = randn({batch, seq, 3, n_head, d}).to(dt);
+      auto heads = [&](int64_t i) { return qkv.select(2, i).transpose(1, 2); };
+      const Tensor q = heads(0), k = heads(1), v = heads(2);
+      const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+      const ops::AttentionResult fwd = ops::attention_forward(q, k, v, scale, true);
+      const Tensor dout = randn({batch, n_head, seq, d}).to(dt);
+      // Executed flops: the (query block, key block) pairs of 64 a causal pass visits.
+      const int64_t blocks = (seq + 63) / 64;
+      double visited = 0;
+      for (int64_t i = 0; i < blocks; ++i)
+        for (int64_t j = 0; j <= i; ++j) visited += static_cast<double>(std::min<int64_t>(64, seq - 64 * i) * std::min<int64_t>(64, seq - 64 * j));
+      const double pair_flops = 2.0 * static_cast<double>(batch * n_head * d) * visited;  // one product over the visited pairs
+      const double model_pair_flops = 2.0 * static_cast<double>(batch * n_head * d * seq * seq);
+      struct Pass {
+        const char* name;
+        int products;
+        std::function<void()> run;
+      };
+      const std::vector<Pass> passes = {
+          {"forward", 2, [&] { ops::attention_forward(q, k, v, scale, true); }},
+          {"backward", 5, [&] { ops::attention_backward(dout, q, k, v, fwd.out, fwd.lse, scale, true); }},
+      };
+      for (const Pass& pass : passes) {
+        const double peak = peak_now(loop);
+        const double s = median_seconds(pass.run, reps);
+        const double flops = pass.products * pair_flops;
+        // The MFU formula counts the backward as twice the forward (4 products' worth).
+        const double model_flops = (pass.products == 2 ? 2 : 4) * model_pair_flops;
+        step_flops += static_cast<double>(n_layer) * model_flops;
+        step_peak_seconds += static_cast<double>(n_layer) * s * peak * 1e9;
+        std::printf("{\"layer\":\"attention\",\"product\":\"%s\",\"batch\":%lld,\"heads\":%lld,\"seq\":%lld,\"head_dim\":%lld,"
+                    "\"seconds\":%.6f,\"gflops\":%.1f,\"model_gflops\":%.1f,\"peak_gflops\":%.1f,\"share_of_peak\":%.3f}\n",
+                    pass.name, static_cast<long long>(batch), static_cast<long long>(n_head), static_cast<long long>(seq),
+                    static_cast<long long>(d), s, flops / s / 1e9, model_flops / s / 1e9, peak, flops / s / 1e9 / peak);
       }
     }
     std::printf("{\"step\":\"time-weighted\",\"share_of_peak\":%.3f}\n", step_flops / step_peak_seconds);
