@@ -33,6 +33,11 @@ constexpr int64_t kLanes = 16;  // floats per AVX-512 register (two AVX2 ones); 
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
+// Columns of a panel whose columns are rows of the sequence (keys or queries transposed): one
+// vector more than the padded length, so the rows a block product walks down are not a power of
+// two apart (at 256 columns they were 1 KiB apart and fell into the same few L1 sets).
+int64_t column_panel_width(int64_t padded_length) { return padded_length + kLanes; }
+
 // How block products take their operands. A panels are row-major; a B panel of `ld` columns keeps
 // kPair consecutive k-steps of a column together: element (p, j) at
 // (p / kPair) * kPair * ld + j * kPair + p % kPair, so rows p0 (a multiple of kPair) and columns j0
@@ -165,16 +170,16 @@ template <class T, class P>
 void forward_typed(const AttentionForward& p) {
   using E = typename P::E;
   const int64_t B = p.q.sizes()[0], H = p.q.sizes()[1], L = p.q.sizes()[2], D = p.q.sizes()[3], S = p.k.sizes()[2];
-  const int64_t Dp = round_up(D, kLanes), Sp = round_up(S, kBlock);
+  const int64_t Dp = round_up(D, kLanes), Sp = round_up(S, kBlock), Sc = column_panel_width(Sp);
   const float scale = static_cast<float>(p.scale);
   auto* lse = static_cast<float*>(p.lse.data());
   parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-    // Operands: keys as B columns [Dp][Sp], values as B rows [Sp][Dp], a query block [kBlock][Dp],
+    // Operands: keys as B columns [Dp][Sc], values as B rows [Sp][Dp], a query block [kBlock][Dp],
     // the probabilities as an A operand [kBlock][kBlock]. Float: scores [kBlock][kBlock] and the
     // output block [kBlock][Dp].
-    Panels<E> operands(Dp * Sp * 2 + kBlock * Dp + kBlock * kBlock);
+    Panels<E> operands(Dp * Sc + Sp * Dp + kBlock * Dp + kBlock * kBlock);
     E* kt = operands.base;
-    E* vp = kt + Dp * Sp;
+    E* vp = kt + Dp * Sc;
     E* qb = vp + Sp * Dp;
     E* pa = qb + kBlock * Dp;
     Panels<float> floats(kBlock * Dp + kBlock * kBlock);
@@ -185,7 +190,7 @@ void forward_typed(const AttentionForward& p) {
       const int64_t b = bh / H, h = bh % H;
       const Head<const T> q = head_of<const T>(p.q, b, h), k = head_of<const T>(p.k, b, h), v = head_of<const T>(p.v, b, h);
       const Head<T> out = head_of<T>(p.out, b, h);
-      load<P, PanelOf::b_columns>(k, 0, S, D, kt, Sp);
+      load<P, PanelOf::b_columns>(k, 0, S, D, kt, Sc);
       load<P, PanelOf::b_rows>(v, 0, S, D, vp, Dp);
       for (int64_t i0 = 0; i0 < L; i0 += kBlock) {
         const int64_t br = std::min(kBlock, L - i0);
@@ -196,7 +201,7 @@ void forward_typed(const AttentionForward& p) {
         const int64_t key_end = p.causal ? std::min(S, i0 + br) : S;
         for (int64_t j0 = 0; j0 < key_end; j0 += kBlock) {
           const int64_t bc = std::min(kBlock, S - j0), nc = round_up(bc, kLanes);
-          P::gemm(br, nc, Dp, qb, Dp, kt + j0 * P::kPair, Sp, sb, kBlock, false);
+          P::gemm(br, nc, Dp, qb, Dp, kt + j0 * P::kPair, Sc, sb, kBlock, false);
           for (int64_t r = 0; r < br; ++r) {
             float* row = sb + r * kBlock;
             const int64_t visible = p.causal ? std::min(bc, i0 + r - j0 + 1) : bc;
@@ -227,27 +232,28 @@ void backward_typed(const AttentionBackward& p) {
   using E = typename P::E;
   const int64_t B = p.q.sizes()[0], H = p.q.sizes()[1], L = p.q.sizes()[2], D = p.q.sizes()[3], S = p.k.sizes()[2];
   const int64_t Dp = round_up(D, kLanes), Lp = round_up(L, kBlock), Sp = round_up(S, kBlock);
+  const int64_t Lc = column_panel_width(Lp), Sc = column_panel_width(Sp);
   const float scale = static_cast<float>(p.scale);
   const auto* lse_all = static_cast<const float*>(p.lse.data());
   parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
-    // Per head, as operands: q and dout as B rows [Lp][Dp] and B columns [Dp][Lp], k and v as A
-    // rows [Sp][Dp], k as A columns [Dp][Sp]; per block, two A tiles and a B tile [kBlock][kBlock].
-    // Float: dq transposed [Dp][Lp] (dq^T += k^T ds^T) and back [Lp][Dp], row statistics [Lp] x 2; per key block dk,
+    // Per head, as operands: q and dout as B rows [Lp][Dp] and B columns [Dp][Lc], k and v as A
+    // rows [Sp][Dp], k as A columns [Dp][Sc]; per block, two A tiles and a B tile [kBlock][kBlock].
+    // Float: dq transposed [Dp][Lc] (dq^T += k^T ds^T) and back [Lp][Dp], row statistics [Lp] x 2; per key block dk,
     // dv [kBlock][Dp] and the probabilities and score gradients, transposed [kBlock][kBlock].
-    Panels<E> operands(Lp * Dp * 4 + Sp * Dp * 3 + kBlock * kBlock * 3);
+    Panels<E> operands(Lp * Dp * 2 + Dp * Lc * 2 + Sp * Dp * 2 + Dp * Sc + kBlock * kBlock * 3);
     E* qr = operands.base;
     E* qt = qr + Lp * Dp;
-    E* gr = qt + Dp * Lp;
+    E* gr = qt + Dp * Lc;
     E* gt = gr + Lp * Dp;
-    E* kr = gt + Dp * Lp;
+    E* kr = gt + Dp * Lc;
     E* kc = kr + Sp * Dp;
-    E* vr = kc + Dp * Sp;
+    E* vr = kc + Dp * Sc;
     E* pa = vr + Sp * Dp;
     E* sa = pa + kBlock * kBlock;
     E* sbt = sa + kBlock * kBlock;
-    Panels<float> floats(Dp * Lp * 2 + Lp * 2 + kBlock * Dp * 2 + kBlock * kBlock * 2);
+    Panels<float> floats(Dp * Lc + Lp * Dp + Lp * 2 + kBlock * Dp * 2 + kBlock * kBlock * 2);
     float* dqt = floats.base;
-    float* dq = dqt + Dp * Lp;
+    float* dq = dqt + Dp * Lc;
     float* lse = dq + Lp * Dp;
     float* delta = lse + Lp;
     float* dk = delta + Lp;
@@ -260,13 +266,13 @@ void backward_typed(const AttentionBackward& p) {
       const Head<const T> v = head_of<const T>(p.v, b, h), g = head_of<const T>(p.dout, b, h);
       const Head<const T> o = head_of<const T>(p.out, b, h);
       load<P, PanelOf::b_rows>(q, 0, L, D, qr, Dp);
-      load<P, PanelOf::b_columns>(q, 0, L, D, qt, Lp);
+      load<P, PanelOf::b_columns>(q, 0, L, D, qt, Lc);
       load<P, PanelOf::b_rows>(g, 0, L, D, gr, Dp);
-      load<P, PanelOf::b_columns>(g, 0, L, D, gt, Lp);
+      load<P, PanelOf::b_columns>(g, 0, L, D, gt, Lc);
       load<P, PanelOf::a_rows>(k, 0, S, D, kr, Dp);
-      load<P, PanelOf::a_columns>(k, 0, S, D, kc, Sp);
+      load<P, PanelOf::a_columns>(k, 0, S, D, kc, Sc);
       load<P, PanelOf::a_rows>(v, 0, S, D, vr, Dp);
-      std::fill(dqt, dqt + Dp * Lp, 0.0f);
+      std::fill(dqt, dqt + Dp * Lc, 0.0f);
       for (int64_t i = 0; i < L; ++i) {
         lse[i] = lse_all[bh * L + i];
         const T* oi = o.data + i * o.row_stride;
@@ -283,15 +289,15 @@ void backward_typed(const AttentionBackward& p) {
         // Causal: queries before this key block see none of it.
         for (int64_t i0 = p.causal ? j0 : 0; i0 < L; i0 += kBlock) {
           const int64_t br = std::min(kBlock, L - i0), nr = round_up(br, kLanes);
-          P::gemm(bc, nr, Dp, kr + j0 * Dp, Dp, qt + i0 * P::kPair, Lp, pt, kBlock, false);   // scores, transposed
-          P::gemm(bc, nr, Dp, vr + j0 * Dp, Dp, gt + i0 * P::kPair, Lp, dst, kBlock, false);  // d probabilities, transposed
+          P::gemm(bc, nr, Dp, kr + j0 * Dp, Dp, qt + i0 * P::kPair, Lc, pt, kBlock, false);   // scores, transposed
+          P::gemm(bc, nr, Dp, vr + j0 * Dp, Dp, gt + i0 * P::kPair, Lc, dst, kBlock, false);  // d probabilities, transposed
           for (int64_t c = 0; c < bc; ++c) {
             const int64_t first = p.causal ? j0 + c - i0 : 0;  // first query row that sees key j0 + c
             probabilities_and_grads(pt + c * kBlock, dst + c * kBlock, nr, first, br, scale, lse + i0, delta + i0);
           }
           P::gemm(bc, Dp, br, P::tile_as_a(pt, bc, nr, pa), kBlock, gr + i0 * Dp, Dp, dv, Dp, true);
           P::gemm(bc, Dp, br, P::tile_as_a(dst, bc, nr, sa), kBlock, qr + i0 * Dp, Dp, dk, Dp, true);
-          P::gemm(Dp, nr, bc, kc + j0, Sp, P::tile_as_b(dst, bc, nr, sbt), kBlock, dqt + i0, Lp, true);
+          P::gemm(Dp, nr, bc, kc + j0, Sc, P::tile_as_b(dst, bc, nr, sbt), kBlock, dqt + i0, Lc, true);
         }
         const Head<T> dk_out = head_of<T>(p.dk, b, h), dv_out = head_of<T>(p.dv, b, h);
         for (int64_t c = 0; c < bc; ++c) {
@@ -300,7 +306,7 @@ void backward_typed(const AttentionBackward& p) {
         }
       }
       const Head<T> dq_out = head_of<T>(p.dq, b, h);
-      transpose_block_32bit(reinterpret_cast<const uint32_t*>(dqt), Lp, reinterpret_cast<uint32_t*>(dq), Dp, 0, Dp, 0, L,
+      transpose_block_32bit(reinterpret_cast<const uint32_t*>(dqt), Lc, reinterpret_cast<uint32_t*>(dq), Dp, 0, Dp, 0, L,
                             false);
       for (int64_t i = 0; i < L; ++i) store_row(dq + i * Dp, 1.0f, D, dq_out.data + i * dq_out.row_stride);
     }
