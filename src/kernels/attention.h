@@ -4,8 +4,9 @@
 // softmax (running max and sum, FlashAttention-2, Dao 2023). The forward saves each query row's
 // log-sum-exp of its scaled scores; the backward recomputes the probabilities block by block
 // from it. Causal masking is top-left aligned: query i sees keys 0..i.
-// The ordered list: cpu (float32, bfloat16, float16 computed in float32; rows of unit stride),
-// then ref (float64 accumulation, any floating dtype and strides).
+// The ordered list: cpu (float32, bfloat16, float16 computed in float32, or bfloat16 in bfloat16
+// block products with float32 accumulation on CPUs with vdpbf16ps; rows of unit stride), then ref
+// (float64 accumulation, any floating dtype and strides).
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 

@@ -103,5 +103,22 @@ TEST(MatmulConformance, LargeRowMajorRightOperand) {
   EXPECT_TRUE(b.is_contiguous());
 }
 
+// A bfloat16 product of 512+ rows takes its right operand reordered into the primitive's own
+// layout first (plain, a transposed view, the linear layer's weight); results as the reference's
+// within bfloat16's rounding, operands untouched.
+TEST(MatmulConformance, BFloat16RightOperandReorderedForLongProducts) {
+  Tensor a = testing::sample({600, 96}, kFloat, 18).to(kBFloat16), b = testing::sample({96, 72}, kFloat, 19).to(kBFloat16);
+  Tensor b_before = b.clone();
+  auto [m1, m2] = both([&] { return ops::mm(a, b); });
+  EXPECT_EQ(m1.dtype(), kBFloat16);
+  EXPECT_TRUE(all_close(m1.to(kFloat), m2.to(kFloat), 1e-2, 1e-2));
+  EXPECT_TRUE(all_close(b, b_before, 0, 0));
+  auto [t1, t2] = both([&] { return ops::mm(a, ops::t(ops::t(b).contiguous())); });
+  EXPECT_TRUE(all_close(t1.to(kFloat), t2.to(kFloat), 1e-2, 1e-2));
+  Tensor w = testing::sample({40, 96}, kFloat, 20).to(kBFloat16), bias = testing::sample({40}, kFloat, 21).to(kBFloat16);
+  auto [l1, l2] = both([&] { return ops::linear(a, w, bias); });
+  EXPECT_TRUE(all_close(l1.to(kFloat), l2.to(kFloat), 1e-2, 1e-2));
+}
+
 }  // namespace
 }  // namespace strider

@@ -30,7 +30,8 @@ STRIDER_DECLARE_TABLES(isa_avx512)
 
 namespace {
 
-// avx512_bf16 runs the avx512 copy: no kernel here gains from vdpbf16ps / vcvtneps2bf16.
+// avx512_bf16 runs the avx512 copy; a kernel that gains from vdpbf16ps (attention's bfloat16 block
+// products) checks cpu_has(Isa::avx512_bf16) inside it.
 template <class Table>
 [[maybe_unused]] const Table& pick(const Table& baseline, const Table& avx2, const Table& avx512) {
   switch (cpu_isa()) {
