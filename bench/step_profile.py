@@ -16,7 +16,7 @@ import sys
 # (kind, pattern over a frame's symbol), tried in order for each frame from the leaf up.
 KINDS = [
     ("peak loop (outside the steps)", re.compile(r"fma_chunk|bf16_chunk|peak_flops")),
-    ("matmul (oneDNN kernels and operand packing)", re.compile(r"jit_brgemm|brgemm|jit_avx512_core.*gemm|matmul|gemm_convolution|dnnl_ops::matmul")),
+    ("matmul (oneDNN kernels and operand packing)", re.compile(r"jit_brgemm|brgemm|jit_uni_reorder|jit_avx512_core.*gemm|matmul|gemm_convolution|dnnl_ops::matmul")),
     ("attention (fused kernel)", re.compile(r"attention")),
     ("AdamW step", re.compile(r"adam|Adam")),
     ("layer norm", re.compile(r"layer_norm|lnorm|layer_normalization")),
