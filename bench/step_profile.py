@@ -16,8 +16,10 @@ import sys
 # (kind, pattern over a frame's symbol), tried in order for each frame from the leaf up.
 KINDS = [
     ("peak loop (outside the steps)", re.compile(r"fma_chunk|bf16_chunk|peak_flops")),
-    ("matmul (oneDNN kernels and operand packing)", re.compile(r"jit_brgemm|brgemm|jit_uni_reorder|jit_avx512_core.*gemm|matmul|gemm_convolution|dnnl_ops::matmul")),
-    ("attention (fused kernel)", re.compile(r"attention")),
+    ("matmul (oneDNN kernels and operand packing)",
+     re.compile(r"jit_brgemm|brgemm|jit_uni_reorder|jit_avx512_core.*gemm|matmul|gemm_convolution")),
+    ("attention (fused kernel)",
+     re.compile(r"attention|block_gemm|dp_tile|online_softmax|probabilities_and_grads", re.I)),
     ("AdamW step", re.compile(r"adam|Adam")),
     ("layer norm", re.compile(r"layer_norm|lnorm|layer_normalization")),
     ("reductions", re.compile(r"kernels::.*reduce|sum_to|reduce_")),

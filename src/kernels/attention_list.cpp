@@ -1,5 +1,7 @@
-// The attention implementation lists: the blocked float32 kernel, then the float64 oracle.
+// The attention implementation lists: the blocked kernel with bfloat16 products (AVX512_BF16),
+// with float32 products, then the float64 oracle.
 #include "kernels/attention.h"
+#include "kernels/cpu_isa.h"
 
 namespace strider::kernels {
 
@@ -11,10 +13,17 @@ std::string attention_rejects(const std::vector<const Tensor*>& tensors) {
     if (t->dim() == 4 && t->sizes()[3] > 1 && t->strides()[3] != 1) return "a row with non-unit element stride";
   return {};
 }
+std::string attention_bf16_rejects(const std::vector<const Tensor*>& tensors) {
+  if (tensors.front()->dtype() != kBFloat16) return "bfloat16 storage only (other dtypes take the float32 products)";
+  if (!cpu_has(Isa::avx512_bf16)) return "needs AVX512_BF16 (vdpbf16ps), which this CPU (or STRIDER_MAX_CPU_ISA) lacks";
+  return attention_rejects(tensors);
+}
 }  // namespace cpu
 
 const ImplementationList<AttentionForward>& attention_forward_implementations() {
   static const ImplementationList<AttentionForward> list = {
+      {"cpu_bf16", [](const AttentionForward& p) { return cpu::attention_bf16_rejects({&p.q, &p.k, &p.v, &p.out}); },
+       cpu::attention_forward_bf16},
       {"cpu", [](const AttentionForward& p) { return cpu::attention_rejects({&p.q, &p.k, &p.v, &p.out}); },
        cpu::attention_forward},
       {"ref", [](const AttentionForward&) { return std::string(); }, ref::attention_forward},
@@ -24,6 +33,11 @@ const ImplementationList<AttentionForward>& attention_forward_implementations() 
 
 const ImplementationList<AttentionBackward>& attention_backward_implementations() {
   static const ImplementationList<AttentionBackward> list = {
+      {"cpu_bf16",
+       [](const AttentionBackward& p) {
+         return cpu::attention_bf16_rejects({&p.q, &p.k, &p.v, &p.out, &p.dout, &p.dq, &p.dk, &p.dv});
+       },
+       cpu::attention_backward_bf16},
       {"cpu",
        [](const AttentionBackward& p) {
          return cpu::attention_rejects({&p.q, &p.k, &p.v, &p.out, &p.dout, &p.dq, &p.dk, &p.dv});

@@ -5,6 +5,7 @@
 // (block_gemm_bf16.h) at twice the rate, with the probabilities and score gradients rounded to
 // bfloat16 for the products that take them, as FlashAttention-2 does for 16-bit inputs. The
 // softmax, the running statistics and every accumulator stay float32.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -38,6 +39,13 @@ int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 // two apart (at 256 columns they were 1 KiB apart and fell into the same few L1 sets).
 int64_t column_panel_width(int64_t padded_length) { return padded_length + kLanes; }
 
+// dst[d] = T(row[d] * scale), d < D.
+template <class T>
+void store_row(const float* row, float scale, int64_t D, T* dst) {
+#pragma omp simd
+  for (int64_t d = 0; d < D; ++d) dst[d] = static_cast<T>(row[d] * scale);
+}
+
 // How block products take their operands. A panels are row-major; a B panel of `ld` columns keeps
 // kPair consecutive k-steps of a column together: element (p, j) at
 // (p / kPair) * kPair * ld + j * kPair + p % kPair, so rows p0 (a multiple of kPair) and columns j0
@@ -56,6 +64,11 @@ struct Float32Products {
   // A float tile's rows [0, m) x columns [0, n) as an A or a B operand: the tile itself.
   static const E* tile_as_a(const float* t, int64_t, int64_t, E*) { return t; }
   static const E* tile_as_b(const float* t, int64_t, int64_t, E*) { return t; }
+  // A result row into the output.
+  template <class T>
+  static void store(const float* row, float scale, int64_t D, T* dst) {
+    store_row(row, scale, D, dst);
+  }
 };
 
 struct BFloat16Products {
@@ -74,6 +87,9 @@ struct BFloat16Products {
   static const E* tile_as_b(const float* t, int64_t k, int64_t n, E* scratch) {
     round_row_pairs_avx512(t, kBlock, k, n, scratch, kBlock);
     return scratch;
+  }
+  static void store(const float* row, float scale, int64_t D, BFloat16* dst) {
+    round_scaled_avx512(row, scale, D, reinterpret_cast<uint16_t*>(dst));
   }
 };
 
@@ -94,10 +110,11 @@ Head<T> head_of(const Tensor& t, int64_t b, int64_t h) {
 // A rows (r, d), A columns (d, r), B rows (k-step r, column d), B columns (k-step d, column r).
 enum class PanelOf { a_rows, a_columns, b_rows, b_columns };
 
-// Whether the head's elements can be read as 32-bit words (pairs of bfloat16 along d).
+// Whether rows of D elements from `first`, row_stride apart, can be read as 32-bit words (pairs of
+// bfloat16 along d).
 template <class T>
-bool words_aligned(Head<const T> src, int64_t D) {
-  return sizeof(T) == 4 || (D % 2 == 0 && src.row_stride % 2 == 0 && reinterpret_cast<uintptr_t>(src.data) % 4 == 0);
+bool words_aligned(const T* first, int64_t row_stride, int64_t D) {
+  return sizeof(T) == 4 || (D % 2 == 0 && row_stride % 2 == 0 && reinterpret_cast<uintptr_t>(first) % 4 == 0);
 }
 
 template <class P, PanelOf kind, class T>
@@ -112,16 +129,16 @@ void load(Head<const T> src, int64_t r0, int64_t n, int64_t D, typename P::E* pa
       for (int64_t r = 0; r < n; ++r) std::memcpy(panel + r * ld, first + r * src.row_stride, D * sizeof(E));
       return;
     } else if constexpr (kind == PanelOf::b_rows) {  // pairs of rows interleaved
-      for (int64_t r = 0; r < n; r += 2)
-        interleave_row_pairs_avx512(reinterpret_cast<const uint16_t*>(first + r * src.row_stride),
-                                    r + 1 < n ? reinterpret_cast<const uint16_t*>(first + (r + 1) * src.row_stride) : nullptr,
-                                    D, panel + r * ld);
+      for (int64_t r = 0; r < n; r += 2) {
+        const auto* even = reinterpret_cast<const uint16_t*>(first + r * src.row_stride);
+        interleave_row_pairs_avx512(even, r + 1 < n ? even + src.row_stride : nullptr, D, panel + r * ld);
+      }
       return;
     } else if constexpr (kind == PanelOf::a_columns && q == 2) {
       transpose_block_16bit(reinterpret_cast<const uint16_t*>(first), src.row_stride, panel, ld, 0, n, 0, D);
       return;
     } else {  // float columns (A or B), or bfloat16 B columns: a transpose of 32-bit words
-      if (words_aligned(src, D)) {
+      if (words_aligned(first, src.row_stride, D)) {
         transpose_block_32bit(reinterpret_cast<const uint32_t*>(first), src.row_stride * sizeof(T) / 4,
                               reinterpret_cast<uint32_t*>(panel), ld, 0, n, 0, D * sizeof(T) / 4, false);
         return;
@@ -145,17 +162,8 @@ void load(Head<const T> src, int64_t r0, int64_t n, int64_t D, typename P::E* pa
   }
 }
 
-template <class T>
-void store_row(const float* row, float scale, int64_t D, T* dst) {
-  if constexpr (std::is_same_v<T, BFloat16>) {
-    if (cpu_has(Isa::avx512_bf16)) return round_scaled_avx512(row, scale, D, reinterpret_cast<uint16_t*>(dst));
-  }
-#pragma omp simd
-  for (int64_t d = 0; d < D; ++d) dst[d] = static_cast<T>(row[d] * scale);
-}
-
 // Zero-filled panels from the allocator; the padding (columns past D, rows past the sequence) is
-// never written, so it stays zero and products over it add nothing.
+// never written with data (at most with zeros), so products over it add nothing.
 template <class E>
 struct Panels {
   Tensor bytes;
@@ -188,7 +196,8 @@ void forward_typed(const AttentionForward& p) {
     float row_max[kBlock], row_sum[kBlock];
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / H, h = bh % H;
-      const Head<const T> q = head_of<const T>(p.q, b, h), k = head_of<const T>(p.k, b, h), v = head_of<const T>(p.v, b, h);
+      const Head<const T> q = head_of<const T>(p.q, b, h), k = head_of<const T>(p.k, b, h);
+      const Head<const T> v = head_of<const T>(p.v, b, h);
       const Head<T> out = head_of<T>(p.out, b, h);
       load<P, PanelOf::b_columns>(k, 0, S, D, kt, Sc);
       load<P, PanelOf::b_rows>(v, 0, S, D, vp, Dp);
@@ -209,7 +218,8 @@ void forward_typed(const AttentionForward& p) {
               std::fill(row, row + nc, 0.0f);
               continue;
             }
-            const float alpha = online_softmax_row(row, nc, visible, scale, row_max[r], row_sum[r]);
+            const float alpha =
+                attention_rows::online_softmax_row(row, nc, visible, scale, row_max[r], row_sum[r]);
             if (alpha != 1.0f) {
               float* o = ob + r * Dp;
 #pragma omp simd
@@ -219,7 +229,7 @@ void forward_typed(const AttentionForward& p) {
           P::gemm(br, Dp, bc, P::tile_as_a(sb, br, nc, pa), kBlock, vp + j0 * Dp, Dp, ob, Dp, true);
         }
         for (int64_t r = 0; r < br; ++r) {
-          store_row(ob + r * Dp, 1.0f / row_sum[r], D, out.data + (i0 + r) * out.row_stride);
+          P::store(ob + r * Dp, 1.0f / row_sum[r], D, out.data + (i0 + r) * out.row_stride);
           lse[bh * L + i0 + r] = row_max[r] + std::log(row_sum[r]);
         }
       }
@@ -289,11 +299,13 @@ void backward_typed(const AttentionBackward& p) {
         // Causal: queries before this key block see none of it.
         for (int64_t i0 = p.causal ? j0 : 0; i0 < L; i0 += kBlock) {
           const int64_t br = std::min(kBlock, L - i0), nr = round_up(br, kLanes);
-          P::gemm(bc, nr, Dp, kr + j0 * Dp, Dp, qt + i0 * P::kPair, Lc, pt, kBlock, false);   // scores, transposed
-          P::gemm(bc, nr, Dp, vr + j0 * Dp, Dp, gt + i0 * P::kPair, Lc, dst, kBlock, false);  // d probabilities, transposed
+          // Scores and probability gradients, transposed (a row per key).
+          P::gemm(bc, nr, Dp, kr + j0 * Dp, Dp, qt + i0 * P::kPair, Lc, pt, kBlock, false);
+          P::gemm(bc, nr, Dp, vr + j0 * Dp, Dp, gt + i0 * P::kPair, Lc, dst, kBlock, false);
           for (int64_t c = 0; c < bc; ++c) {
             const int64_t first = p.causal ? j0 + c - i0 : 0;  // first query row that sees key j0 + c
-            probabilities_and_grads(pt + c * kBlock, dst + c * kBlock, nr, first, br, scale, lse + i0, delta + i0);
+            attention_rows::probabilities_and_grads(pt + c * kBlock, dst + c * kBlock, nr, first, br, scale, lse + i0,
+                                                    delta + i0);
           }
           P::gemm(bc, Dp, br, P::tile_as_a(pt, bc, nr, pa), kBlock, gr + i0 * Dp, Dp, dv, Dp, true);
           P::gemm(bc, Dp, br, P::tile_as_a(dst, bc, nr, sa), kBlock, qr + i0 * Dp, Dp, dk, Dp, true);
@@ -301,14 +313,14 @@ void backward_typed(const AttentionBackward& p) {
         }
         const Head<T> dk_out = head_of<T>(p.dk, b, h), dv_out = head_of<T>(p.dv, b, h);
         for (int64_t c = 0; c < bc; ++c) {
-          store_row(dk + c * Dp, 1.0f, D, dk_out.data + (j0 + c) * dk_out.row_stride);
-          store_row(dv + c * Dp, 1.0f, D, dv_out.data + (j0 + c) * dv_out.row_stride);
+          P::store(dk + c * Dp, 1.0f, D, dk_out.data + (j0 + c) * dk_out.row_stride);
+          P::store(dv + c * Dp, 1.0f, D, dv_out.data + (j0 + c) * dv_out.row_stride);
         }
       }
       const Head<T> dq_out = head_of<T>(p.dq, b, h);
-      transpose_block_32bit(reinterpret_cast<const uint32_t*>(dqt), Lc, reinterpret_cast<uint32_t*>(dq), Dp, 0, Dp, 0, L,
-                            false);
-      for (int64_t i = 0; i < L; ++i) store_row(dq + i * Dp, 1.0f, D, dq_out.data + i * dq_out.row_stride);
+      transpose_block_32bit(reinterpret_cast<const uint32_t*>(dqt), Lc, reinterpret_cast<uint32_t*>(dq), Dp, 0, Dp,
+                            0, L, false);
+      for (int64_t i = 0; i < L; ++i) P::store(dq + i * Dp, 1.0f, D, dq_out.data + i * dq_out.row_stride);
     }
   });
 }
@@ -325,27 +337,29 @@ void dispatch_reduced(ScalarType t, const F& f) {
 
 }  // namespace
 
-// bfloat16 storage on a CPU with vdpbf16ps: bfloat16 products; everything else in float32.
-template <class T>
-constexpr bool kBFloat16Storage = std::is_same_v<T, BFloat16>;
-
 void attention_forward(const AttentionForward& p) {
-  dispatch_reduced(p.q.dtype(), [&]<class T>() {
-    if constexpr (kBFloat16Storage<T>)
-      if (cpu_has(Isa::avx512_bf16)) return forward_typed<T, BFloat16Products>(p);
-    forward_typed<T, Float32Products>(p);
-  });
+  dispatch_reduced(p.q.dtype(), [&]<class T>() { forward_typed<T, Float32Products>(p); });
 }
 
 void attention_backward(const AttentionBackward& p) {
-  dispatch_reduced(p.q.dtype(), [&]<class T>() {
-    if constexpr (kBFloat16Storage<T>)
-      if (cpu_has(Isa::avx512_bf16)) return backward_typed<T, BFloat16Products>(p);
-    backward_typed<T, Float32Products>(p);
-  });
+  dispatch_reduced(p.q.dtype(), [&]<class T>() { backward_typed<T, Float32Products>(p); });
 }
 
-extern const AttentionKernels attention_kernels{&attention_forward, &attention_backward};
+// The list (attention_list.cpp) sends only bfloat16 storage on a CPU with AVX512_BF16 here.
+void attention_forward_bf16(const AttentionForward& p) {
+  STRIDER_INTERNAL_ASSERT(p.q.dtype() == kBFloat16 && cpu_has(Isa::avx512_bf16), "attention_forward_bf16",
+                          "reached with dtype ", p.q.dtype(), " on ", isa_name(cpu_isa()));
+  forward_typed<BFloat16, BFloat16Products>(p);
+}
+
+void attention_backward_bf16(const AttentionBackward& p) {
+  STRIDER_INTERNAL_ASSERT(p.q.dtype() == kBFloat16 && cpu_has(Isa::avx512_bf16), "attention_backward_bf16",
+                          "reached with dtype ", p.q.dtype(), " on ", isa_name(cpu_isa()));
+  backward_typed<BFloat16, BFloat16Products>(p);
+}
+
+extern const AttentionKernels attention_kernels{&attention_forward, &attention_backward, &attention_forward_bf16,
+                                                &attention_backward_bf16};
 
 }  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

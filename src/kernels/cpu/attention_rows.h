@@ -17,6 +17,7 @@
 
 namespace strider::kernels::cpu {
 inline namespace STRIDER_ISA_NAMESPACE {
+namespace attention_rows {  // names of their own: another kernel header may want an exp_avx512 too
 
 #define STRIDER_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
@@ -132,5 +133,6 @@ inline void probabilities_and_grads(float* scores, float* dprobs, int64_t n, int
   }
 }
 
+}  // namespace attention_rows
 }  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -57,7 +57,8 @@ STRIDER_AVX512_BF16 inline void block_gemm_bf16_avx512(int64_t m, int64_t n, int
                                                        int64_t ldc, bool accumulate) {
   const int64_t pairs = (k + 1) / 2, pair_stride = 2 * ldb;
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) dp_rows_avx512<4>(n, pairs, a + i * lda, lda, b, pair_stride, c + i * ldc, ldc, accumulate);
+  for (; i + 4 <= m; i += 4)
+    dp_rows_avx512<4>(n, pairs, a + i * lda, lda, b, pair_stride, c + i * ldc, ldc, accumulate);
   switch (m - i) {
     case 3: dp_rows_avx512<3>(n, pairs, a + i * lda, lda, b, pair_stride, c + i * ldc, ldc, accumulate); break;
     case 2: dp_rows_avx512<2>(n, pairs, a + i * lda, lda, b, pair_stride, c + i * ldc, ldc, accumulate); break;

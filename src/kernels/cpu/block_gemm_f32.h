@@ -15,8 +15,8 @@ inline namespace STRIDER_ISA_NAMESPACE {
 
 #define STRIDER_AVX512 __attribute__((target("avx512f")))
 template <int R, int V>
-STRIDER_AVX512 inline void gemm_tile_avx512(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                                            float* c, int64_t ldc, bool accumulate) {
+STRIDER_AVX512 inline void f32_tile_avx512(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                           float* c, int64_t ldc, bool accumulate) {
   __m512 acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = accumulate ? _mm512_loadu_ps(c + r * ldc + 16 * v) : _mm512_setzero_ps();
@@ -33,26 +33,26 @@ STRIDER_AVX512 inline void gemm_tile_avx512(int64_t k, const float* a, int64_t l
 }
 
 template <int R>
-STRIDER_AVX512 inline void gemm_rows_avx512(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                                     float* c, int64_t ldc, bool accumulate) {
+STRIDER_AVX512 inline void f32_rows_avx512(int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                                           int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   int64_t j = 0;
-  for (; j + 64 <= n; j += 64) gemm_tile_avx512<R, 4>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+  for (; j + 64 <= n; j += 64) f32_tile_avx512<R, 4>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
   switch ((n - j) / 16) {
-    case 3: gemm_tile_avx512<R, 3>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
-    case 2: gemm_tile_avx512<R, 2>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
-    case 1: gemm_tile_avx512<R, 1>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
+    case 3: f32_tile_avx512<R, 3>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
+    case 2: f32_tile_avx512<R, 2>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
+    case 1: f32_tile_avx512<R, 1>(k, a, lda, b + j, ldb, c + j, ldc, accumulate); break;
     default: break;
   }
 }
 
-STRIDER_AVX512 inline void gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                                int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+STRIDER_AVX512 inline void f32_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                                           int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) gemm_rows_avx512<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+  for (; i + 4 <= m; i += 4) f32_rows_avx512<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
   switch (m - i) {
-    case 3: gemm_rows_avx512<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
-    case 2: gemm_rows_avx512<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
-    case 1: gemm_rows_avx512<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 3: f32_rows_avx512<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 2: f32_rows_avx512<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 1: f32_rows_avx512<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
     default: break;
   }
 }
@@ -61,8 +61,8 @@ STRIDER_AVX512 inline void gemm_avx512(int64_t m, int64_t n, int64_t k, const fl
 // AVX2 has 16 registers of 8 floats: tiles of R rows x 16 columns (2R accumulators).
 #define STRIDER_AVX2 __attribute__((target("avx2,fma")))
 template <int R>
-STRIDER_AVX2 inline void gemm_tile_avx2(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                                        int64_t ldc, bool accumulate) {
+STRIDER_AVX2 inline void f32_tile_avx2(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                                       int64_t ldc, bool accumulate) {
   __m256 acc[R][2];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < 2; ++v) acc[r][v] = accumulate ? _mm256_loadu_ps(c + r * ldc + 8 * v) : _mm256_setzero_ps();
@@ -79,26 +79,26 @@ STRIDER_AVX2 inline void gemm_tile_avx2(int64_t k, const float* a, int64_t lda, 
 }
 
 template <int R>
-STRIDER_AVX2 inline void gemm_rows_avx2(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                                 float* c, int64_t ldc, bool accumulate) {
-  for (int64_t j = 0; j < n; j += 16) gemm_tile_avx2<R>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+STRIDER_AVX2 inline void f32_rows_avx2(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                       float* c, int64_t ldc, bool accumulate) {
+  for (int64_t j = 0; j < n; j += 16) f32_tile_avx2<R>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
 }
 
-STRIDER_AVX2 inline void gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                            float* c, int64_t ldc, bool accumulate) {
+STRIDER_AVX2 inline void f32_gemm_avx2(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                                       int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) gemm_rows_avx2<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+  for (; i + 4 <= m; i += 4) f32_rows_avx2<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
   switch (m - i) {
-    case 3: gemm_rows_avx2<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
-    case 2: gemm_rows_avx2<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
-    case 1: gemm_rows_avx2<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 3: f32_rows_avx2<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 2: f32_rows_avx2<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 1: f32_rows_avx2<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
     default: break;
   }
 }
 #undef STRIDER_AVX2
 
-inline void gemm_scalar(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                 int64_t ldc, bool accumulate) {
+inline void f32_gemm_scalar(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                            float* c, int64_t ldc, bool accumulate) {
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
     if (!accumulate)
@@ -112,11 +112,13 @@ inline void gemm_scalar(int64_t m, int64_t n, int64_t k, const float* a, int64_t
   }
 }
 
-using BlockGemmF32 = void (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
+using BlockGemmF32 = void (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
+                              bool);
 
-inline void block_gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-          int64_t ldc, bool accumulate) {
-  static const BlockGemmF32 chosen = cpu_has(Isa::avx512) ? gemm_avx512 : cpu_has(Isa::avx2) ? gemm_avx2 : gemm_scalar;
+inline void block_gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                           float* c, int64_t ldc, bool accumulate) {
+  static const BlockGemmF32 chosen =
+      cpu_has(Isa::avx512) ? f32_gemm_avx512 : cpu_has(Isa::avx2) ? f32_gemm_avx2 : f32_gemm_scalar;
   chosen(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 

@@ -30,8 +30,8 @@ STRIDER_DECLARE_TABLES(isa_avx512)
 
 namespace {
 
-// avx512_bf16 runs the avx512 copy; a kernel that gains from vdpbf16ps (attention's bfloat16 block
-// products) checks cpu_has(Isa::avx512_bf16) inside it.
+// avx512_bf16 runs the avx512 copy; an entry that needs vdpbf16ps (attention's bfloat16 block
+// products) is an implementation-list entry of its own that rejects other CPUs.
 template <class Table>
 [[maybe_unused]] const Table& pick(const Table& baseline, const Table& avx2, const Table& avx512) {
   switch (cpu_isa()) {
@@ -94,6 +94,8 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
 }
 void attention_forward(const AttentionForward& p) { attentions().forward(p); }
 void attention_backward(const AttentionBackward& p) { attentions().backward(p); }
+void attention_forward_bf16(const AttentionForward& p) { attentions().forward_bf16(p); }
+void attention_backward_bf16(const AttentionBackward& p) { attentions().backward_bf16(p); }
 void batch_norm_inference(const BatchNormForward& p) { batch_norms().batch_norm_inference(p); }
 
 }  // namespace strider::kernels::cpu

@@ -30,6 +30,8 @@ struct SoftmaxKernels {
 struct AttentionKernels {
   void (*forward)(const AttentionForward&);
   void (*backward)(const AttentionBackward&);
+  void (*forward_bf16)(const AttentionForward&);  // bfloat16 products: AVX512_BF16 CPUs only
+  void (*backward_bf16)(const AttentionBackward&);
 };
 struct BatchNormInferenceKernels {
   void (*batch_norm_inference)(const BatchNormForward&);

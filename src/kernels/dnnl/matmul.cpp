@@ -29,7 +29,9 @@ Tensor packed_if_slow(const Tensor& a, const Tensor& w) {
 // pairs inside the product (jit_brgemm_matmul_copy_b_bf16: 5.3% of a GPT-2-small bfloat16 step's
 // samples). Reordered beforehand into the layout the primitive asks for (weights `any`), the
 // products of such a step ran 3 points of the peak higher on the whole (bench/gpt_gemms_bench.cpp
-// --dtype bfloat16, docs/benchmarks.md), the reorder counted; the same bounds as above.
+// --dtype bfloat16, docs/benchmarks.md), the reorder counted. From 512 rows (as above) whatever
+// the operand's size, up to the same 8M elements; a copy per product, not cached (a FULL_SHARD
+// weight is gathered anew for its backward anyway).
 bool reorders_bfloat16_operand(const Tensor& a, const Tensor& w) {
   if (w.dtype() != kBFloat16 || w.dim() != 2 || a.dim() != 2 || a.sizes()[0] < kPackFromRows) return false;
   return w.sizes()[0] * w.sizes()[1] <= kPackUpToElements;
