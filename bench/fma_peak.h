@@ -1,6 +1,7 @@
 #pragma once
 // The machine's arithmetic peak now, measured by a loop of independent chains of the widest
-// vectors the CPU has (AVX-512, else AVX2; chosen at run time, whatever the build's -march) on
+// vectors the CPU has (AVX-512, else AVX2; chosen at run time, whatever the build's -march, and
+// capped by STRIDER_MAX_CPU_ISA as the kernels are) on
 // every OpenMP thread of the calling process for about 40 ms (or until a deadline, below): float32 FMAs (2 flops per lane), or
 // bfloat16 dot products (vdpbf16ps: two bfloat16 products summed into each float32 lane, 4 flops
 // per lane). Benchmarks take it in the same run as what they time, because a shared host's speed
@@ -9,10 +10,12 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace strider::bench {
@@ -26,11 +29,34 @@ inline std::string json_number(double v, int decimals = 4) {
   return buf;
 }
 
+// The level the peak loops use: the widest the CPU has, capped by STRIDER_MAX_CPU_ISA as strider's
+// kernels are (kernels/cpu_isa.h; read here directly, so the canary needs nothing of strider), so
+// that a capped run's MFU is taken against the peak of what it may run.
+enum class PeakLevel { baseline, avx2, avx512, avx512_bf16 };
+
+inline PeakLevel peak_level() {
+  PeakLevel level = PeakLevel::baseline;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) level = PeakLevel::avx2;
+  if (__builtin_cpu_supports("avx512f")) level = PeakLevel::avx512;
+  if (level == PeakLevel::avx512 && __builtin_cpu_supports("avx512bf16")) level = PeakLevel::avx512_bf16;
+  const char* cap = std::getenv("STRIDER_MAX_CPU_ISA");  // a bad value is strider's error to report
+  if (!cap || !*cap) return level;
+  const std::string c = cap;
+  const PeakLevel most = c == "baseline" ? PeakLevel::baseline
+                         : c == "avx2"   ? PeakLevel::avx2
+                         : c == "avx512" ? PeakLevel::avx512
+                                         : PeakLevel::avx512_bf16;
+  return std::min(level, most);
+}
+
 // The instruction set the peak loops use: "avx512_bf16", "avx512", "avx2" or "baseline".
 inline const char* peak_isa() {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) return "avx512_bf16";
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+  switch (peak_level()) {
+    case PeakLevel::avx512_bf16: return "avx512_bf16";
+    case PeakLevel::avx512: return "avx512";
+    case PeakLevel::avx2: return "avx2";
+    case PeakLevel::baseline: break;
+  }
   return "baseline";
 }
 
@@ -97,14 +123,14 @@ inline double fixed_work_gflops(int64_t iters, double flops_per_iteration, Loop 
 }  // namespace detail
 
 inline double fma_peak_gflops() {
-  if (__builtin_cpu_supports("avx512f")) return detail::fixed_work_gflops(20'000'000, 2.0 * 16 * 12, detail::fma_chunk_avx512);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return detail::fixed_work_gflops(40'000'000, 2.0 * 8 * 12, detail::fma_chunk_avx2);
+  const PeakLevel level = peak_level();
+  if (level >= PeakLevel::avx512) return detail::fixed_work_gflops(20'000'000, 2.0 * 16 * 12, detail::fma_chunk_avx512);
+  if (level == PeakLevel::avx2) return detail::fixed_work_gflops(40'000'000, 2.0 * 8 * 12, detail::fma_chunk_avx2);
   return 0.0;
 }
 
 inline double bf16_dot_peak_gflops() {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
+  if (peak_level() == PeakLevel::avx512_bf16)
     return detail::fixed_work_gflops(15'000'000, 4.0 * 16 * detail::kBf16Chains, detail::bf16_chunk_avx512);
   return 0.0;
 }
@@ -141,14 +167,13 @@ inline double chunks_until(std::chrono::steady_clock::time_point deadline, doubl
 
 // 0 when the CPU lacks the instructions.
 inline double peak_flops_until(PeakLoop loop, std::chrono::steady_clock::time_point deadline) {
-  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const PeakLevel level = peak_level();
   if (loop == PeakLoop::Bf16Dot) {
-    if (!avx512 || !__builtin_cpu_supports("avx512bf16")) return 0.0;
+    if (level != PeakLevel::avx512_bf16) return 0.0;
     return detail::chunks_until(deadline, 4.0 * 16 * detail::kBf16Chains, detail::bf16_chunk_avx512);
   }
-  if (avx512) return detail::chunks_until(deadline, 2.0 * 16 * 12, detail::fma_chunk_avx512);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return detail::chunks_until(deadline, 2.0 * 8 * 12, detail::fma_chunk_avx2);
+  if (level >= PeakLevel::avx512) return detail::chunks_until(deadline, 2.0 * 16 * 12, detail::fma_chunk_avx512);
+  if (level == PeakLevel::avx2) return detail::chunks_until(deadline, 2.0 * 8 * 12, detail::fma_chunk_avx2);
   return 0.0;
 }
 
