@@ -17,7 +17,8 @@ import sys
 KINDS = [
     ("peak loop (outside the steps)", re.compile(r"fma_chunk|bf16_chunk|peak_flops")),
     ("matmul (oneDNN kernels and operand packing)",
-     re.compile(r"jit_brgemm|brgemm|jit_uni_reorder|jit_avx512_core.*gemm|matmul|gemm_convolution")),
+     re.compile(r"jit_brgemm|brgemm|jit_uni_reorder|jit_avx512_core.*gemm|jit_avx2.*sgemm|"
+                r"jit_avx2_f32_copy|matmul|gemm_convolution")),
     ("attention (fused kernel)",
      re.compile(r"attention|block_gemm|dp_tile|online_softmax|probabilities_and_grads", re.I)),
     ("AdamW step", re.compile(r"adam|Adam")),
