@@ -3,7 +3,10 @@
 #include "dist/end_job.h"
 #include "dist/hash.h"
 
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <algorithm>
@@ -104,6 +107,33 @@ std::string describe_disagreement(const std::vector<WireSignature>& all) {
   return msg.str();
 }
 
+// The kernel's struct sched_attr as of its first size (48 bytes; sched(7)), under its own name:
+// newer C libraries declare the struct too.
+struct KernelSchedAttr {
+  uint32_t size, policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime, deadline, period;
+};
+static_assert(sizeof(KernelSchedAttr) == 48);
+
+// Under EEVDF (Linux 6.6+) each sched_yield() of a polling thread pushes its deadline one slice
+// further, so beside a busy compute thread on its core it ran only when that thread blocked: a
+// prefetched gather moved mostly while the compute thread waited for it (10-25 ms per unit).
+// Linux 6.12+ takes sched_runtime as a normal thread's slice; at 100 us each yield costs this
+// thread a little, and the gather waits of a GPT step fell 2-3x (docs/benchmarks.md). Best
+// effort: older kernels ignore the field, other policies are left alone, the nice value is kept.
+void shorten_scheduler_slice() {
+  KernelSchedAttr attr{};
+  if (syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) return;
+  if (attr.policy != SCHED_OTHER && attr.policy != SCHED_BATCH) return;
+  attr.size = sizeof(attr);
+  attr.flags = 0;
+  attr.runtime = 100'000;  // nanoseconds
+  syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
 }  // namespace
 
 void RequestWaiter::wait(MPI_Request* requests, int count) {
@@ -119,6 +149,7 @@ CommThread::CommThread(MPI_Comm parent, int rank, int size, Abort abort)
   thread_ = std::thread([this] {
     // Its sleeps between polls are tens of microseconds; the default 50 us slack would double them.
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // nanoseconds
+    shorten_scheduler_slice();
     loop();
   });
 }
