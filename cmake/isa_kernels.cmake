@@ -35,11 +35,8 @@ function(strider_add_isa_kernels target)
       target_compile_options(${obj} PRIVATE ${STRIDER_ISA_FLAGS_${level}} -fno-weak)
     endif()
     target_compile_definitions(${obj} PRIVATE STRIDER_ISA_NAMESPACE=isa_${level})
-    # -fno-trapping-math: without it GCC will not if-convert a select whose arms hold a float
-    # compare or conversion (they might trap), so below AVX-512, which masks such lanes, every
-    # loop over vmath's clamps and selects (exp, erfc, gelu, ...) ran scalar: GELU took 13% of
-    # a float32 GPT step at AVX2. Nothing here unmasks floating-point traps; rounding and NaN
-    # semantics are unchanged (that would be -frounding-math and -ffinite-math-only).
+    # -fno-trapping-math: else GCC leaves loops over selects with float compares in an arm (vmath)
+    # scalar below AVX-512 (docs/design.md; scripts/check-vmath-vectorized.sh checks it).
     target_compile_options(${obj} PRIVATE -fno-trapping-math)
     # The same include paths, features and OpenMP flags as the target itself. The public headers
     # count as system headers here: under -fno-weak each of their constexpr inline variables

@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Checks that the float32 elementwise kernels built on vmath (src/kernels/vec_math.h: exp, log,
-# erf, gelu, ...) run on packed FMAs at every vector level: a select GCC cannot if-convert makes
+# erf, gelu, ...) run on packed FMAs at AVX2 and AVX-512: a select GCC cannot if-convert makes
 # the whole loop scalar without a warning (at AVX2 that cost 13% of a GPT step until the kernels
-# were compiled with -fno-trapping-math, cmake/isa_kernels.cmake). The rows that use vmath come
-# from include/strider/core/pointwise_table.h, whose row order is the enum's; each is found in
-# the level's pointwise object by its enum value in the kernel's symbol.
+# were compiled with -fno-trapping-math, cmake/isa_kernels.cmake). The rows that use vmath
+# (directly, or through an fn::*_fast helper) come from include/strider/core/pointwise_table.h,
+# whose row order is the enum's; each is found in the level's pointwise object by its enum value
+# in the kernel's symbol.
 #
 # usage: check-vmath-vectorized.sh OBJDIR TABLE   OBJDIR holds strider_kernels_isa_<level>.dir/
 set -euo pipefail
 objdir=$1
 table=$2
 
-# "Unary 9", "Binary 8", ...: the rows whose fast column calls vmath, by list and position.
+# "Unary 9", "Binary 8", ...: the rows that call vmath, by list and position.
 rows=$(awk '
   /^#define STRIDER_UNARY_OPS/ { list = "Unary"; i = -1; next }
   /^#define STRIDER_BINARY_OPS/ { list = "Binary"; i = -1; next }
   list == "" { next }
   /^ *X\(/ { if (i >= 0 && uses) print list, i; i++; uses = 0 }
-  /vmath::/ { uses = 1 }
+  /vmath::|fn::[a-z_]+_fast/ { uses = 1 }
   !/\\$/ { if (i >= 0 && uses) print list, i; list = ""; uses = 0 }
 ' "$table")
 if [[ -z $rows ]]; then
@@ -40,7 +41,7 @@ for level in avx2 avx512; do
   counts=$(objdump -d --no-show-raw-insn -C "$obj" | awk -v reg="$reg" '
     /^[0-9a-f]+ <.*>:$/ {
       key = ""
-      if ($0 ~ /run_plan_range/ && match($0, /operator\(\)<float>\(\) const::\{lambda\(\)#1\}::operator\(\)<\(strider::kernels::(Unary|Binary)Op\)[0-9]+>/)) {
+      if ($0 ~ /run_plan_range/ && match($0, /operator\(\)<float>\(\) const::\{lambda[^}]*#1\}::operator\(\)<\(strider::kernels::(Unary|Binary)Op\)[0-9]+>/)) {
         s = substr($0, RSTART, RLENGTH)
         kind = (s ~ /UnaryOp/) ? "Unary" : "Binary"
         sub(/.*Op\)/, "", s); sub(/>.*/, "", s)
@@ -51,6 +52,10 @@ for level in avx2 avx512; do
     }
     key != "" && $0 ~ /vfn?m(add|sub)[0-9]+ps/ && index($0, reg) { n[key]++ }
     END { for (k in seen) print k, n[k] + 0 }')
+  if [[ -z $counts ]]; then
+    echo "$level: no float32 elementwise kernel recognised in $obj (has the symbol format changed?)"
+    exit 1
+  fi
   while read -r list index; do
     n=$(awk -v k="$list $index" '$1 " " $2 == k { print $3 }' <<<"$counts")
     if [[ -z $n ]]; then

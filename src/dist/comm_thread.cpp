@@ -107,8 +107,8 @@ std::string describe_disagreement(const std::vector<WireSignature>& all) {
   return msg.str();
 }
 
-// The kernel's struct sched_attr as of its first size (48 bytes; sched(7)), under its own name:
-// newer C libraries declare the struct too.
+// The kernel's struct sched_attr as of its first size (48 bytes; sched_setattr(2)), under its own
+// name: newer C libraries declare the struct too.
 struct KernelSchedAttr {
   uint32_t size, policy;
   uint64_t flags;
@@ -118,18 +118,16 @@ struct KernelSchedAttr {
 };
 static_assert(sizeof(KernelSchedAttr) == 48);
 
-// Under EEVDF (Linux 6.6+) each sched_yield() of a polling thread pushes its deadline one slice
-// further, so beside a busy compute thread on its core it ran only when that thread blocked: a
-// prefetched gather moved mostly while the compute thread waited for it (10-25 ms per unit).
-// Linux 6.12+ takes sched_runtime as a normal thread's slice; at 100 us each yield costs this
-// thread a little, and the gather waits of a GPT step fell 2-3x (docs/benchmarks.md). Best
-// effort: older kernels ignore the field, other policies are left alone, the nice value is kept.
+// A 100 us slice (read by Linux 6.12+): under EEVDF each sched_yield() of the poll pushes this
+// thread's deadline a slice back, and with the default one it ran only when its compute thread
+// blocked ("Gathers that moved only while compute waited", docs/benchmarks.md). Threads MPI
+// starts from here inherit it. Best effort; other policies and the nice value are left alone.
 void shorten_scheduler_slice() {
   KernelSchedAttr attr{};
   if (syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) return;
   if (attr.policy != SCHED_OTHER && attr.policy != SCHED_BATCH) return;
   attr.size = sizeof(attr);
-  attr.flags = 0;
+  attr.flags &= 0x01;  // SCHED_FLAG_RESET_ON_FORK: clearing it would need CAP_SYS_NICE
   attr.runtime = 100'000;  // nanoseconds
   syscall(SYS_sched_setattr, 0, &attr, 0);
 }
