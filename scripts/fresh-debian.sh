@@ -38,6 +38,10 @@ mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+# debootstrap writes no /etc/hosts; Debian's installer (and every cloud or container image) does.
+# Without one, each MPI start-up's hwloc asks DNS for "localhost" once per X display it probes
+# (5 s a process here), which no installed machine pays.
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$(hostname)" > "$root/etc/hosts"
 mkdir -p "$root/src/strider"
 git -C "$here" archive --format=tar HEAD | tar -C "$root/src/strider" -xf -
 start=$(date +%s)

@@ -353,18 +353,38 @@ void CommThread::announce_failure(const std::string& message, int silent_rank) {
   while (!(sent && acknowledged) && std::chrono::steady_clock::now() < until) {
     if (!sent) MPI_Testall(static_cast<int>(sends.size()), sends.data(), &sent, MPI_STATUSES_IGNORE);
     if (!acknowledged) MPI_Testall(static_cast<int>(recvs.size()), recvs.data(), &acknowledged, MPI_STATUSES_IGNORE);
+    acknowledge_concurrent_failures();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void CommThread::acknowledge_concurrent_failures() {
+  // Ranks that found the same fault (a disagreement is seen by all) announce it at the same
+  // time; each has printed its own reason, so each acknowledges the others' notices at once
+  // instead of leaving them to wait out the bound.
+  for (;;) {
+    // A matched probe, so the comm thread's own check for notices cannot take the same one.
+    int incoming = 0;
+    MPI_Message notice;
+    MPI_Status st;
+    MPI_Improbe(MPI_ANY_SOURCE, kFailureTag, control_comm_, &incoming, &notice, &st);
+    if (!incoming) return;
+    char text[kMaxFailureMessage] = {};
+    MPI_Mrecv(text, kMaxFailureMessage, MPI_CHAR, &notice, MPI_STATUS_IGNORE);
+    const char ack = 1;
+    MPI_Send(&ack, 1, MPI_CHAR, st.MPI_SOURCE, kFailureAckTag, control_comm_);
   }
 }
 
 void CommThread::answer_queries() {
   int failed = 0;
+  MPI_Message notice;
   MPI_Status fst;
-  MPI_Iprobe(MPI_ANY_SOURCE, kFailureTag, control_comm_, &failed, &fst);
+  MPI_Improbe(MPI_ANY_SOURCE, kFailureTag, control_comm_, &failed, &notice, &fst);
   if (failed) {
     mark_job_ending();
     char text[kMaxFailureMessage] = {};
-    MPI_Recv(text, kMaxFailureMessage, MPI_CHAR, fst.MPI_SOURCE, kFailureTag, control_comm_, MPI_STATUS_IGNORE);
+    MPI_Mrecv(text, kMaxFailureMessage, MPI_CHAR, &notice, MPI_STATUS_IGNORE);
     std::fprintf(stderr, "strider: [rank %d of %d] stopping because rank %d failed: %s\n%s", rank_, size_,
                  fst.MPI_SOURCE, text, recorder_.tail(8).insert(0, "its last collectives here:\n").c_str());
     std::fflush(stderr);

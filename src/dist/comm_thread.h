@@ -110,6 +110,8 @@ class CommThread {
   // Answers other ranks' "where are you?" queries and acts on their failure announcements
   // (called while idle and while waiting).
   void answer_queries();
+  // Acknowledges failure notices of ranks announcing at the same time as this one.
+  void acknowledge_concurrent_failures();
   [[noreturn]] void report_timeout();
 
   const int rank_, size_;
