@@ -28,12 +28,18 @@ fi
 root=$(mktemp -d /tmp/strider-fresh-debian.XXXXXX)
 cleanup() {
   for m in dev/shm dev sys proc; do umount -R "$root/$m" 2>/dev/null || umount -l "$root/$m" 2>/dev/null; done
+  umount "$root" 2>/dev/null
   # Never delete through a mount that is still attached (it would be the host's /dev or /sys).
-  if grep -q " $root/" /proc/mounts; then echo "fresh-debian.sh: mounts remain under $root; not removing it"
+  if grep -q " $root[/ ]" /proc/mounts; then echo "fresh-debian.sh: mounts remain under $root; not removing it"
   else rm -rf --one-file-system "$root"; fi
 }
 trap cleanup EXIT
 tar -C "$root" -xzf "$base"
+# An installed system's / is a mount point with mode 755. mktemp -d makes 700, under which no
+# other user can run a program (munge's set-up runs one as its own user), and `ip netns` (the
+# emulated hosts) needs / to be a mount point.
+chmod 755 "$root"
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"

@@ -6,7 +6,7 @@
 # iproute2 for the emulated hosts (scripts/emulated-hosts.sh); libpng and libjpeg-turbo for the
 # image readers. With --slurm also slurm-wlm and munge, for the Slurm test
 # (scripts/slurm-cluster.sh; skipped, saying so, without them). Not by default: they install
-# daemons a user may not want, and munge cannot be configured in a chroot.
+# daemons a user may not want (CI's run of scripts/run-tests.sh asks for them).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev zlib1g-dev

@@ -12,7 +12,7 @@ cluster=$(dirname "$(readlink -f "$0")")/../../scripts/slurm-cluster.sh
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 if [ "$(id -u)" -ne 0 ] || ! installed slurm-wlm || ! installed munge; then
   echo "skipped: the Slurm test needs root and Debian's slurm-wlm and munge, installed and configured"
-  echo "(scripts/install-deps.sh --slurm; munge cannot be configured in a chroot such as CI's fresh root)"
+  echo "(scripts/install-deps.sh --slurm installs them; CI's scripts/run-tests.sh does)"
   exit 77
 fi
 rm -rf "$work"; mkdir -p "$work"
