@@ -152,6 +152,21 @@ void print_paired_ratios() {
   // Bandwidth ratio = (bytes moved by op / t_op) / (2n / t_memcpy); copies move 2n, adds 3n.
   line("copy NCHW -> NHWC", paired_speed_ratio([&] { outcl.copy_(a); }, base), 0.5);
   line("copy NHWC -> NCHW", paired_speed_ratio([&] { out.copy_(acl); }, base), 0.5);
+  {
+    // bfloat16 (the channels-last detour of plain-layout convolutions and batch norms): the
+    // baseline copies the same bytes, half of the float32 tensor's.
+    Tensor h = a.to(kBFloat16), hcl = acl.to(kBFloat16);
+    Tensor h_out = strider::empty(kShape, TensorOptions().dtype(kBFloat16));
+    Tensor hcl_out = strider::empty(kShape, TensorOptions().dtype(kBFloat16).memory_format(MemoryFormat::ChannelsLast));
+    const size_t hn = h.nbytes();
+    auto base16 = [&] {
+      double t1 = time_once([&] { std::memcpy(scratch.data(), h.data(), hn); });
+      double t2 = time_once([&] { parallel_memcpy(scratch.data(), h.data(), hn); });
+      return std::min(t1, t2);
+    };
+    line("copy NCHW -> NHWC, bfloat16", paired_speed_ratio([&] { hcl_out.copy_(h); }, base16), 0.5);
+    line("copy NHWC -> NCHW, bfloat16", paired_speed_ratio([&] { h_out.copy_(hcl); }, base16), 0.5);
+  }
   line("add, contiguous", 1.5 * paired_speed_ratio([&] { add_out(out, a, b); }, base), 0.6);
   line("add, channels_last", 1.5 * paired_speed_ratio([&] { add_out(outcl, acl, bcl); }, base), 0.6);
   std::printf("  %-34s %.3f (goal within 5%%: 0.95..1.05)\n", "add time channels_last/contiguous",

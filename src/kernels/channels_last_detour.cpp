@@ -10,7 +10,22 @@ namespace {
 MemoryFormat channels_last_for(const Tensor& t) {
   return t.dim() == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
 }
+
+thread_local ChannelsLastCopyReuse* active_reuse = nullptr;
 }  // namespace
+
+ChannelsLastCopyReuse::ChannelsLastCopyReuse() : outer_(active_reuse) { active_reuse = this; }
+ChannelsLastCopyReuse::~ChannelsLastCopyReuse() { active_reuse = outer_; }
+
+Tensor ChannelsLastCopyReuse::find(const Tensor& t) const {
+  for (const auto& [original, copy] : copies_)
+    if (original.data() == t.data() && original.dtype() == t.dtype() && original.sizes() == t.sizes() &&
+        original.strides() == t.strides())
+      return copy;
+  return Tensor();
+}
+
+void ChannelsLastCopyReuse::keep(const Tensor& original, const Tensor& copy) { copies_.emplace_back(original, copy); }
 
 std::string plain_batch_rejects(std::initializer_list<const Tensor*> data) {
   const Tensor& first = **data.begin();
@@ -41,8 +56,11 @@ Tensor channels_last_empty(const Tensor& t, ScalarType dtype) {
 Tensor channels_last_empty(const Tensor& t) { return channels_last_empty(t, t.dtype()); }
 
 Tensor channels_last_copy(const Tensor& t) {
+  if (active_reuse)
+    if (Tensor r = active_reuse->find(t); r.defined()) return r;
   Tensor r = channels_last_empty(t);
   cpu::copy(r, t);
+  if (active_reuse) active_reuse->keep(t, r);
   return r;
 }
 

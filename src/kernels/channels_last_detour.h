@@ -6,9 +6,12 @@
 // plain layout). Copying the data to channels-last and back costs a few memory passes, far less
 // (docs/benchmarks.md). The detour is an implementation-list entry: what the user sees keeps its
 // layout, the channels-last tensors are scratch. From AVX-512 up float32 has fast plain-layout
-// kernels and stays where it is.
+// kernels and stays where it is. Batch norm in training mode, where the copies cost the most
+// against the work, has strider's own plain-layout kernel ahead of the detour
+// (kernels/cpu/batch_norm_training.cpp).
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "strider/core/tensor.h"
 
@@ -22,6 +25,24 @@ std::string detour_rejects(std::initializer_list<const Tensor*> data);
 std::string plain_batch_rejects(std::initializer_list<const Tensor*> data);
 // A channels-last copy of t (scratch from strider's allocator).
 Tensor channels_last_copy(const Tensor& t);
+
+// While one is alive on a thread, channels_last_copy of a tensor it has already copied (the same
+// data, sizes, strides and dtype) returns that copy: a convolution's backward converts its
+// output gradient once for both of its products. The tensors must not change meanwhile.
+class ChannelsLastCopyReuse {
+ public:
+  ChannelsLastCopyReuse();
+  ~ChannelsLastCopyReuse();
+  ChannelsLastCopyReuse(const ChannelsLastCopyReuse&) = delete;
+  ChannelsLastCopyReuse& operator=(const ChannelsLastCopyReuse&) = delete;
+  // The copy of t made in this scope, or an undefined tensor.
+  Tensor find(const Tensor& t) const;
+  void keep(const Tensor& original, const Tensor& copy);
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> copies_;
+  ChannelsLastCopyReuse* outer_;
+};
 // Uninitialized channels-last scratch with t's sizes and dtype (or `dtype`).
 Tensor channels_last_empty(const Tensor& t);
 Tensor channels_last_empty(const Tensor& t, ScalarType dtype);

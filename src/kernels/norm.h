@@ -5,6 +5,9 @@
 // bfloat16 kernels); then the reference (any floating dtype, float64 accumulation; the
 // oracle). Statistics and affine parameters are float32, float64 for float64 data
 // (norm_stat_dtype); the ops layer converts them and decides every layout.
+#include <initializer_list>
+#include <string>
+
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
@@ -50,6 +53,10 @@ namespace cpu {
 // Evaluation mode only (a per-channel affine pass), float32/bfloat16, plain or channels-last.
 std::string batch_norm_inference_rejects(const BatchNormForward& p);
 void batch_norm_inference(const BatchNormForward& p);
+// Training mode on plain-layout float32/bfloat16 batches, where oneDNN is slow in that layout.
+std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data, bool training);
+void batch_norm_training_forward(const BatchNormForward& p);
+void batch_norm_training_backward(const BatchNormBackward& p);
 }  // namespace cpu
 
 namespace dnnl_ops {

@@ -1,5 +1,6 @@
 // The normalization implementation lists: for plain-layout batch norm where oneDNN's kernels
-// for that layout are slow, oneDNN via channels-last (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16
+// for that layout are slow, strider's own kernels in training mode and oneDNN via channels-last
+// (kernels/channels_last_detour.h) in evaluation mode; oneDNN where it computes the problem; bfloat16
 // in float32 where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the
 // reference.
 #include "kernels/channels_last_detour.h"
@@ -19,6 +20,18 @@ std::string batch_norm_inference_rejects(const BatchNormForward& p) {
     return "input and output are not one dense layout";
   if (!p.in.is_contiguous() && p.in.strides()[1] != 1) return "the layout is neither plain nor channels-last";
   return "";
+}
+
+std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data, bool training) {
+  if (!training) return "it computes training mode only";
+  if (in.dim() < 3 || in.dim() > 5) return strider::detail::str("it normalizes 3-d to 5-d batches, not ", in.dim(), "-d");
+  if (in.numel() == 0) return "the batch is empty";
+  for (const Tensor* t : data)
+    if (t->defined() && (t->dtype() != in.dtype() || !t->is_contiguous()))
+      return "the data tensors are not all in the plain layout in one dtype";
+  if (in.dtype() == kBFloat16) return "";
+  if (in.dtype() != kFloat) return "it computes float32 and bfloat16 only";
+  return dnnl_ops::fast_plain_layout_float32() ? "oneDNN has fast plain-layout float32 kernels from AVX-512 up" : "";
 }
 }  // namespace cpu
 
@@ -112,6 +125,9 @@ void batch_norm_backward_in_nhwc(const BatchNormBackward& p) {
 const ImplementationList<BatchNormForward>& batch_norm_forward_implementations() {
   static const ImplementationList<BatchNormForward> list = {
       {"cpu_inference", cpu::batch_norm_inference_rejects, cpu::batch_norm_inference},
+      {"cpu_plain",
+       [](const BatchNormForward& p) { return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.out}, p.training); },
+       cpu::batch_norm_training_forward},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
        batch_norm_forward_in_nhwc},
       {"onednn", [](const BatchNormForward& p) { return onednn_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
@@ -126,6 +142,11 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
 
 const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations() {
   static const ImplementationList<BatchNormBackward> list = {
+      {"cpu_plain",
+       [](const BatchNormBackward& p) {
+         return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.grad_out, &p.grad_in}, p.training);
+       },
+       cpu::batch_norm_training_backward},
       {"onednn_nhwc",
        [](const BatchNormBackward& p) { return detour_rejects({&p.in, &p.grad_out, &p.grad_in}); },
        batch_norm_backward_in_nhwc},

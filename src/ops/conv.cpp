@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/make_tensor.h"
+#include "kernels/channels_last_detour.h"
 #include "kernels/conv.h"
 #include "ops/dense_in_format.h"
 #include "ops/kernel_dispatch.h"
@@ -168,6 +169,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out_a
   kernels::ConvParams p = kernel_params(args, nsp, op);
   const MemoryFormat fmt = conv_memory_format(input, weight);
   Tensor go = dense_in_format(grad_out.dtype() == input.dtype() ? grad_out : to(grad_out, input.dtype()), fmt);
+  // Where the kernels detour through channels-last, both products read one copy of go.
+  const kernels::ChannelsLastCopyReuse reuse;
   Tensor gi, gw, gb;
   const bool empty_in = input.numel() == 0;
   if (mask[0]) {

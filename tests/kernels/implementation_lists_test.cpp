@@ -40,11 +40,14 @@ int expected_accepting(ScalarType dtype) {
   return dtype == kDouble ? 1 : 1 + (dtype == kBFloat16 ? onednn_bfloat16_entries() : 1);
 }
 // The channels-last detour takes plain-layout data whose layout oneDNN computes slowly:
-// bfloat16 where it is native (AVX-512), float32 below AVX-512.
-int expected_accepting_batch_norm(ScalarType dtype, MemoryFormat fmt) {
+// bfloat16 where it is native (AVX-512), float32 below AVX-512. In training mode strider's own
+// plain-layout kernel takes bfloat16 everywhere and float32 below AVX-512.
+int expected_accepting_batch_norm(ScalarType dtype, MemoryFormat fmt, bool training) {
   const bool avx512 = kernels::onednn_has_bfloat16();
+  const bool plain = fmt == MemoryFormat::Contiguous;
   const bool slow_plain = dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512;
-  return expected_accepting(dtype) + (fmt == MemoryFormat::Contiguous && slow_plain ? 1 : 0);
+  const bool cpu_plain = training && plain && (dtype == kBFloat16 || (dtype == kFloat && !avx512));
+  return expected_accepting(dtype) + (plain && slow_plain ? 1 : 0) + (cpu_plain ? 1 : 0);
 }
 
 TEST(NormImplementationList, BatchNormMatchesTheReference) {
@@ -68,7 +71,7 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
           // Evaluation mode in float32/bfloat16 also has the one-pass cpu kernel.
           const int cpu_inference = !training && dtype != kDouble ? 1 : 0;
           EXPECT_EQ(walk_list(kernels::batch_norm_forward_implementations(), fwd),
-                    expected_accepting_batch_norm(dtype, fmt) + cpu_inference);
+                    expected_accepting_batch_norm(dtype, fmt, training) + cpu_inference);
           kernels::BatchNormForward stats = fwd.fresh();
           kernels::batch_norm_forward_implementations().back().run(stats);
           ListWalk<kernels::BatchNormBackward> bwd{
@@ -82,7 +85,7 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
                                            p.grad_bias.defined() ? p.grad_bias : zeros({1})};
               },
               tolerance(dtype) * 4};
-          EXPECT_EQ(walk_list(kernels::batch_norm_backward_implementations(), bwd), expected_accepting_batch_norm(dtype, fmt));
+          EXPECT_EQ(walk_list(kernels::batch_norm_backward_implementations(), bwd), expected_accepting_batch_norm(dtype, fmt, training));
         }
 }
 

@@ -56,7 +56,7 @@ void transpose_tiles(const LoopPlan& plan, int64_t b_dim) {
           transpose_block_32bit(in, src_a, out, dst_b, a0, std::min(A, a0 + 4 * kTile), b0, b1, stream);
       } else if constexpr (sizeof(T) == 2) {
         for (int64_t a0 = 0; a0 < A; a0 += 4 * kTile)
-          transpose_block_16bit(in, src_a, out, dst_b, a0, std::min(A, a0 + 4 * kTile), b0, b1);
+          transpose_block_16bit(in, src_a, out, dst_b, a0, std::min(A, a0 + 4 * kTile), b0, b1, stream);
       } else {
         for (int64_t a0 = 0; a0 < A; a0 += kTile) {
           const int64_t a1 = std::min(A, a0 + kTile);

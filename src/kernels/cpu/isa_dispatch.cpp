@@ -16,6 +16,7 @@ namespace strider::kernels::cpu {
   extern const SoftmaxKernels softmax_kernels;                                   \
   extern const AttentionKernels attention_kernels;                               \
   extern const BatchNormInferenceKernels batch_norm_inference_kernels;           \
+  extern const BatchNormTrainingKernels batch_norm_training_kernels;             \
   }
 #if STRIDER_NATIVE_KERNELS
 STRIDER_DECLARE_TABLES(isa_native)
@@ -67,6 +68,10 @@ const BatchNormInferenceKernels& batch_norms() {
   static const BatchNormInferenceKernels& t = STRIDER_PICK(batch_norm_inference_kernels);
   return t;
 }
+const BatchNormTrainingKernels& batch_norms_training() {
+  static const BatchNormTrainingKernels& t = STRIDER_PICK(batch_norm_training_kernels);
+  return t;
+}
 
 }  // namespace
 
@@ -97,5 +102,7 @@ void attention_backward(const AttentionBackward& p) { attentions().backward(p); 
 void attention_forward_bf16(const AttentionForward& p) { attentions().forward_bf16(p); }
 void attention_backward_bf16(const AttentionBackward& p) { attentions().backward_bf16(p); }
 void batch_norm_inference(const BatchNormForward& p) { batch_norms().batch_norm_inference(p); }
+void batch_norm_training_forward(const BatchNormForward& p) { batch_norms_training().forward(p); }
+void batch_norm_training_backward(const BatchNormBackward& p) { batch_norms_training().backward(p); }
 
 }  // namespace strider::kernels::cpu

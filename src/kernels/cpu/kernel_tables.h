@@ -36,5 +36,9 @@ struct AttentionKernels {
 struct BatchNormInferenceKernels {
   void (*batch_norm_inference)(const BatchNormForward&);
 };
+struct BatchNormTrainingKernels {  // plain-layout float32/bfloat16 batches
+  void (*forward)(const BatchNormForward&);
+  void (*backward)(const BatchNormBackward&);
+};
 
 }  // namespace strider::kernels::cpu

@@ -10,7 +10,7 @@ namespace strider::kernels::cpu {
 void transpose_block_32bit(const uint32_t* in, int64_t in_stride, uint32_t* out, int64_t out_stride,
                            int64_t a0, int64_t a1, int64_t b0, int64_t b1, bool stream);
 void transpose_block_16bit(const uint16_t* in, int64_t in_stride, uint16_t* out, int64_t out_stride,
-                           int64_t a0, int64_t a1, int64_t b0, int64_t b1);
+                           int64_t a0, int64_t a1, int64_t b0, int64_t b1, bool stream = false);
 void store_fence();
 
 }  // namespace strider::kernels::cpu
