@@ -54,7 +54,9 @@ namespace cpu {
 std::string batch_norm_inference_rejects(const BatchNormForward& p);
 void batch_norm_inference(const BatchNormForward& p);
 // Training mode on plain-layout float32/bfloat16 batches, where oneDNN is slow in that layout.
-std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data, bool training);
+// `data` are the batch-shaped tensors, `stats` the per-channel ones (undefined ones are skipped).
+std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data,
+                                        std::initializer_list<const Tensor*> stats, bool training);
 void batch_norm_training_forward(const BatchNormForward& p);
 void batch_norm_training_backward(const BatchNormBackward& p);
 }  // namespace cpu

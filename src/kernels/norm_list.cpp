@@ -22,13 +22,16 @@ std::string batch_norm_inference_rejects(const BatchNormForward& p) {
   return "";
 }
 
-std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data, bool training) {
+std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data,
+                                        std::initializer_list<const Tensor*> stats, bool training) {
   if (!training) return "it computes training mode only";
   if (in.dim() < 3 || in.dim() > 5) return strider::detail::str("it normalizes 3-d to 5-d batches, not ", in.dim(), "-d");
   if (in.numel() == 0) return "the batch is empty";
   for (const Tensor* t : data)
     if (t->defined() && (t->dtype() != in.dtype() || !t->is_contiguous()))
       return "the data tensors are not all in the plain layout in one dtype";
+  for (const Tensor* t : stats)
+    if (t->defined() && t->dtype() != kFloat) return "its statistics and affine parameters must be float32";
   if (in.dtype() == kBFloat16) return "";
   if (in.dtype() != kFloat) return "it computes float32 and bfloat16 only";
   return dnnl_ops::fast_plain_layout_float32() ? "oneDNN has fast plain-layout float32 kernels from AVX-512 up" : "";
@@ -126,7 +129,9 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
   static const ImplementationList<BatchNormForward> list = {
       {"cpu_inference", cpu::batch_norm_inference_rejects, cpu::batch_norm_inference},
       {"cpu_plain",
-       [](const BatchNormForward& p) { return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.out}, p.training); },
+       [](const BatchNormForward& p) {
+         return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.out}, {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
+       },
        cpu::batch_norm_training_forward},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
        batch_norm_forward_in_nhwc},
@@ -144,7 +149,8 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
   static const ImplementationList<BatchNormBackward> list = {
       {"cpu_plain",
        [](const BatchNormBackward& p) {
-         return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.grad_out, &p.grad_in}, p.training);
+         return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.grad_out, &p.grad_in},
+                                                 {&p.weight, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_training_backward},
       {"onednn_nhwc",
