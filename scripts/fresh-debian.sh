@@ -45,7 +45,8 @@ mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 # Unmounts under them must not propagate back to the host's own /sys and /dev.
-mount --make-rslave "$root/sys" "$root/dev"
+mount --make-rslave "$root/sys"
+mount --make-rslave "$root/dev"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
 # debootstrap writes no /etc/hosts; Debian's installer (and every cloud or container image) does.
 # Without one, each MPI start-up's hwloc asks DNS for "localhost" once per X display it probes
