@@ -27,8 +27,10 @@ if [ ! -f "$base" ]; then
 fi
 root=$(mktemp -d /tmp/strider-fresh-debian.XXXXXX)
 cleanup() {
+  # The root's bind takes everything mounted under it along (proc, sys, dev, and what the tests
+  # mounted inside, such as ip netns' /run/netns); sys and dev are slaves, so the host keeps its own.
+  umount -R "$root" 2>/dev/null
   for m in dev/shm dev sys proc; do umount -R "$root/$m" 2>/dev/null || umount -l "$root/$m" 2>/dev/null; done
-  umount "$root" 2>/dev/null
   # Never delete through a mount that is still attached (it would be the host's /dev or /sys).
   if grep -q " $root[/ ]" /proc/mounts; then echo "fresh-debian.sh: mounts remain under $root; not removing it"
   else rm -rf --one-file-system "$root"; fi
