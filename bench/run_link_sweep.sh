@@ -1,5 +1,6 @@
 #!/bin/bash
-# GPT-2-small training steps across 2 emulated hosts x 2 ranks (scripts/emulated-hosts.sh, as
+# GPT-2-small training steps across 2 emulated hosts x 2 ranks (RANKS_PER_HOST=1: x 1 rank, a
+# core per rank on a 2-core machine) (scripts/emulated-hosts.sh, as
 # root) with the link unlimited and limited by tc tbf, per strategy; bench/link_table.py puts
 # each step time beside the cost model's prediction at the rate the link was measured to deliver.
 # One JSON line per run, each after a {"rate": ...} line.
@@ -12,6 +13,9 @@ cd "$(dirname "$0")/.."
 rates=${RATES:-none 25gbit 10gbit 1gbit}
 strategies=${STRATEGIES:-full_shard hybrid_shard ddp}
 repeats=${REPEATS:-1}
+per_host=${RANKS_PER_HOST:-2}
+[[ $per_host =~ ^[1-9][0-9]*$ ]] || { echo "RANKS_PER_HOST must be a positive count, got '$per_host'" >&2; exit 2; }
+ranks=$((2 * per_host))
 shape=(--n-layer 12 --n-embd 768 --batch 1 --seq 256 --warmup 1 --steps 3)
 hosts=scripts/emulated-hosts.sh
 trap '"$hosts" down' EXIT
@@ -25,12 +29,12 @@ for rate in $rates; do
   gbs=$("$hosts" mpirun --host h0:1,h1:1 -np 2 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
           --max-mib 64 --reps 3 2>/dev/null | awk '$1 == "all_gather" {v = $4} END {print v}')
   echo "{\"rate\":\"$rate\",\"link_measured_gbytes_per_s\":${gbs:-null}}"
-  # And under each strategy's own traffic, 2 ranks per host as the steps run: the world's rings
+  # And under each strategy's own traffic, as many ranks per host as the steps run: the world's rings
   # (FULL_SHARD, DDP) and the replica groups' all-reduces at once (HYBRID_SHARD).
   # Alone (the model's input), then with a compute thread on every rank beside the transfers, as
   # in a step (printed for comparison: the cores' contention).
   for load in 0 1; do
-    "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
+    "$hosts" mpirun --host "h0:$per_host,h1:$per_host" -np "$ranks" -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
       --link-patterns 1 --max-mib 64 --reps 5 --compute-load $load 2>/dev/null | grep '^{"link_pattern"' || true
   done
 done
@@ -42,7 +46,7 @@ for strategy in $strategies; do
     for rate in $rates; do
       "$hosts" rate "$rate"
       echo "{\"rate\":\"$rate\",\"strategy\":\"$strategy\"}"
-      timeout 1800 "$hosts" mpirun --host h0:2,h1:2 -np 4 -x OMP_NUM_THREADS=1 \
+      timeout 1800 "$hosts" mpirun --host "h0:$per_host,h1:$per_host" -np "$ranks" -x OMP_NUM_THREADS=1 \
         build/bench/strider_bench_fsdp --strategy "$strategy" "${shape[@]}"
     done
   done
