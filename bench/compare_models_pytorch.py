@@ -74,7 +74,8 @@ def run_strider(args, cfg):
 def run_torch(cfg, openblas, max_isa=None):
     env = dict(os.environ)
     if max_isa:
-        env["ONEDNN_MAX_CPU_ISA"] = {"avx2": "AVX2", "avx512": "AVX512_CORE"}.get(max_isa, "ALL")
+        env["ONEDNN_MAX_CPU_ISA"] = {"avx2": "AVX2", "avx512": "AVX512_CORE",
+                                     "avx512_bf16": "AVX512_CORE_BF16"}.get(max_isa, "ALL")
         env["ATEN_CPU_CAPABILITY"] = "avx2" if max_isa == "avx2" else "avx512"
     if openblas:
         env["LD_LIBRARY_PATH"] = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
@@ -145,7 +146,7 @@ def main():
     p.add_argument("--formats", default="contiguous,channels_last")
     p.add_argument("--openblas", action="store_true")
     p.add_argument("--autotune", action="store_true")
-    p.add_argument("--max-isa", choices=["avx2", "avx512", "avx512_bf16"])
+    p.add_argument("--max-isa", choices=["avx2", "avx512", "avx512_bf16", "amx_bf16"])
     args = p.parse_args()
     have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision"], capture_output=True).returncode == 0
     if not have_torch:

@@ -90,32 +90,49 @@ double max_over_ranks(dist::ProcessGroup& pg, double v) {
 // Whether an MFU over the outside peak can be trusted: the outside peaks taken before, between
 // (--peak-every) and after the steps agree within 5%, the in-process peak agrees with their mean
 // within 3%, and the step time is a median of at least 5 steps after at least 2 warm-up steps.
-// Otherwise the MFU is not printed, and the reason is.
+// Judged for the FMA peak, and for a bfloat16 run also for the bfloat16 dot-product peak (AMX
+// tiles where the CPU has them), the one its MFU is taken against. Otherwise the MFU is not
+// printed, and the reason is.
 struct MfuVerdict {
   bool reliable = true;
   std::string why_not;
 };
 
-MfuVerdict judge_mfu(const std::vector<bench::OutsidePeak>& samples, double in_process_fma, int measured_steps,
-                     int64_t warmup_steps) {
+// One peak: `loop` picks it out of each outside sample; `name` says which in the reason.
+MfuVerdict judge_peak(const std::vector<bench::OutsidePeak>& samples, bench::PeakSample bench::OutsidePeak::*loop,
+                      double in_process, const char* name) {
   char why[256];
-  for (const bench::OutsidePeak& o : samples)
-    if (!o.measured) return {false, "the outside canary did not run: " + o.error};
-  double lo = samples.front().fma.median, hi = lo, outside = 0;
+  double lo = (samples.front().*loop).median, hi = lo, outside = 0;
   for (const bench::OutsidePeak& o : samples) {
-    lo = std::min(lo, o.fma.median);
-    hi = std::max(hi, o.fma.median);
-    outside += o.fma.median / static_cast<double>(samples.size());
+    lo = std::min(lo, (o.*loop).median);
+    hi = std::max(hi, (o.*loop).median);
+    outside += (o.*loop).median / static_cast<double>(samples.size());
+  }
+  if (!(outside > 0)) {
+    std::snprintf(why, sizeof why, "the outside canary measured no %s peak", name);
+    return {false, why};
   }
   if (hi - lo > 0.05 * outside) {
-    std::snprintf(why, sizeof why, "the outside FMA peak moved between %.0f and %.0f GFLOP/s during the run (over 5%%)",
-                  lo, hi);
+    std::snprintf(why, sizeof why, "the outside %s peak moved between %.0f and %.0f GFLOP/s during the run (over 5%%)",
+                  name, lo, hi);
     return {false, why};
   }
-  if (std::fabs(in_process_fma - outside) > 0.03 * outside) {
-    std::snprintf(why, sizeof why, "the in-process FMA peak %.0f and the outside one %.0f GFLOP/s differ by over 3%%",
-                  in_process_fma, outside);
+  if (std::fabs(in_process - outside) > 0.03 * outside) {
+    std::snprintf(why, sizeof why, "the in-process %s peak %.0f and the outside one %.0f GFLOP/s differ by over 3%%",
+                  name, in_process, outside);
     return {false, why};
+  }
+  return {};
+}
+
+MfuVerdict judge_mfu(const std::vector<bench::OutsidePeak>& samples, double in_process_fma, double in_process_bf16,
+                     bool bfloat16_run, int measured_steps, int64_t warmup_steps) {
+  for (const bench::OutsidePeak& o : samples)
+    if (!o.measured) return {false, "the outside canary did not run: " + o.error};
+  if (MfuVerdict v = judge_peak(samples, &bench::OutsidePeak::fma, in_process_fma, "FMA"); !v.reliable) return v;
+  if (bfloat16_run) {
+    const char* name = std::string(bench::peak_isa()) == "amx_bf16" ? "bfloat16 dot-product (AMX)" : "bfloat16 dot-product";
+    if (MfuVerdict v = judge_peak(samples, &bench::OutsidePeak::bf16, in_process_bf16, name); !v.reliable) return v;
   }
   if (measured_steps < 5) return {false, "fewer than 5 measured steps (--steps)"};
   if (warmup_steps < 2) return {false, "fewer than 2 warm-up steps (--warmup)"};
@@ -377,6 +394,7 @@ int main(int argc, char** argv) {
     const double fma_peak = 0.5 * (peak_before.first + peak_after.first) / (strategy == "local" ? pg->size() : 1);
     const double bf16_peak = 0.5 * (peak_before.second + peak_after.second) / (strategy == "local" ? pg->size() : 1);
     const MfuVerdict verdict = judge_mfu(outside_peaks, 0.5 * (peak_before.first + peak_after.first),
+                                        0.5 * (peak_before.second + peak_after.second), dtype == "bfloat16",
                                         static_cast<int>(times.size()), warmup);
     const double per_peak = strategy == "local" ? pg->size() : 1;
     double outside_fma = 0, outside_bf16 = 0;  // the mean of every outside sample's median
@@ -389,7 +407,8 @@ int main(int argc, char** argv) {
     if (pg->rank() == 0)
       std::printf("{\"mfu\":\"outside\",\"measured_steps\":%zu,\"warmup_steps\":%lld,\"reliable\":%s,\"why_not\":\"%s\","
                   "\"outside_fma_before\":%s,\"outside_fma_during\":%s,\"outside_fma_after\":%s,\"outside_bf16_before\":%s,"
-                  "\"outside_bf16_during\":%s,\"outside_bf16_after\":%s,\"outside_samples_during\":%zu,\"in_process_fma_gflops\":%s,\"outside_fma_gflops\":%s,"
+                  "\"outside_bf16_during\":%s,\"outside_bf16_after\":%s,\"outside_samples_during\":%zu,\"in_process_fma_gflops\":%s,\"in_process_bf16_gflops\":%s,"
+                  "\"bf16_peak_unit\":\"%s\",\"outside_fma_gflops\":%s,"
                   "\"outside_bf16_gflops\":%s,\"mfu_fp32_outside\":%s,\"mfu_bf16_outside\":%s}\n",
                   times.size(), static_cast<long long>(warmup), verdict.reliable ? "true" : "false", verdict.why_not.c_str(),
                   describe(outside_peaks.front().fma).c_str(),
@@ -398,6 +417,8 @@ int main(int argc, char** argv) {
                   describe(summarize(outside_during, &bench::OutsidePeak::bf16)).c_str(),
                   describe(outside_peaks.back().bf16).c_str(), outside_during.size(),
                   bench::json_number(0.5 * (peak_before.first + peak_after.first), 1).c_str(),
+                  bench::json_number(0.5 * (peak_before.second + peak_after.second), 1).c_str(),
+                  std::string(bench::peak_isa()) == "amx_bf16" ? "amx" : "vector",
                   bench::json_number(outside_fma, 1).c_str(), bench::json_number(outside_bf16, 1).c_str(),
                   bench::json_number(verdict.reliable ? achieved / outside_fma : 0.0).c_str(),
                   bench::json_number(verdict.reliable ? achieved / outside_bf16 : 0.0).c_str());

@@ -1,5 +1,6 @@
 // The machine's peak as an outsider measures it: a process of its own that runs the FMA and
-// bfloat16 dot-product loops of fma_peak.h on --threads OpenMP threads, one discarded round (the
+// bfloat16 dot-product loops of fma_peak.h (AMX tiles where the CPU has them, and then the vector
+// dot product as well, as "bf16_vector_gflops") on --threads OpenMP threads, one discarded round (the
 // cores reach their clock) then --rounds measured ones, and prints one JSON line with each
 // loop's median, min and max GFLOP/s. Benchmarks run it before and after what they time
 // (bench/outside_peak.h), so the peak they divide by is not sampled from inside the run it judges.
@@ -44,12 +45,15 @@ int main(int argc, char** argv) {
     return flops / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 1e9;
   };
   gflops(PeakLoop::Fma);  // discarded: the clock ramps up
-  std::vector<double> fma, bf16;
+  const bool amx = strider::bench::peak_level() == strider::bench::PeakLevel::amx_bf16;
+  std::vector<double> fma, bf16, bf16_vector;
   for (int r = 0; r < rounds; ++r) {
     fma.push_back(gflops(PeakLoop::Fma));
     bf16.push_back(gflops(PeakLoop::Bf16Dot));
+    if (amx) bf16_vector.push_back(gflops(PeakLoop::Bf16Vector));
   }
-  std::printf("{\"isa\":\"%s\",\"threads\":%d,\"rounds\":%d,\"fma_gflops\":%s,\"bf16_gflops\":%s}\n",
-              strider::bench::peak_isa(), threads, rounds, stats(fma).c_str(), stats(bf16).c_str());
+  const std::string vector = amx ? ",\"bf16_vector_gflops\":" + stats(bf16_vector) : "";
+  std::printf("{\"isa\":\"%s\",\"threads\":%d,\"rounds\":%d,\"fma_gflops\":%s,\"bf16_gflops\":%s%s}\n",
+              strider::bench::peak_isa(), threads, rounds, stats(fma).c_str(), stats(bf16).c_str(), vector.c_str());
   return 0;
 }

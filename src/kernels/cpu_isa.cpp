@@ -1,6 +1,8 @@
 #include "kernels/cpu_isa.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -10,7 +12,7 @@
 namespace strider::kernels {
 namespace {
 
-constexpr Isa kLevels[] = {Isa::baseline, Isa::avx2, Isa::avx512, Isa::avx512_bf16};
+constexpr Isa kLevels[] = {Isa::baseline, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::amx_bf16};
 
 // What -march=x86-64-v3 assumes beyond AVX2 and FMA (F16C, MOVBE, LZCNT, BMI1, BMI2), and -v4
 // beyond AVX-512 F/BW/VL/DQ (AVX512CD), read from CPUID: clang 14's __builtin_cpu_supports
@@ -31,6 +33,23 @@ bool has_v4_extras() {
   return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 28));  // AVX512CD
 }
 
+// AMX-TILE and AMX-BF16 in CPUID, the tile state enabled in XCR0, and Linux's leave to use it
+// (arch_prctl(ARCH_REQ_XCOMP_PERM): the tile data is not in a process's state until it asks, the
+// request oneDNN makes itself before its AMX kernels).
+bool has_amx_bf16() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
+  if (!amx_bf16 || !amx_tile) return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE: xgetbv may run
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  constexpr unsigned kTileCfg = 1u << 17, kTileData = 1u << 18;
+  if ((lo & (kTileCfg | kTileData)) != (kTileCfg | kTileData)) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtileData = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
+}
+
 // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
 Isa detect() {
   __builtin_cpu_init();
@@ -41,7 +60,8 @@ Isa detect() {
       !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") || !has_v4_extras())
     return Isa::avx2;
   if (!__builtin_cpu_supports("avx512bf16")) return Isa::avx512;
-  return Isa::avx512_bf16;
+  if (!has_amx_bf16()) return Isa::avx512_bf16;
+  return Isa::amx_bf16;
 }
 
 }  // namespace
@@ -51,7 +71,7 @@ Isa capped_isa(const char* v, Isa detected) {
   for (Isa level : kLevels)
     if (std::string(v) == isa_name(level)) return level < detected ? level : detected;
   STRIDER_CHECK(false, "STRIDER_MAX_CPU_ISA", "unknown instruction set '", v,
-                "'; use one of baseline, avx2, avx512, avx512_bf16 (or unset it for the widest this CPU has)");
+                "'; use one of baseline, avx2, avx512, avx512_bf16, amx_bf16 (or unset it for the widest this CPU has)");
   return detected;
 }
 
@@ -71,6 +91,7 @@ const char* isa_name(Isa isa) {
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
     case Isa::avx512_bf16: return "avx512_bf16";
+    case Isa::amx_bf16: return "amx_bf16";
   }
   return "unknown";
 }

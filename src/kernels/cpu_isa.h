@@ -1,6 +1,6 @@
 #pragma once
 // The instruction set our own kernels run with: the widest this CPU (and its OS) supports,
-// capped by STRIDER_MAX_CPU_ISA=avx2|avx512|avx512_bf16. The same cap goes to oneDNN
+// capped by STRIDER_MAX_CPU_ISA=baseline|avx2|avx512|avx512_bf16|amx_bf16. The same cap goes to oneDNN
 // (dnnl_ops::engine() applies it before the first primitive), so one machine can run and test
 // every path a smaller CPU would take. Kernels compiled for several levels pick theirs here at
 // run time, as oneDNN and PyTorch do, so one binary runs on every x86-64 CPU.
@@ -12,6 +12,8 @@ enum class Isa {
   avx2,         // AVX2 + FMA
   avx512,       // AVX-512 F/BW/VL/DQ (oneDNN's avx512_core)
   avx512_bf16,  // plus AVX512_BF16 (vdpbf16ps)
+  amx_bf16,     // plus AMX tiles with bfloat16 products (tdpbf16ps), granted by the OS: only
+                // oneDNN uses them, so the cap below it is what keeps oneDNN off them
 };
 
 // Detected once per process, after the cap; a bad STRIDER_MAX_CPU_ISA is a strider::Error.

@@ -6,6 +6,7 @@
 #include <strider/strider.h>
 
 #include "kernels/cpu_isa.h"
+#include "kernels/dnnl/context.h"
 #include "kernels/float32_detour.h"
 #include "kernels/implementation_list.h"
 #include "strider/ops/kernel_choice.h"
@@ -23,6 +24,9 @@ TEST(CpuIsa, TheCapLowersTheLevelButNeverRaisesIt) {
   EXPECT_EQ(kernels::capped_isa("avx512", Isa::avx512_bf16), Isa::avx512);
   EXPECT_EQ(kernels::capped_isa("avx512_bf16", Isa::avx2), Isa::avx2);
   EXPECT_EQ(kernels::capped_isa("baseline", Isa::avx2), Isa::baseline);
+  EXPECT_EQ(kernels::capped_isa("avx512_bf16", Isa::amx_bf16), Isa::avx512_bf16);
+  EXPECT_EQ(kernels::capped_isa("amx_bf16", Isa::amx_bf16), Isa::amx_bf16);
+  EXPECT_EQ(kernels::capped_isa("amx_bf16", Isa::avx512), Isa::avx512);
   try {
     kernels::capped_isa("AVX2-ish", Isa::avx512);
     FAIL() << "no error";
@@ -30,10 +34,22 @@ TEST(CpuIsa, TheCapLowersTheLevelButNeverRaisesIt) {
     const std::string what = e.what();
     EXPECT_NE(what.find("STRIDER_MAX_CPU_ISA"), std::string::npos) << what;
     EXPECT_NE(what.find("'AVX2-ish'"), std::string::npos) << what;
-    EXPECT_NE(what.find("avx2, avx512, avx512_bf16"), std::string::npos) << what;
+    EXPECT_NE(what.find("avx2, avx512, avx512_bf16, amx_bf16"), std::string::npos) << what;
   }
   EXPECT_LE(kernels::cpu_isa(), kernels::detected_cpu_isa());
   EXPECT_EQ(cpu_isa_name(), kernels::isa_name(kernels::cpu_isa()));
+}
+
+// oneDNN runs at the capped level, never above it: on an AMX CPU capped at avx512_bf16 (as the
+// kernels_capped_avx512_bf16 run is) its bfloat16 kernels must not use the tiles, so that one
+// machine runs the paths a CPU without them takes. Uncapped, oneDNN uses all the level has.
+TEST(CpuIsa, OneDnnRunsAtTheCappedLevel) {
+  const std::string in_use = kernels::dnnl_ops::isa_in_use();
+  Isa onednn = Isa::baseline;
+  for (Isa level : {Isa::baseline, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::amx_bf16})
+    if (in_use == kernels::isa_name(level)) onednn = level;
+  EXPECT_EQ(in_use, kernels::isa_name(onednn)) << "oneDNN's level has no strider name";
+  EXPECT_EQ(onednn, kernels::cpu_isa()) << "oneDNN runs at " << in_use << ", strider at " << cpu_isa_name();
 }
 
 TEST(ImplementationList, AnImplementationThatDeclinesHandsTheCallToTheNext) {

@@ -31,7 +31,7 @@ STRIDER_DECLARE_TABLES(isa_avx512)
 
 namespace {
 
-// avx512_bf16 runs the avx512 copy; an entry that needs vdpbf16ps (attention's bfloat16 block
+// avx512_bf16 and amx_bf16 (AMX is oneDNN's alone) run the avx512 copy; an entry that needs vdpbf16ps (attention's bfloat16 block
 // products) is an implementation-list entry of its own that rejects other CPUs.
 template <class Table>
 [[maybe_unused]] const Table& pick(const Table& baseline, const Table& avx2, const Table& avx512) {
@@ -39,7 +39,8 @@ template <class Table>
     case Isa::baseline: return baseline;
     case Isa::avx2: return avx2;
     case Isa::avx512:
-    case Isa::avx512_bf16: return avx512;
+    case Isa::avx512_bf16:
+    case Isa::amx_bf16: return avx512;
   }
   return baseline;
 }

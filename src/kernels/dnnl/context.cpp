@@ -17,7 +17,8 @@ dnnl::cpu_isa onednn_isa(Isa isa) {
     case Isa::baseline: return dnnl::cpu_isa::sse41;
     case Isa::avx2: return dnnl::cpu_isa::avx2;
     case Isa::avx512: return dnnl::cpu_isa::avx512_core;
-    case Isa::avx512_bf16: break;
+    case Isa::avx512_bf16: return dnnl::cpu_isa::avx512_core_bf16;
+    case Isa::amx_bf16: break;
   }
   return dnnl::cpu_isa::all;
 }
@@ -61,6 +62,7 @@ bool fast_plain_layout_float32() {
 }
 
 std::string isa_in_use() {
+  if (onednn_has(dnnl::cpu_isa::avx512_core_amx)) return "amx_bf16";
   if (onednn_has(dnnl::cpu_isa::avx512_core_bf16)) return "avx512_bf16";
   if (onednn_has(dnnl::cpu_isa::avx512_core)) return "avx512";
   if (onednn_has(dnnl::cpu_isa::avx2)) return "avx2";
