@@ -1,11 +1,15 @@
 // The convolution implementation lists: oneDNN computing a plain-layout (NCHW) problem in
 // channels-last where its plain-layout kernels are slow, then oneDNN in the problem's own layout, then bfloat16 in float32 where
-// oneDNN has no bfloat16 kernels for the CPU, then the reference.
+// oneDNN has no bfloat16 kernels for the CPU, then the reference. The backward passes of a 1x1
+// bfloat16 convolution on AMX go first to oneDNN's matmul (amx_1x1_rejects says why).
+#include "core/make_tensor.h"
 #include "kernels/channels_last_detour.h"
 #include "kernels/conv.h"
 #include "kernels/copy.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/float32_detour.h"
+#include "kernels/matmul.h"
 
 namespace strider::kernels {
 namespace {
@@ -25,6 +29,59 @@ void backward_input_in_nhwc(const ConvBackwardInput& c) {
 void backward_weight_in_nhwc(const ConvBackwardWeight& c) {
   dnnl_ops::conv_backward_weight(c.grad_weight, c.grad_bias, channels_last_copy(c.in),
                                  channels_last_copy(c.grad_out), c.p);
+}
+
+// oneDNN 2.6's only AMX kernels for a convolution's backward passes are its older jit ones, which
+// ran ResNet-50's 1x1 products 2-6x slower than its brgemm AMX matmul runs the same products
+// (docs/benchmarks.md; without AMX the two run at the same speed, so elsewhere these decline).
+// A 1x1, stride-1, unpadded, ungrouped 2-d convolution over channels-last pixels is a matrix
+// product: grad_in[NHW, Cin] = grad_out[NHW, Cout] weight[Cout, Cin], and
+// grad_weight[Cout, Cin] = grad_out[NHW, Cout]^T in[NHW, Cin].
+std::string amx_1x1_rejects(std::initializer_list<const Tensor*> data, const Tensor& weight, const ConvParams& p) {
+  if (!cpu_has(Isa::amx_bf16)) return "needs AMX (amx_bf16), which this CPU (or STRIDER_MAX_CPU_ISA) lacks";
+  if (weight.dtype() != kBFloat16) return "not bfloat16";
+  for (const Tensor* t : data)
+    if (t->dtype() != kBFloat16) return "not bfloat16";
+  if (p.transposed || p.groups != 1 || weight.dim() != 4) return "not an ungrouped 2-d convolution";
+  if (weight.sizes()[2] != 1 || weight.sizes()[3] != 1) return "not a 1x1 kernel";
+  for (size_t d = 0; d < 2; ++d)
+    if (p.stride[d] != 1 || p.padding[d] != 0) return "strided or padded";
+  for (const Tensor* t : data)
+    if (!t->is_contiguous() && !t->is_contiguous(MemoryFormat::ChannelsLast)) return "data not dense";
+  return "";
+}
+
+// Whether t's memory is channels-last; dims of size 1 may carry any stride, so only a
+// channels-last layout of the others counts.
+bool nhwc_dense(const Tensor& t) {
+  const int64_t n = t.sizes()[0], c = t.sizes()[1], h = t.sizes()[2], w = t.sizes()[3];
+  return (c == 1 || t.strides()[1] == 1) && (w == 1 || t.strides()[3] == c) && (h == 1 || t.strides()[2] == w * c) &&
+         (n == 1 || t.strides()[0] == h * w * c);
+}
+
+// A channels-last batch's pixels as the rows of an [NHW, C] matrix (`transposed`: [C, NHW]).
+Tensor pixel_rows(const Tensor& nhwc, bool transposed = false) {
+  const int64_t c = nhwc.sizes()[1], pixels = nhwc.numel() / c;
+  if (transposed) return alias_with(nhwc, {c, pixels}, {1, c}, nhwc.storage_offset());
+  return alias_with(nhwc, {pixels, c}, {c, 1}, nhwc.storage_offset());
+}
+
+// A 1x1 weight [Cout, Cin, 1, 1] (either layout) as its [Cout, Cin] matrix.
+Tensor weight_matrix(const Tensor& w) {
+  return alias_with(w, {w.sizes()[0], w.sizes()[1]}, {w.strides()[0], w.strides()[1]}, w.storage_offset());
+}
+
+Tensor nhwc_view_or_copy(const Tensor& t) { return nhwc_dense(t) ? t : channels_last_copy(t); }
+
+void backward_input_1x1_as_matmul(const ConvBackwardInput& c) {
+  const Tensor gi = nhwc_dense(c.grad_in) ? c.grad_in : channels_last_empty(c.grad_in);
+  dnnl_ops::matmul({pixel_rows(gi), pixel_rows(nhwc_view_or_copy(c.grad_out)), weight_matrix(c.weight), Tensor()});
+  if (!gi.is_same(c.grad_in)) cpu::copy(c.grad_in, gi);
+}
+
+void backward_weight_1x1_as_matmul(const ConvBackwardWeight& c) {
+  dnnl_ops::matmul({weight_matrix(c.grad_weight), pixel_rows(nhwc_view_or_copy(c.grad_out), true),
+                    pixel_rows(nhwc_view_or_copy(c.in)), Tensor()});
 }
 
 // bfloat16 in float32; data in the plain layout goes to channels-last on the way, where oneDNN's
@@ -67,6 +124,9 @@ const ImplementationList<ConvForward>& conv_forward_implementations() {
 
 const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations() {
   static const ImplementationList<ConvBackwardInput> list = {
+      {"onednn_amx_1x1_matmul",
+       [](const ConvBackwardInput& c) { return amx_1x1_rejects({&c.grad_in, &c.grad_out}, c.weight, c.p); },
+       backward_input_1x1_as_matmul},
       {"onednn_nhwc", [](const ConvBackwardInput& c) { return detour_rejects({&c.grad_in, &c.grad_out}); },
        backward_input_in_nhwc},
       {"onednn", [](const ConvBackwardInput& c) { return dnnl_ops::rejects_dtype(c.grad_out.dtype()); },
@@ -81,6 +141,12 @@ const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations
 
 const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementations() {
   static const ImplementationList<ConvBackwardWeight> list = {
+      {"onednn_amx_1x1_matmul",
+       [](const ConvBackwardWeight& c) {
+         return c.grad_bias.defined() ? "computes a bias gradient"
+                                      : amx_1x1_rejects({&c.in, &c.grad_out}, c.grad_weight, c.p);
+       },
+       backward_weight_1x1_as_matmul},
       {"onednn_nhwc", [](const ConvBackwardWeight& c) { return detour_rejects({&c.in, &c.grad_out}); },
        backward_weight_in_nhwc},
       {"onednn", [](const ConvBackwardWeight& c) { return dnnl_ops::rejects_dtype(c.in.dtype()); },

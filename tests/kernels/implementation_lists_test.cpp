@@ -5,6 +5,7 @@
 #include <strider/strider.h>
 
 #include "kernels/attention.h"
+#include "kernels/conv.h"
 #include "kernels/cpu_isa.h"
 #include "kernels/copy.h"
 #include "kernels/float32_detour.h"
@@ -160,6 +161,38 @@ TEST(PoolImplementationList, EveryForwardAndBackwardPairMatchesTheReference) {
         // forward pairs with every backward.
         const int onednn = dtype == kDouble ? 0 : dtype == kBFloat16 ? onednn_bfloat16_entries() : 1;
         EXPECT_EQ(pairs, is_max ? onednn * onednn + 1 : (onednn + 1) * (onednn + 1));
+      }
+}
+
+// A 1x1 convolution's backward passes: on AMX their bfloat16 products are oneDNN matmuls over
+// channels-last pixels (views, or copies of plain-layout data), checked against the reference in
+// both layouts and with a batch or spatial size of 1 (dims whose strides are arbitrary).
+TEST(ConvImplementationList, OneByOneBackwardPassesMatchTheReference) {
+  manual_seed(9);
+  for (ScalarType dtype : kDtypes)
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+      for (DimVector in_sizes : {DimVector{2, 8, 5, 6}, DimVector{1, 8, 1, 7}}) {
+        SCOPED_TRACE(detail::str(dtype, " ", fmt, " ", IntArrayRef(in_sizes)));
+        Tensor in = make(in_sizes, dtype, fmt);
+        Tensor go = make({in_sizes[0], 12, in_sizes[2], in_sizes[3]}, dtype, fmt);
+        Tensor w = make({12, 8, 1, 1}, dtype, fmt);
+        kernels::ConvParams p{{1, 1}, {0, 0}, {1, 1}, {0, 0}};
+        ListWalk<kernels::ConvBackwardWeight> walk{
+            [&] { return kernels::ConvBackwardWeight{empty({12, 8, 1, 1}, dtype), Tensor(), in, go, p}; },
+            [](const kernels::ConvBackwardWeight& c) { return std::vector<Tensor>{c.grad_weight}; },
+            dtype == kBFloat16 ? 1e-1 : 1e-4};
+        const bool amx_matmul = dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::amx_bf16);
+        // The channels-last detour takes plain-layout data oneDNN computes slowly (as for batch norm).
+        const bool avx512 = kernels::onednn_has_bfloat16();
+        const bool nhwc_detour = fmt == MemoryFormat::Contiguous && (dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512);
+        EXPECT_EQ(walk_list(kernels::conv_backward_weight_implementations(), walk),
+                  expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
+        ListWalk<kernels::ConvBackwardInput> walk_input{
+            [&] { return kernels::ConvBackwardInput{empty_like(in), go, w, p}; },
+            [](const kernels::ConvBackwardInput& c) { return std::vector<Tensor>{c.grad_in}; },
+            dtype == kBFloat16 ? 1e-1 : 1e-4};
+        EXPECT_EQ(walk_list(kernels::conv_backward_input_implementations(), walk_input),
+                  expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
       }
 }
 
