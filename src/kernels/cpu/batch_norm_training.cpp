@@ -1,7 +1,9 @@
 // Training-mode batch norm on plain-layout (NCHW, NCL, NCDHW) batches, forward and backward, per
 // channel: a channel's N planes are contiguous rows, so its statistics are row sums, and its
 // planes (up to a few hundred KB) stay in L2 between the passes over them. oneDNN 2.6 is slow in
-// this layout for bfloat16 (and float32 below AVX-512), and the channels-last detour spent two
+// this layout: for bfloat16, for float32 below AVX-512, and for float32 above it too (its generic
+// ncsp_bnorm:any took 588 ms of a 3 s ResNet-50 float32 step on an Intel AMX host, and the step
+// ran 0.92x as long, median of 6 alternations, with this kernel); the channels-last detour spent two
 // transposes per tensor on it (38 ms of a 1.6 s ResNet-50 bfloat16 step's 390 ms of copies).
 // Arithmetic in float32, sums per plane in float32 lanes and across planes in float64; PyTorch's
 // formulas and order of operations.
