@@ -6,12 +6,12 @@ python3-torchvision), same model, batch, threads, memory format and dtype, in on
         [--batch 16] [--threads 2] [--steps 3] [--rounds 3] [--modes train,infer]
         [--dtypes float32,bfloat16] [--formats contiguous,channels_last] [--openblas] [--autotune]
 
-The machine's speed drifts 2-3x between runs, so the two libraries are interleaved: every
-configuration runs --rounds rounds, each round one strider process and one PyTorch process
-(the order alternating between rounds), and the ratio strider/PyTorch (< 1 means strider is
-faster) is the median of the per-round ratios. It prints the CPU model first, each library's
-median ms/step, that ratio and its range, plus each library's channels-last speedup over its
-own contiguous run. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 compute with
+The machine's speed drifts 2-3x between runs, so everything is interleaved: for each mode and
+dtype, --rounds rounds, each running every memory format in both libraries (the order reversed
+every other round); the ratio strider/PyTorch (< 1 means strider is faster) and each library's
+channels-last speedup over its own contiguous run are medians of the per-round ratios, each
+taken from runs next to each other in time. It prints the CPU model first, each library's median
+ms/step, that ratio and its range, and the speedups with their ranges. bfloat16 in PyTorch is CPU autocast; in strider, bfloat16 compute with
 float32 master weights. --openblas runs PyTorch with OpenBLAS as its BLAS (Debian's default is
 the reference BLAS), with OPENBLAS_CORETYPE=SkylakeX, which OpenBLAS 0.3.21 needs on this CPU.
 --autotune runs strider with STRIDER_AUTOTUNE=1 (each convolution shape's fastest oneDNN
@@ -111,25 +111,26 @@ def median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
-def interleaved(args, cfg, have_torch):
-    """Returns (strider ms, pytorch ms or None, median ratio or None, (min ratio, max ratio))."""
-    s_ms, t_ms, ratios = [], [], []
+def interleaved(args, cfgs, have_torch):
+    """Runs every configuration of `cfgs` (one per memory format) for both libraries in each round,
+    the order reversed every other round, so that the ratios between libraries and between formats
+    are each taken from runs next to each other in time (a shared host drifts 2-3x between minutes).
+    Returns, per configuration, the lists of strider and PyTorch ms, one entry per round."""
+    runs = [(i, lib) for i in range(len(cfgs)) for lib in (("strider", "torch") if have_torch else ("strider",))]
+    out = [{"strider": [], "torch": []} for _ in cfgs]
     for r in range(args.rounds):
-        if not have_torch:
-            s_ms.append(run_strider(args, cfg))
-            continue
-        if r % 2 == 0:
-            s, t = run_strider(args, cfg), run_torch(cfg, args.openblas, args.max_isa)
-        else:
-            t = run_torch(cfg, args.openblas, args.max_isa)
-            s = run_strider(args, cfg)
-        s_ms.append(s)
-        if t:
-            t_ms.append(t)
-            ratios.append(s / t)
+        for i, lib in (runs if r % 2 == 0 else reversed(runs)):
+            ms = run_strider(args, cfgs[i]) if lib == "strider" else run_torch(cfgs[i], args.openblas, args.max_isa)
+            out[i][lib].append(ms)
+    return out
+
+
+def ratio_summary(num, den):
+    """Median and range of the per-round ratios num[r] / den[r] (rounds where both ran)."""
+    ratios = [a / b for a, b in zip(num, den) if a and b]
     if not ratios:
-        return median(s_ms), None, None, None
-    return median(s_ms), median(t_ms), median(ratios), (min(ratios), max(ratios))
+        return None
+    return median(ratios), min(ratios), max(ratios)
 
 
 def main():
@@ -154,27 +155,30 @@ def main():
     print(f"CPU: {cpu_model()}; {args.threads} threads each; {args.rounds} interleaved rounds of {args.steps} steps; "
           f"strider autotune {'on' if args.autotune else 'off'}"
           + (f"; both capped at {args.max_isa}" if args.max_isa else ""))
-    rows = {}
     print(f"{'mode':6} {'dtype':9} {'format':14} {'strider ms':>11} {'pytorch ms':>11} {'strider/pytorch':>16}  range")
     formats = args.formats.split(",")
     for mode in args.modes.split(","):
         for dtype in args.dtypes.split(","):
-            for fmt in formats:
-                cfg = dict(model=args.model, mode=mode, batch=args.batch, memory_format=fmt, dtype=dtype,
-                           threads=args.threads, warmup=args.warmup, steps=args.steps)
-                s, t, ratio, spread = interleaved(args, cfg, have_torch)
-                rows[(mode, dtype, fmt)] = (s, t)
-                rs = f"{ratio:16.2f}  {spread[0]:.2f}-{spread[1]:.2f}" if ratio else f"{'n/a':>16}"
+            cfgs = [dict(model=args.model, mode=mode, batch=args.batch, memory_format=fmt, dtype=dtype,
+                         threads=args.threads, warmup=args.warmup, steps=args.steps) for fmt in formats]
+            runs = interleaved(args, cfgs, have_torch)
+            for fmt, run in zip(formats, runs):
+                s, t = median(run["strider"]), median(run["torch"]) if run["torch"] else None
+                r = ratio_summary(run["strider"], run["torch"])
+                rs = f"{r[0]:16.2f}  {r[1]:.2f}-{r[2]:.2f}" if r else f"{'n/a':>16}"
                 tt = f"{t:11.1f}" if t else f"{'n/a':>11}"
                 print(f"{mode:6} {dtype:9} {fmt:14} {s:11.1f} {tt} {rs}", flush=True)
-            if len(formats) < 2:
+            if "contiguous" not in formats or "channels_last" not in formats:
                 continue
-            s_c, t_c = rows[(mode, dtype, "contiguous")]
-            s_l, t_l = rows[(mode, dtype, "channels_last")]
-            line = f"  channels-last speedup over contiguous ({mode}, {dtype}): strider {s_c / s_l:.2f}x"
-            if t_c and t_l:
-                line += f", pytorch {t_c / t_l:.2f}x"
+            c, l = runs[formats.index("contiguous")], runs[formats.index("channels_last")]
+            g = ratio_summary(c["strider"], l["strider"])
+            line = (f"  channels-last speedup over contiguous ({mode}, {dtype}), per round: "
+                    f"strider {g[0]:.2f}x ({g[1]:.2f}-{g[2]:.2f})")
+            gt = ratio_summary(c["torch"], l["torch"])
+            if gt:
+                line += f", pytorch {gt[0]:.2f}x ({gt[1]:.2f}-{gt[2]:.2f})"
             print(line, flush=True)
+
 
 if __name__ == "__main__":
     sys.exit(main())
