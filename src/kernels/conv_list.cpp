@@ -142,9 +142,12 @@ const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations
 const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementations() {
   static const ImplementationList<ConvBackwardWeight> list = {
       {"onednn_amx_1x1_matmul",
-       [](const ConvBackwardWeight& c) {
-         return c.grad_bias.defined() ? "computes a bias gradient"
-                                      : amx_1x1_rejects({&c.in, &c.grad_out}, c.grad_weight, c.p);
+       [](const ConvBackwardWeight& c) -> std::string {
+         if (c.grad_bias.defined()) return "computes a bias gradient";
+         // The matmul writes grad_weight as a row-major [Cout, Cin] matrix.
+         if (c.grad_weight.dim() == 4 && c.grad_weight.sizes()[1] > 1 && c.grad_weight.strides()[1] != 1)
+           return "grad_weight is not row-major over its input channels";
+         return amx_1x1_rejects({&c.in, &c.grad_out}, c.grad_weight, c.p);
        },
        backward_weight_1x1_as_matmul},
       {"onednn_nhwc", [](const ConvBackwardWeight& c) { return detour_rejects({&c.in, &c.grad_out}); },
