@@ -163,7 +163,8 @@ def main():
                          threads=args.threads, warmup=args.warmup, steps=args.steps) for fmt in formats]
             runs = interleaved(args, cfgs, have_torch)
             for fmt, run in zip(formats, runs):
-                s, t = median(run["strider"]), median(run["torch"]) if run["torch"] else None
+                torch_ms = [x for x in run["torch"] if x]  # a failed PyTorch run is None
+                s, t = median(run["strider"]), median(torch_ms) if torch_ms else None
                 r = ratio_summary(run["strider"], run["torch"])
                 rs = f"{r[0]:16.2f}  {r[1]:.2f}-{r[2]:.2f}" if r else f"{'n/a':>16}"
                 tt = f"{t:11.1f}" if t else f"{'n/a':>11}"

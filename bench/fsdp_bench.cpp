@@ -130,7 +130,8 @@ MfuVerdict judge_mfu(const std::vector<bench::OutsidePeak>& samples, double in_p
   for (const bench::OutsidePeak& o : samples)
     if (!o.measured) return {false, "the outside canary did not run: " + o.error};
   if (MfuVerdict v = judge_peak(samples, &bench::OutsidePeak::fma, in_process_fma, "FMA"); !v.reliable) return v;
-  if (bfloat16_run) {
+  // Below AVX512_BF16 bfloat16 computes in float32: the FMA peak is the one that counts.
+  if (bfloat16_run && bench::peak_level() >= bench::PeakLevel::avx512_bf16) {
     const char* name = std::string(bench::peak_isa()) == "amx_bf16" ? "bfloat16 dot-product (AMX)" : "bfloat16 dot-product";
     if (MfuVerdict v = judge_peak(samples, &bench::OutsidePeak::bf16, in_process_bf16, name); !v.reliable) return v;
   }

@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 build=${1:?usage: run-fuzzers.sh BUILD_DIR SECONDS}
 seconds=${2:-60}
 jobs=${FUZZ_JOBS:-$(nproc)}
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "run-fuzzers.sh: FUZZ_JOBS must be a positive whole number, not '$jobs'" >&2
+  exit 2
+fi
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 
@@ -27,7 +31,7 @@ fuzz_one() {
 # What a finished target found: its stats, and on failure the log's tail and where the input is.
 report() {
   local name=$1 rc=$2
-  echo "-- $name: ${seconds} s from $(ls "fuzz/corpus/${name#fuzz_}" 2>/dev/null | wc -l) seeds, exit $rc"
+  echo "-- $name: ${seconds} s from $(ls "fuzz/corpus/${name#fuzz_}" 2>/dev/null | wc -l) committed seeds, exit $rc"
   grep -E "^stat::(number_of_executed_units|new_units_added)" "$build/$name.log" || true
   if [ "$rc" -ne 0 ]; then
     tail -n 60 "$build/$name.log"
@@ -39,8 +43,15 @@ declare -A running=()   # pid -> target name
 failed=0
 # Waits for one running target and reports it.
 reap_one() {
-  local pid rc=0
+  local pid="" rc=0
   wait -n -p pid "${!running[@]}" || rc=$?
+  if [ -z "$pid" ] || [ -z "${running[$pid]+set}" ]; then
+    # No job to wait for any more (one lost to a signal that ended its shell): name the targets.
+    echo "run-fuzzers.sh: lost track of the running targets (${running[*]}); wait said $rc" >&2
+    failed=1
+    running=()
+    return
+  fi
   report "${running[$pid]}" "$rc"
   [ "$rc" -eq 0 ] || failed=1
   unset "running[$pid]"

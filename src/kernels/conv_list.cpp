@@ -144,9 +144,6 @@ const ImplementationList<ConvBackwardWeight>& conv_backward_weight_implementatio
       {"onednn_amx_1x1_matmul",
        [](const ConvBackwardWeight& c) -> std::string {
          if (c.grad_bias.defined()) return "computes a bias gradient";
-         // The matmul writes grad_weight as a row-major [Cout, Cin] matrix.
-         if (c.grad_weight.dim() == 4 && c.grad_weight.sizes()[1] > 1 && c.grad_weight.strides()[1] != 1)
-           return "grad_weight is not row-major over its input channels";
          return amx_1x1_rejects({&c.in, &c.grad_out}, c.grad_weight, c.p);
        },
        backward_weight_1x1_as_matmul},

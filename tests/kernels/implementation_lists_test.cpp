@@ -175,6 +175,15 @@ TEST(ConvImplementationList, OneByOneBackwardPassesMatchTheReference) {
         SCOPED_TRACE(detail::str(dtype, " ", fmt, " ", IntArrayRef(in_sizes)));
         Tensor in = make(in_sizes, dtype, fmt);
         Tensor go = make({in_sizes[0], 12, in_sizes[2], in_sizes[3]}, dtype, fmt);
+        // Size-1 dims with strides no layout would give them: still dense, still a view.
+        auto odd_unit_strides = [](const Tensor& t) {
+          DimVector st(t.strides().begin(), t.strides().end());
+          for (size_t d = 0; d < st.size(); ++d)
+            if (t.sizes()[d] == 1) st[d] = 1000;
+          return t.as_strided(t.sizes(), st);
+        };
+        in = odd_unit_strides(in);
+        go = odd_unit_strides(go);
         Tensor w = make({12, 8, 1, 1}, dtype, fmt);
         kernels::ConvParams p{{1, 1}, {0, 0}, {1, 1}, {0, 0}};
         ListWalk<kernels::ConvBackwardWeight> walk{
