@@ -1,6 +1,7 @@
 #pragma once
 // Batch and layer normalization. Each computation has an ordered implementation list: for
-// evaluation-mode batch norm a one-pass cpu kernel first; oneDNN (float32 and bfloat16 data,
+// evaluation-mode batch norm a one-pass cpu kernel first, for training-mode batch norm of a
+// plain-layout float32 or bfloat16 batch strider's own per-channel kernel; oneDNN (float32 and bfloat16 data,
 // plain-layout bfloat16 via channels-last; bfloat16 in float32 where the CPU has no oneDNN
 // bfloat16 kernels); then the reference (any floating dtype, float64 accumulation; the
 // oracle). Statistics and affine parameters are float32, float64 for float64 data
