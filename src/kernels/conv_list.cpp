@@ -51,14 +51,6 @@ std::string amx_1x1_rejects(std::initializer_list<const Tensor*> data, const Ten
   return "";
 }
 
-// Whether t's memory is channels-last; dims of size 1 may carry any stride, so only a
-// channels-last layout of the others counts.
-bool nhwc_dense(const Tensor& t) {
-  const int64_t n = t.sizes()[0], c = t.sizes()[1], h = t.sizes()[2], w = t.sizes()[3];
-  return (c == 1 || t.strides()[1] == 1) && (w == 1 || t.strides()[3] == c) && (h == 1 || t.strides()[2] == w * c) &&
-         (n == 1 || t.strides()[0] == h * w * c);
-}
-
 // A channels-last batch's pixels as the rows of an [NHW, C] matrix (`transposed`: [C, NHW]).
 Tensor pixel_rows(const Tensor& nhwc, bool transposed = false) {
   const int64_t c = nhwc.sizes()[1], pixels = nhwc.numel() / c;
@@ -71,10 +63,13 @@ Tensor weight_matrix(const Tensor& w) {
   return alias_with(w, {w.sizes()[0], w.sizes()[1]}, {w.strides()[0], w.strides()[1]}, w.storage_offset());
 }
 
-Tensor nhwc_view_or_copy(const Tensor& t) { return nhwc_dense(t) ? t : channels_last_copy(t); }
+// is_contiguous(ChannelsLast) skips dims of size 1, whose strides the views below never use.
+Tensor nhwc_view_or_copy(const Tensor& t) {
+  return t.is_contiguous(MemoryFormat::ChannelsLast) ? t : channels_last_copy(t);
+}
 
 void backward_input_1x1_as_matmul(const ConvBackwardInput& c) {
-  const Tensor gi = nhwc_dense(c.grad_in) ? c.grad_in : channels_last_empty(c.grad_in);
+  const Tensor gi = c.grad_in.is_contiguous(MemoryFormat::ChannelsLast) ? c.grad_in : channels_last_empty(c.grad_in);
   dnnl_ops::matmul({pixel_rows(gi), pixel_rows(nhwc_view_or_copy(c.grad_out)), weight_matrix(c.weight), Tensor()});
   if (!gi.is_same(c.grad_in)) cpu::copy(c.grad_in, gi);
 }
