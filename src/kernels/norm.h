@@ -1,9 +1,9 @@
 #pragma once
 // Batch and layer normalization. Each computation has an ordered implementation list: for
 // evaluation-mode batch norm a one-pass cpu kernel first, for training-mode batch norm of a
-// plain-layout float32 or bfloat16 batch strider's own per-channel kernel; oneDNN (float32 and bfloat16 data,
-// plain-layout bfloat16 via channels-last; bfloat16 in float32 where the CPU has no oneDNN
-// bfloat16 kernels); then the reference (any floating dtype, float64 accumulation; the
+// float32 or bfloat16 batch strider's own kernels, one per layout (plain, channels-last); oneDNN
+// (float32 and bfloat16 data, plain-layout bfloat16 via channels-last; bfloat16 in float32 where
+// the CPU has no oneDNN bfloat16 kernels); then the reference (any floating dtype, float64 accumulation; the
 // oracle). Statistics and affine parameters are float32, float64 for float64 data
 // (norm_stat_dtype); the ops layer converts them and decides every layout.
 #include <initializer_list>
@@ -54,12 +54,16 @@ namespace cpu {
 // Evaluation mode only (a per-channel affine pass), float32/bfloat16, plain or channels-last.
 std::string batch_norm_inference_rejects(const BatchNormForward& p);
 void batch_norm_inference(const BatchNormForward& p);
-// Training mode on plain-layout float32/bfloat16 batches, where oneDNN is slow in that layout.
-// `data` are the batch-shaped tensors, `stats` the per-channel ones (undefined ones are skipped).
-std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data,
+// Training mode on float32/bfloat16 batches in one layout, plain (where oneDNN is slow) or
+// channels-last (rows of C channels: NLC-strided, NHWC, NDHWC). `data` are the batch-shaped
+// tensors, `stats` the per-channel ones (undefined ones are skipped).
+enum class BatchLayout { plain, channels_last };
+std::string batch_norm_training_rejects(BatchLayout layout, const Tensor& in, std::initializer_list<const Tensor*> data,
                                         std::initializer_list<const Tensor*> stats, bool training);
 void batch_norm_training_forward(const BatchNormForward& p);
 void batch_norm_training_backward(const BatchNormBackward& p);
+void batch_norm_channels_last_forward(const BatchNormForward& p);
+void batch_norm_channels_last_backward(const BatchNormBackward& p);
 }  // namespace cpu
 
 namespace dnnl_ops {

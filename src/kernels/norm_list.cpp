@@ -22,14 +22,33 @@ std::string batch_norm_inference_rejects(const BatchNormForward& p) {
   return "";
 }
 
-std::string batch_norm_training_rejects(const Tensor& in, std::initializer_list<const Tensor*> data,
+namespace {
+// Whether t's memory is rows of its dim-1 channels, dims 0, 2, 3, ... outer to inner (size-1
+// dims may have any stride).
+bool rows_of_channels(const Tensor& t) {
+  int64_t expected = 1;
+  auto dim_fits = [&](int64_t d) {
+    const bool fits = t.sizes()[d] == 1 || t.strides()[d] == expected;
+    expected *= t.sizes()[d];
+    return fits;
+  };
+  if (!dim_fits(1)) return false;
+  for (int64_t d = t.dim() - 1; d >= 2; --d)
+    if (!dim_fits(d)) return false;
+  return dim_fits(0);
+}
+}  // namespace
+
+std::string batch_norm_training_rejects(BatchLayout layout, const Tensor& in, std::initializer_list<const Tensor*> data,
                                         std::initializer_list<const Tensor*> stats, bool training) {
   if (!training) return "it computes training mode only";
   if (in.dim() < 3 || in.dim() > 5) return strider::detail::str("it normalizes 3-d to 5-d batches, not ", in.dim(), "-d");
   if (in.numel() == 0) return "the batch is empty";
+  const bool plain = layout == BatchLayout::plain;
   for (const Tensor* t : data)
-    if (t->defined() && (t->dtype() != in.dtype() || !t->is_contiguous()))
-      return "the data tensors are not all in the plain layout in one dtype";
+    if (t->defined() && (t->dtype() != in.dtype() || !(plain ? t->is_contiguous() : rows_of_channels(*t))))
+      return plain ? "the data tensors are not all in the plain layout in one dtype"
+                   : "the data tensors are not all channels-last in one dtype";
   for (const Tensor* t : stats)
     if (t->defined() && t->dtype() != kFloat) return "its statistics and affine parameters must be float32";
   if (in.dtype() != kBFloat16 && in.dtype() != kFloat) return "it computes float32 and bfloat16 only";
@@ -129,9 +148,16 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
       {"cpu_inference", cpu::batch_norm_inference_rejects, cpu::batch_norm_inference},
       {"cpu_plain",
        [](const BatchNormForward& p) {
-         return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.out}, {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
+         return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.out},
+                                                 {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
        },
        cpu::batch_norm_training_forward},
+      {"cpu_channels_last",
+       [](const BatchNormForward& p) {
+         return cpu::batch_norm_training_rejects(cpu::BatchLayout::channels_last, p.in, {&p.in, &p.out},
+                                                 {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
+       },
+       cpu::batch_norm_channels_last_forward},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
        batch_norm_forward_in_nhwc},
       {"onednn", [](const BatchNormForward& p) { return onednn_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
@@ -148,10 +174,17 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
   static const ImplementationList<BatchNormBackward> list = {
       {"cpu_plain",
        [](const BatchNormBackward& p) {
-         return cpu::batch_norm_training_rejects(p.in, {&p.in, &p.grad_out, &p.grad_in},
+         return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.grad_out, &p.grad_in},
                                                  {&p.weight, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_training_backward},
+      {"cpu_channels_last",
+       [](const BatchNormBackward& p) {
+         return cpu::batch_norm_training_rejects(cpu::BatchLayout::channels_last, p.in,
+                                                 {&p.in, &p.grad_out, &p.grad_in},
+                                                 {&p.weight, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
+       },
+       cpu::batch_norm_channels_last_backward},
       {"onednn_nhwc",
        [](const BatchNormBackward& p) { return detour_rejects({&p.in, &p.grad_out, &p.grad_in}); },
        batch_norm_backward_in_nhwc},

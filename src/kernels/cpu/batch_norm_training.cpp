@@ -9,6 +9,7 @@
 // formulas and order of operations.
 #include <cmath>
 
+#include "kernels/cpu/batch_norm_stats.h"
 #include "kernels/cpu/kernel_tables.h"
 #include "kernels/isa_namespace.h"
 #include "kernels/norm.h"
@@ -19,13 +20,6 @@
 namespace strider::kernels::cpu {
 inline namespace STRIDER_ISA_NAMESPACE {
 namespace {
-
-float stat(const Tensor& t, int64_t c, float absent) {
-  return t.defined() ? static_cast<const float*>(t.data())[c * t.strides()[0]] : absent;
-}
-void set_stat(const Tensor& t, int64_t c, double v) {
-  if (t.defined()) static_cast<float*>(t.data())[c * t.strides()[0]] = static_cast<float>(v);
-}
 
 // The planes of channel c: plane n starts at (n * C + c) * inner.
 struct Planes {
@@ -65,9 +59,9 @@ void forward_plain(const BatchNormForward& p) {
         squares += s;
       }
       const float var = static_cast<float>(squares / pl.count());
-      set_stat(p.mean, c, mean);
-      set_stat(p.var, c, var);
-      const float invstd = 1.0f / std::sqrt(var + eps), w = stat(p.weight, c, 1.0f), b = stat(p.bias, c, 0.0f);
+      set_channel_stat(p.mean, c, mean);
+      set_channel_stat(p.var, c, var);
+      const float invstd = 1.0f / std::sqrt(var + eps), w = channel_stat(p.weight, c, 1.0f), b = channel_stat(p.bias, c, 0.0f);
       for (int64_t n = 0; n < pl.N; ++n) {
         const T* xp = x + pl.offset(n, c);
         T* yp = y + pl.offset(n, c);
@@ -87,7 +81,7 @@ void backward_plain(const BatchNormBackward& p) {
   const float eps = static_cast<float>(p.eps);
   parallel_for(0, pl.C, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
-      const float mean = stat(p.mean, c, 0.0f), invstd = 1.0f / std::sqrt(stat(p.var, c, 1.0f) + eps);
+      const float mean = channel_stat(p.mean, c, 0.0f), invstd = 1.0f / std::sqrt(channel_stat(p.var, c, 1.0f) + eps);
       double sum_g = 0, dot = 0;  // sum of g and of g * (x - mean)
       for (int64_t n = 0; n < pl.N; ++n) {
         const T* xp = x + pl.offset(n, c);
@@ -102,12 +96,12 @@ void backward_plain(const BatchNormBackward& p) {
         sum_g += sg;
         dot += sd;
       }
-      set_stat(p.grad_weight, c, dot * invstd);
-      set_stat(p.grad_bias, c, sum_g);
+      set_channel_stat(p.grad_weight, c, dot * invstd);
+      set_channel_stat(p.grad_bias, c, sum_g);
       if (!gi) continue;
       const float k = static_cast<float>(dot / pl.count()) * invstd * invstd;
       const float grad_mean = static_cast<float>(sum_g / pl.count());
-      const float scale = invstd * stat(p.weight, c, 1.0f);
+      const float scale = invstd * channel_stat(p.weight, c, 1.0f);
       for (int64_t n = 0; n < pl.N; ++n) {
         const T* xp = x + pl.offset(n, c);
         const T* gp = g + pl.offset(n, c);

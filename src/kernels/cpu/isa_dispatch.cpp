@@ -17,6 +17,7 @@ namespace strider::kernels::cpu {
   extern const AttentionKernels attention_kernels;                               \
   extern const BatchNormInferenceKernels batch_norm_inference_kernels;           \
   extern const BatchNormTrainingKernels batch_norm_training_kernels;             \
+  extern const BatchNormChannelsLastKernels batch_norm_channels_last_kernels;    \
   }
 #if STRIDER_NATIVE_KERNELS
 STRIDER_DECLARE_TABLES(isa_native)
@@ -73,6 +74,10 @@ const BatchNormTrainingKernels& batch_norms_training() {
   static const BatchNormTrainingKernels& t = STRIDER_PICK(batch_norm_training_kernels);
   return t;
 }
+const BatchNormChannelsLastKernels& batch_norms_channels_last() {
+  static const BatchNormChannelsLastKernels& t = STRIDER_PICK(batch_norm_channels_last_kernels);
+  return t;
+}
 
 }  // namespace
 
@@ -105,5 +110,7 @@ void attention_backward_bf16(const AttentionBackward& p) { attentions().backward
 void batch_norm_inference(const BatchNormForward& p) { batch_norms().batch_norm_inference(p); }
 void batch_norm_training_forward(const BatchNormForward& p) { batch_norms_training().forward(p); }
 void batch_norm_training_backward(const BatchNormBackward& p) { batch_norms_training().backward(p); }
+void batch_norm_channels_last_forward(const BatchNormForward& p) { batch_norms_channels_last().forward(p); }
+void batch_norm_channels_last_backward(const BatchNormBackward& p) { batch_norms_channels_last().backward(p); }
 
 }  // namespace strider::kernels::cpu

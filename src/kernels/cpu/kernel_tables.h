@@ -40,5 +40,9 @@ struct BatchNormTrainingKernels {  // plain-layout float32/bfloat16 batches
   void (*forward)(const BatchNormForward&);
   void (*backward)(const BatchNormBackward&);
 };
+struct BatchNormChannelsLastKernels {  // channels-last float32/bfloat16 batches, training mode
+  void (*forward)(const BatchNormForward&);
+  void (*backward)(const BatchNormBackward&);
+};
 
 }  // namespace strider::kernels::cpu
