@@ -34,9 +34,10 @@ void backward_weight_in_nhwc(const ConvBackwardWeight& c) {
 // oneDNN 2.6's only AMX kernels for a convolution's backward passes are its older jit ones, which
 // ran ResNet-50's 1x1 products 2-6x slower than its brgemm AMX matmul runs the same products
 // (docs/benchmarks.md; without AMX the two run at the same speed, so elsewhere these decline).
-// A 1x1, stride-1, unpadded, ungrouped 2-d convolution over channels-last pixels is a matrix
-// product: grad_in[NHW, Cin] = grad_out[NHW, Cout] weight[Cout, Cin], and
-// grad_weight[Cout, Cin] = grad_out[NHW, Cout]^T in[NHW, Cin].
+// A 1x1, unpadded, ungrouped 2-d convolution with stride s reads the pixels in[:, :, ::s, ::s];
+// over those pixels, channels-last, it is a matrix product:
+// grad_in[NHW, Cin] = grad_out[NHW, Cout] weight[Cout, Cin] (the other pixels' gradient is zero),
+// and grad_weight[Cout, Cin] = grad_out[NHW, Cout]^T in[NHW, Cin].
 std::string amx_1x1_rejects(std::initializer_list<const Tensor*> data, const Tensor& weight, const ConvParams& p) {
   if (!cpu_has(Isa::amx_bf16)) return "needs AMX (amx_bf16), which this CPU (or STRIDER_MAX_CPU_ISA) lacks";
   if (weight.dtype() != kBFloat16) return "not bfloat16";
@@ -45,7 +46,7 @@ std::string amx_1x1_rejects(std::initializer_list<const Tensor*> data, const Ten
   if (p.transposed || p.groups != 1 || weight.dim() != 4) return "not an ungrouped 2-d convolution";
   if (weight.sizes()[2] != 1 || weight.sizes()[3] != 1) return "not a 1x1 kernel";
   for (size_t d = 0; d < 2; ++d)
-    if (p.stride[d] != 1 || p.padding[d] != 0) return "strided or padded";
+    if (p.padding[d] != 0) return "padded";
   for (const Tensor* t : data)
     if (!t->is_contiguous() && !t->is_contiguous(MemoryFormat::ChannelsLast)) return "data not dense";
   return "";
@@ -63,6 +64,17 @@ Tensor weight_matrix(const Tensor& w) {
   return alias_with(w, {w.sizes()[0], w.sizes()[1]}, {w.strides()[0], w.strides()[1]}, w.storage_offset());
 }
 
+bool strided(const ConvParams& p) { return p.stride[0] != 1 || p.stride[1] != 1; }
+
+// The pixels of `t` a 1x1 convolution with p's stride reads, [N, C, OH, OW] (OH, OW from
+// grad_out), as a view: t itself without a stride.
+Tensor pixels_read(const Tensor& t, const ConvParams& p, const Tensor& grad_out) {
+  if (!strided(p)) return t;
+  const auto st = t.strides();
+  return alias_with(t, {t.sizes()[0], t.sizes()[1], grad_out.sizes()[2], grad_out.sizes()[3]},
+                    {st[0], st[1], st[2] * p.stride[0], st[3] * p.stride[1]}, t.storage_offset());
+}
+
 // is_contiguous(ChannelsLast) skips dims of size 1, whose strides the views below never use.
 Tensor nhwc_view_or_copy(const Tensor& t) {
   return t.is_contiguous(MemoryFormat::ChannelsLast) ? t : channels_last_copy(t);
@@ -70,13 +82,19 @@ Tensor nhwc_view_or_copy(const Tensor& t) {
 
 void backward_input_1x1_as_matmul(const ConvBackwardInput& c) {
   const Tensor gi = c.grad_in.is_contiguous(MemoryFormat::ChannelsLast) ? c.grad_in : channels_last_empty(c.grad_in);
-  dnnl_ops::matmul({pixel_rows(gi), pixel_rows(nhwc_view_or_copy(c.grad_out)), weight_matrix(c.weight), Tensor()});
+  const Tensor read = pixels_read(gi, c.p, c.grad_out);
+  const Tensor rows = strided(c.p) ? channels_last_empty(read) : gi;
+  dnnl_ops::matmul({pixel_rows(rows), pixel_rows(nhwc_view_or_copy(c.grad_out)), weight_matrix(c.weight), Tensor()});
+  if (strided(c.p)) {
+    cpu::fill(gi, 0);
+    cpu::copy(read, rows);
+  }
   if (!gi.is_same(c.grad_in)) cpu::copy(c.grad_in, gi);
 }
 
 void backward_weight_1x1_as_matmul(const ConvBackwardWeight& c) {
   dnnl_ops::matmul({weight_matrix(c.grad_weight), pixel_rows(nhwc_view_or_copy(c.grad_out), true),
-                    pixel_rows(nhwc_view_or_copy(c.in)), Tensor()});
+                    pixel_rows(nhwc_view_or_copy(pixels_read(c.in, c.p, c.grad_out))), Tensor()});
 }
 
 // bfloat16 in float32; data in the plain layout goes to channels-last on the way, where oneDNN's

@@ -171,38 +171,42 @@ TEST(ConvImplementationList, OneByOneBackwardPassesMatchTheReference) {
   manual_seed(9);
   for (ScalarType dtype : kDtypes)
     for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
-      for (DimVector in_sizes : {DimVector{2, 8, 5, 6}, DimVector{1, 8, 1, 7}}) {
-        SCOPED_TRACE(detail::str(dtype, " ", fmt, " ", IntArrayRef(in_sizes)));
-        Tensor in = make(in_sizes, dtype, fmt);
-        Tensor go = make({in_sizes[0], 12, in_sizes[2], in_sizes[3]}, dtype, fmt);
-        // Size-1 dims with strides no layout would give them: still dense, still a view.
-        auto odd_unit_strides = [](const Tensor& t) {
-          DimVector st(t.strides().begin(), t.strides().end());
-          for (size_t d = 0; d < st.size(); ++d)
-            if (t.sizes()[d] == 1) st[d] = 1000;
-          return t.as_strided(t.sizes(), st);
-        };
-        in = odd_unit_strides(in);
-        go = odd_unit_strides(go);
-        Tensor w = make({12, 8, 1, 1}, dtype, fmt);
-        kernels::ConvParams p{{1, 1}, {0, 0}, {1, 1}, {0, 0}};
-        ListWalk<kernels::ConvBackwardWeight> walk{
-            [&] { return kernels::ConvBackwardWeight{empty({12, 8, 1, 1}, dtype), Tensor(), in, go, p}; },
-            [](const kernels::ConvBackwardWeight& c) { return std::vector<Tensor>{c.grad_weight}; },
-            dtype == kBFloat16 ? 1e-1 : 1e-4};
-        const bool amx_matmul = dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::amx_bf16);
-        // The channels-last detour takes plain-layout data oneDNN computes slowly (as for batch norm).
-        const bool avx512 = kernels::onednn_has_bfloat16();
-        const bool nhwc_detour = fmt == MemoryFormat::Contiguous && (dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512);
-        EXPECT_EQ(walk_list(kernels::conv_backward_weight_implementations(), walk),
-                  expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
-        ListWalk<kernels::ConvBackwardInput> walk_input{
-            [&] { return kernels::ConvBackwardInput{empty_like(in), go, w, p}; },
-            [](const kernels::ConvBackwardInput& c) { return std::vector<Tensor>{c.grad_in}; },
-            dtype == kBFloat16 ? 1e-1 : 1e-4};
-        EXPECT_EQ(walk_list(kernels::conv_backward_input_implementations(), walk_input),
-                  expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
-      }
+      for (DimVector in_sizes : {DimVector{2, 8, 5, 6}, DimVector{1, 8, 1, 7}})
+        for (DimVector stride : {DimVector{1, 1}, DimVector{2, 2}, DimVector{2, 3}}) {
+          SCOPED_TRACE(detail::str(dtype, " ", fmt, " ", IntArrayRef(in_sizes), " stride ", IntArrayRef(stride)));
+          Tensor in = make(in_sizes, dtype, fmt);
+          const int64_t oh = (in_sizes[2] - 1) / stride[0] + 1, ow = (in_sizes[3] - 1) / stride[1] + 1;
+          Tensor go = make({in_sizes[0], 12, oh, ow}, dtype, fmt);
+          // Size-1 dims with strides no layout would give them: still dense, still a view.
+          auto odd_unit_strides = [](const Tensor& t) {
+            DimVector st(t.strides().begin(), t.strides().end());
+            for (size_t d = 0; d < st.size(); ++d)
+              if (t.sizes()[d] == 1) st[d] = 1000;
+            return t.as_strided(t.sizes(), st);
+          };
+          in = odd_unit_strides(in);
+          go = odd_unit_strides(go);
+          Tensor w = make({12, 8, 1, 1}, dtype, fmt);
+          kernels::ConvParams p{stride, {0, 0}, {1, 1}, {0, 0}};
+          ListWalk<kernels::ConvBackwardWeight> walk{
+              [&] { return kernels::ConvBackwardWeight{empty({12, 8, 1, 1}, dtype), Tensor(), in, go, p}; },
+              [](const kernels::ConvBackwardWeight& c) { return std::vector<Tensor>{c.grad_weight}; },
+              dtype == kBFloat16 ? 1e-1 : 1e-4};
+          const bool amx_matmul = dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::amx_bf16);
+          // The channels-last detour takes plain-layout data oneDNN computes slowly (as for batch norm).
+          const bool avx512 = kernels::onednn_has_bfloat16();
+          const bool nhwc_detour =
+              fmt == MemoryFormat::Contiguous && (dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512);
+          EXPECT_EQ(walk_list(kernels::conv_backward_weight_implementations(), walk),
+                    expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
+          // grad_in starts as garbage: the pixels a strided convolution skips must be written zero.
+          ListWalk<kernels::ConvBackwardInput> walk_input{
+              [&] { return kernels::ConvBackwardInput{empty_like(in).fill_(7.0), go, w, p}; },
+              [](const kernels::ConvBackwardInput& c) { return std::vector<Tensor>{c.grad_in}; },
+              dtype == kBFloat16 ? 1e-1 : 1e-4};
+          EXPECT_EQ(walk_list(kernels::conv_backward_input_implementations(), walk_input),
+                    expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
+        }
 }
 
 TEST(MatmulImplementationList, TransposedAndBatchedOperandsMatchTheReference) {
