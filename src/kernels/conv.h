@@ -5,8 +5,8 @@
 // plain-layout bfloat16 ("onednn_nhwc", kernels/channels_last_detour.h), oneDNN in place
 // (float32, and bfloat16 from AVX-512 up), bfloat16 in float32 below it ("onednn_f32",
 // kernels/float32_detour.h), then the reference, a direct loop nest for any floating dtype (the
-// oracle, and float64). On AMX CPUs the two backward passes of a 1x1 stride-1 bfloat16
-// convolution go first to oneDNN's matmul ("onednn_amx_1x1_matmul", conv_list.cpp says why).
+// oracle, and float64). On AMX CPUs a bfloat16 convolution's backward passes go first to
+// oneDNN's matmul where that is faster ("onednn_amx_matmul", kernels/conv_as_matmul.h).
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 

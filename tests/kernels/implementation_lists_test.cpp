@@ -209,6 +209,51 @@ TEST(ConvImplementationList, OneByOneBackwardPassesMatchTheReference) {
         }
 }
 
+// Weight gradients of larger kernels through the im2col matrix: padding (zero columns), strides,
+// dilation, a non-square kernel, both layouts; output rows under 16 pixels take the matmul on
+// AMX, wider ones stay with oneDNN's convolution.
+TEST(ConvImplementationList, WeightGradientsAsMatmulMatchTheReference) {
+  manual_seed(10);
+  struct Case {
+    DimVector in, kernel, stride, padding, dilation;
+  };
+  const std::vector<Case> cases = {
+      {{2, 8, 7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},  // 7x9 out, zero border columns
+      {{2, 8, 9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},  // stride 2
+      {{1, 8, 8, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}},  // dilation 2
+      {{2, 8, 6, 7}, {1, 3}, {2, 1}, {0, 1}, {1, 1}},   // non-square, padded on one side only
+      {{1, 8, 7, 7}, {5, 5}, {1, 1}, {0, 0}, {1, 1}},   // unpadded, 3x3 out
+      {{1, 8, 5, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},  // 20 pixels a row: oneDNN's convolution
+  };
+  for (ScalarType dtype : kDtypes)
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+      for (const Case& c : cases) {
+        SCOPED_TRACE(detail::str(dtype, " ", fmt, " in ", IntArrayRef(c.in), " kernel ", IntArrayRef(c.kernel), " stride ",
+                                 IntArrayRef(c.stride), " padding ", IntArrayRef(c.padding), " dilation ",
+                                 IntArrayRef(c.dilation)));
+        DimVector out_hw;
+        for (size_t d = 0; d < 2; ++d)
+          out_hw.push_back((c.in[2 + d] + 2 * c.padding[d] - c.dilation[d] * (c.kernel[d] - 1) - 1) / c.stride[d] + 1);
+        Tensor in = make(c.in, dtype, fmt);
+        Tensor go = make({c.in[0], 6, out_hw[0], out_hw[1]}, dtype, fmt);
+        const DimVector w_sizes{6, c.in[1], c.kernel[0], c.kernel[1]};
+        kernels::ConvParams p{c.stride, c.padding, c.dilation, {0, 0}};
+        ListWalk<kernels::ConvBackwardWeight> walk{
+            [&] {
+              return kernels::ConvBackwardWeight{empty(w_sizes, TensorOptions().dtype(dtype).memory_format(fmt)), Tensor(),
+                                                 in, go, p};
+            },
+            [](const kernels::ConvBackwardWeight& w) { return std::vector<Tensor>{w.grad_weight}; },
+            dtype == kBFloat16 ? 1e-1 : 1e-4};
+        const bool amx_matmul = dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::amx_bf16) && out_hw[1] < 16;
+        const bool avx512 = kernels::onednn_has_bfloat16();
+        const bool nhwc_detour =
+            fmt == MemoryFormat::Contiguous && (dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512);
+        EXPECT_EQ(walk_list(kernels::conv_backward_weight_implementations(), walk),
+                  expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
+      }
+}
+
 TEST(MatmulImplementationList, TransposedAndBatchedOperandsMatchTheReference) {
   manual_seed(8);
   for (ScalarType dtype : kDtypes)
