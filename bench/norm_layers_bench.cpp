@@ -9,6 +9,7 @@
 // it (the host drifts); the share is GB/s of the minimum traffic over memcpy's GB/s.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>

@@ -36,14 +36,16 @@ Tensor pixel_rows(const Tensor& nhwc, bool transposed = false) {
   return alias_with(nhwc, {pixels, c}, {c, 1}, nhwc.storage_offset());
 }
 
-// A channels-last weight [Cout, Cin, KH, KW] as its [Cout, KH*KW*Cin] matrix (a 1x1 weight in
-// either layout).
+// A weight [Cout, Cin, KH, KW] as its [Cout, KH*KW*Cin] matrix: a 1x1 weight in any layout (its
+// columns are the channels, at their stride), a larger one dense channels-last (its columns are
+// contiguous; with one input channel its channel stride may be anything, so it is not used).
 Tensor weight_matrix(const Tensor& w) {
   const int64_t cout = w.sizes()[0], k = w.numel() / std::max<int64_t>(1, cout);
-  return alias_with(w, {cout, k}, {w.strides()[0], w.strides()[1]}, w.storage_offset());
+  const bool one_by_one = w.sizes()[2] == 1 && w.sizes()[3] == 1;
+  return alias_with(w, {cout, k}, {w.strides()[0], one_by_one ? w.strides()[1] : 1}, w.storage_offset());
 }
 
-// is_contiguous(ChannelsLast) skips dims of size 1, whose strides the views here never use.
+// is_contiguous(ChannelsLast) skips dims of size 1, whose strides the pixel views never use.
 Tensor nhwc_view_or_copy(const Tensor& t) {
   return t.is_contiguous(MemoryFormat::ChannelsLast) ? t : channels_last_copy(t);
 }

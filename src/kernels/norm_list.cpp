@@ -1,8 +1,8 @@
-// The normalization implementation lists: for plain-layout batch norm where oneDNN's kernels
-// for that layout are slow, strider's own kernels in training mode and oneDNN via channels-last
-// (kernels/channels_last_detour.h) in evaluation mode; oneDNN where it computes the problem; bfloat16
-// in float32 where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the
-// reference.
+// The normalization implementation lists: for batch norm, strider's own kernels in evaluation
+// mode (any dense layout) and in training mode (plain-layout and channels-last batches, where
+// oneDNN 2.6 is slower), and for plain-layout bfloat16 oneDNN via channels-last
+// (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16 in float32
+// where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the reference.
 #include "kernels/channels_last_detour.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"

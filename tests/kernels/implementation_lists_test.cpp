@@ -90,6 +90,52 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
         }
 }
 
+// The channels-last training kernel takes a batch whose size-1 dims carry strides no layout gives
+// them (the ops layer normalizes those; a caller of the list need not), and matches the reference.
+TEST(NormImplementationList, ChannelsLastTrainingTakesAnyStrideOnSizeOneDims) {
+  manual_seed(11);
+  auto odd_unit_strides = [](const Tensor& t) {
+    DimVector st(t.strides().begin(), t.strides().end());
+    for (size_t d = 0; d < st.size(); ++d)
+      if (t.sizes()[d] == 1) st[d] = 1000;
+    return t.as_strided(t.sizes(), st);
+  };
+  auto entry = [](const auto& list) {
+    for (const auto& impl : list)
+      if (std::string(impl.name) == "cpu_channels_last") return &impl;
+    ADD_FAILURE() << "no cpu_channels_last entry";
+    return &list.back();
+  };
+  for (ScalarType dtype : {kFloat, kBFloat16}) {
+    SCOPED_TRACE(detail::str(dtype));
+    Tensor in = odd_unit_strides(make({1, 6, 1, 5}, dtype, MemoryFormat::ChannelsLast));
+    Tensor go = odd_unit_strides(make({1, 6, 1, 5}, dtype, MemoryFormat::ChannelsLast));
+    Tensor w = make({6}, kFloat), b = make({6}, kFloat);
+    auto forward = [&] {
+      return kernels::BatchNormForward{like(in, dtype), in, w, b, empty({6}, kFloat), empty({6}, kFloat), true, 1e-5};
+    };
+    const auto* fwd = entry(kernels::batch_norm_forward_implementations());
+    kernels::BatchNormForward got = forward(), want = forward();
+    ASSERT_EQ(fwd->rejects(got), "");
+    fwd->run(got);
+    kernels::batch_norm_forward_implementations().back().run(want);
+    for (auto [g, r] : {std::pair{got.out, want.out}, {got.mean, want.mean}, {got.var, want.var}})
+      EXPECT_TRUE(testing::all_close(g, r, tolerance(dtype), tolerance(dtype)));
+    auto backward = [&] {
+      return kernels::BatchNormBackward{like(in, dtype), empty({6}, kFloat), empty({6}, kFloat), go, in, w,
+                                        want.mean, want.var, true, 1e-5};
+    };
+    const auto* bwd = entry(kernels::batch_norm_backward_implementations());
+    kernels::BatchNormBackward bgot = backward(), bwant = backward();
+    ASSERT_EQ(bwd->rejects(bgot), "");
+    bwd->run(bgot);
+    kernels::batch_norm_backward_implementations().back().run(bwant);
+    for (auto [g, r] : {std::pair{bgot.grad_in, bwant.grad_in}, {bgot.grad_weight, bwant.grad_weight},
+                        {bgot.grad_bias, bwant.grad_bias}})
+      EXPECT_TRUE(testing::all_close(g, r, tolerance(dtype), tolerance(dtype)));
+  }
+}
+
 TEST(NormImplementationList, LayerNormMatchesTheReference) {
   manual_seed(6);
   for (ScalarType dtype : kDtypes)
@@ -221,7 +267,9 @@ TEST(ConvImplementationList, WeightGradientsAsMatmulMatchTheReference) {
       {{2, 8, 7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},  // 7x9 out, zero border columns
       {{2, 8, 9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},  // stride 2
       {{1, 8, 8, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}},  // dilation 2
-      {{2, 8, 6, 7}, {1, 3}, {2, 1}, {0, 1}, {1, 1}},   // non-square, padded on one side only
+      {{2, 8, 6, 7}, {1, 3}, {2, 1}, {0, 1}, {1, 1}},   // non-square, padded along the width only
+      {{2, 1, 7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},   // one input channel: the weight's channel
+      {{2, 1, 7, 5}, {3, 1}, {1, 1}, {1, 0}, {1, 1}},   //   stride is free in the plain layout
       {{1, 8, 7, 7}, {5, 5}, {1, 1}, {0, 0}, {1, 1}},   // unpadded, 3x3 out
       {{1, 8, 5, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},  // 20 pixels a row: oneDNN's convolution
   };
@@ -247,8 +295,9 @@ TEST(ConvImplementationList, WeightGradientsAsMatmulMatchTheReference) {
             dtype == kBFloat16 ? 1e-1 : 1e-4};
         const bool amx_matmul = dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::amx_bf16) && out_hw[1] < 16;
         const bool avx512 = kernels::onednn_has_bfloat16();
-        const bool nhwc_detour =
-            fmt == MemoryFormat::Contiguous && (dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512);
+        // A one-channel batch is channels-last as well: the detour has nothing to do.
+        const bool nhwc_detour = fmt == MemoryFormat::Contiguous && !in.is_contiguous(MemoryFormat::ChannelsLast) &&
+                                 (dtype == kBFloat16 ? avx512 : dtype == kFloat && !avx512);
         EXPECT_EQ(walk_list(kernels::conv_backward_weight_implementations(), walk),
                   expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
       }

@@ -49,9 +49,9 @@ TEST(BatchNormConformance, TrainAndEvalBothLayouts) {
 }
 
 // strider's channels-last training kernel cuts the rows into blocks and merges their statistics:
-// many blocks, NHWC and NDHWC batches, size-1 dims with odd strides, rows wider than a block, and
-// data far from zero (a one-pass variance would cancel) all match the float64 reference, and the
-// kernel is the one that ran.
+// many blocks, NHWC and NDHWC batches, size-1 dims, blocks of one row, few channels over many
+// rows (blocks of the 1024-row cap), and data far from zero (a one-pass variance would cancel) all
+// match the float64 reference, and the kernel is the one that ran.
 TEST(BatchNormConformance, ChannelsLastTrainingKernelAcrossBlocksAndRanks) {
   struct Case {
     std::vector<int64_t> sizes;
@@ -61,7 +61,8 @@ TEST(BatchNormConformance, ChannelsLastTrainingKernelAcrossBlocksAndRanks) {
       {{5, 96, 31, 29}, {0, 2, 3, 1}},           // NHWC, many blocks
       {{3, 24, 5, 6, 7}, {0, 2, 3, 4, 1}},       // NDHWC
       {{1, 16, 9, 1}, {0, 3, 2, 1}},             // size-1 dims
-      {{2, 2048, 2, 3}, {0, 2, 3, 1}},           // rows wider than a block
+      {{2, 2048, 2, 3}, {0, 2, 3, 1}},           // 12 rows of 2048: blocks of one row
+      {{4, 3, 64, 64}, {0, 2, 3, 1}},            // 3 channels: 16 blocks of 1024 rows
   };
   for (ScalarType dtype : {kFloat, kBFloat16})
     for (const Case& c : cases) {

@@ -93,8 +93,9 @@ TEST(OneDnnMemory, ScratchpadsComeFromStridersAllocator) {
     const char* what;
     std::function<Tensor()> run;
   };
-  Tensor x = randn({4, 32, 14, 14}).to(kBFloat16).contiguous(MemoryFormat::ChannelsLast);
-  Tensor go = randn({4, 64, 14, 14}).to(kBFloat16).contiguous(MemoryFormat::ChannelsLast);
+  // Output rows of 20 pixels: on AMX narrower ones are matmuls (kernels/conv_as_matmul.h).
+  Tensor x = randn({4, 32, 14, 20}).to(kBFloat16).contiguous(MemoryFormat::ChannelsLast);
+  Tensor go = randn({4, 64, 14, 20}).to(kBFloat16).contiguous(MemoryFormat::ChannelsLast);
   Tensor a = randn({8, 4096}), b = randn({4096, 8});
   const Case cases[] = {
       {"conv2d backward weight (bfloat16)",

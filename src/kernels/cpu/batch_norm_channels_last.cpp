@@ -3,11 +3,11 @@
 // accumulator per channel. oneDNN 2.6's nspc kernel (jit_bnorm_t) took a third of a ResNet-50
 // channels-last bfloat16 training step on an Intel AMX host.
 //
-// The statistics are exact two-pass ones without a second pass over memory: the rows are cut
-// into blocks of about 128 KB, which stay in L2 while each block's mean and then its sum of
-// squares about that mean are taken; the blocks merge in float64, in block order (Chan, Golub
-// and LeVeque's pairwise update). The blocks depend on the shape only, so the result is the same
-// for any thread count. Normalizing is (x - mean) * alpha + bias: PyTorch's x * alpha + beta
+// The statistics are two-pass ones without a second pass over memory: the rows are cut into
+// blocks of at most 128 KB and 1024 rows (float32 sums of at most 1024 values), which stay in L2
+// while each block's mean and then its sum of squares about that mean are taken; the blocks merge
+// in float64, in block order (Chan, Golub and LeVeque's pairwise update). The blocks depend on
+// the shape only, so the result is the same for any thread count. Normalizing is (x - mean) * alpha + bias: PyTorch's x * alpha + beta
 // loses the output's low bits to cancellation when the mean is large against the spread.
 #include <algorithm>
 #include <cmath>
@@ -29,8 +29,8 @@ namespace {
 struct RowBlocks {
   int64_t C, rows, rows_per_block, count;
   RowBlocks(const Tensor& t, int64_t element_bytes) : C(t.sizes()[1]), rows(t.numel() / t.sizes()[1]) {
-    constexpr int64_t kBlockBytes = 128 * 1024, kMinBlocks = 16;  // 16: work for every core
-    rows_per_block = std::max<int64_t>(1, kBlockBytes / (C * element_bytes));
+    constexpr int64_t kBlockBytes = 128 * 1024, kMaxRows = 1024, kMinBlocks = 16;  // 16: work for every core
+    rows_per_block = std::clamp<int64_t>(kBlockBytes / (C * element_bytes), 1, kMaxRows);
     rows_per_block = std::min(rows_per_block, std::max<int64_t>(1, (rows + kMinBlocks - 1) / kMinBlocks));
     count = (rows + rows_per_block - 1) / rows_per_block;
   }
