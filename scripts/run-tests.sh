@@ -22,7 +22,7 @@ ctest --test-dir build -j$jobs --output-on-failure
 
 echo "== clang ASan + UBSan build without MPI: unit tests, then each fuzz target for ${fuzz_seconds} s"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DSTRIDER_SANITIZE=ON -DSTRIDER_BUILD_FUZZERS=ON -DSTRIDER_WITH_MPI=OFF -DSTRIDER_NATIVE=ON \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DSTRIDER_SANITIZE=ON -DSTRIDER_BUILD_FUZZERS=ON -DSTRIDER_WITH_MPI=OFF -DSTRIDER_NATIVE=ON \
   -DSTRIDER_BUILD_BENCHMARKS=OFF > /dev/null
 cmake --build build-asan -j$jobs
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

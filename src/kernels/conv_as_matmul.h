@@ -3,7 +3,7 @@
 // only AMX kernels for a convolution's backward passes are its older jit ones, which ran
 // ResNet-50's 1x1 products 2-6x slower than its brgemm AMX matmul runs the same products, and
 // its 3x3 weight gradients with output rows under 16 pixels 1.1-3x slower than an im2col copy
-// plus that matmul (docs/benchmarks.md). Without AMX the two run at the same speed, so elsewhere
+// plus that matmul (docs/benchmarks.md, "The Intel AMX host again"). Without AMX the two run at the same speed, so elsewhere
 // these entries decline (conv_list.cpp puts them first).
 //
 // Over channels-last pixels a convolution is a product with the im2col matrix
