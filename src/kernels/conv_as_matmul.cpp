@@ -70,13 +70,14 @@ std::pair<int64_t, int64_t> valid_outputs(int64_t out, int64_t size, int64_t str
 
 // The im2col matrix of `in` for this convolution, [N*OH*OW, KH*KW*Cin]: a view of the
 // channels-last pixels for an unpadded 1x1 kernel with stride 1, else a copy, one strided copy
-// per kernel tap into a zeroed matrix.
+// per kernel tap (into a zeroed matrix where padding leaves entries no tap writes).
 Tensor input_columns(const Tensor& in, const Tensor& weight, const Tensor& grad_out, const ConvParams& p) {
   if (one_by_one_unpadded(weight, p)) return pixel_rows(nhwc_view_or_copy(pixels_read(in, p, grad_out)));
   const int64_t N = in.sizes()[0], C = in.sizes()[1], H = in.sizes()[2], W = in.sizes()[3];
   const int64_t KH = weight.sizes()[2], KW = weight.sizes()[3], OH = grad_out.sizes()[2], OW = grad_out.sizes()[3];
   Tensor cols = make_tensor({N * OH * OW, KH * KW * C}, {KH * KW * C, 1}, in.dtype());
-  cpu::fill(cols, 0);
+  // Without padding every tap reads inside the input for every output: nothing to zero.
+  if (p.padding[0] != 0 || p.padding[1] != 0) cpu::fill(cols, 0);
   const auto st = in.strides();
   for (int64_t i = 0; i < KH; ++i)
     for (int64_t j = 0; j < KW; ++j) {
