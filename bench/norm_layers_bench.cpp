@@ -3,10 +3,13 @@
 // Batch norm moves at least: forward, x read and y written; backward, x and dy read and dx
 // written (its statistics need one more read of x, or x and dy, which L2 cannot hold).
 //
-//   strider_bench_norm_layers [batch] [rounds] [channels_last|contiguous] [bfloat16|float32]
+//   strider_bench_norm_layers [batch] [rounds] [channels_last|contiguous] [bfloat16|float32] [relu]
 //
 // Each layer's time is the median of `rounds` runs, each paired with a memcpy timed right after
-// it (the host drifts); the share is GB/s of the minimum traffic over memcpy's GB/s.
+// it (the host drifts); the share is GB/s of the minimum traffic over memcpy's GB/s. With `relu`,
+// the batch norms ResNet-50 follows with a ReLU instead, each timed as the two ops (batch norm,
+// then ReLU; the ReLU's gradient, then batch norm's) and fused (ops::batch_norm's relu),
+// alternated round by round.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include <strider/ops/norm.h>
+#include <strider/ops/pointwise.h>
 #include <strider/strider.h>
 
 #include "median_seconds.h"
@@ -28,6 +32,10 @@ struct Shape {
   int64_t c, hw, count;  // channels, spatial size, how many such layers ResNet-50 has
 };
 
+// The batch norms followed by a ReLU: the stem's and each bottleneck's first two.
+const std::vector<Shape> kReluShapes = {{64, 112, 1}, {64, 56, 6},  {128, 56, 1}, {128, 28, 7},
+                                        {256, 28, 1}, {256, 14, 11}, {512, 14, 1}, {512, 7, 5}};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -35,20 +43,63 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+// Batch norm then ReLU, as two ops and fused: per layer, forward and backward medians.
+int relu_pairs(int64_t batch, int rounds, MemoryFormat fmt, ScalarType dtype) {
+  std::printf("%-14s %12s %10s %12s %10s\n", "shape", "fwd 2 ops", "fused", "bwd 2 ops", "fused");
+  double two_ops_ms = 0, fused_ms = 0;
+  for (const Shape& s : kReluShapes) {
+    Tensor x = randn({batch, s.c, s.hw, s.hw}).to(dtype).contiguous(fmt);
+    Tensor dy = randn({batch, s.c, s.hw, s.hw}).to(dtype).contiguous(fmt);
+    Tensor w = randn({s.c}), b = randn({s.c});
+    std::vector<double> fwd2, fwd1, bwd2, bwd1;
+    ops::BatchNormResult r2, r1;
+    Tensor y2;
+    for (int i = 0; i < rounds; ++i) {
+      fwd2.push_back(median_seconds([&] {
+        r2 = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5);
+        y2 = ops::relu(r2.out);
+      }, 1));
+      fwd1.push_back(median_seconds([&] { r1 = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true); }, 1));
+      bwd2.push_back(median_seconds([&] {
+        ops::batch_norm_backward(ops::threshold_backward(dy, y2), x, w, r2.mean, r2.var, true, 1e-5, {true, true, true});
+      }, 1));
+      bwd1.push_back(median_seconds([&] {
+        ops::batch_norm_backward(dy, x, w, r1.mean, r1.var, true, 1e-5, {true, true, true}, r1.out, b);
+      }, 1));
+    }
+    const double f2 = median(fwd2), f1 = median(fwd1), b2 = median(bwd2), b1 = median(bwd1);
+    char name[32];
+    std::snprintf(name, sizeof name, "%lldx%lld^2 x%lld", static_cast<long long>(s.c), static_cast<long long>(s.hw),
+                  static_cast<long long>(s.count));
+    std::printf("%-14s %12.2f %10.2f %12.2f %10.2f\n", name, f2 * 1e3, f1 * 1e3, b2 * 1e3, b1 * 1e3);
+    two_ops_ms += (f2 + b2) * 1e3 * static_cast<double>(s.count);
+    fused_ms += (f1 + b1) * 1e3 * static_cast<double>(s.count);
+  }
+  std::printf("ResNet-50's batch norm + ReLU pairs, forward and backward, one step: %.1f ms as two ops, %.1f ms "
+              "fused (%.2fx)\n", two_ops_ms, fused_ms, fused_ms / two_ops_ms);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 16;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
   const std::string layout = argc > 3 ? argv[3] : "channels_last";
   const std::string dtype_name = argc > 4 ? argv[4] : "bfloat16";
+  const std::string what = argc > 5 ? argv[5] : "";
   if (batch < 1 || rounds < 1 || (layout != "channels_last" && layout != "contiguous") ||
-      (dtype_name != "bfloat16" && dtype_name != "float32")) {
+      (dtype_name != "bfloat16" && dtype_name != "float32") || (what != "" && what != "relu") || argc > 6) {
     std::fprintf(stderr,
                  "usage: strider_bench_norm_layers [batch >= 1] [rounds >= 1] [channels_last|contiguous] "
-                 "[bfloat16|float32]\n");
+                 "[bfloat16|float32] [relu]\n");
     return 2;
   }
   const MemoryFormat fmt = layout == "channels_last" ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
   const ScalarType dtype = dtype_name == "bfloat16" ? kBFloat16 : kFloat;
+  if (what == "relu") {
+    std::printf("batch %lld, %s %s, %d rounds; ms per layer (median)\n", static_cast<long long>(batch), layout.c_str(),
+                dtype_name.c_str(), rounds);
+    return relu_pairs(batch, rounds, fmt, dtype);
+  }
   const std::vector<Shape> shapes = {{64, 112, 1},  {64, 56, 6},   {256, 56, 4},  {128, 56, 1}, {128, 28, 7},
                                      {512, 28, 5},  {256, 28, 1},  {256, 14, 11}, {1024, 14, 7}, {512, 14, 1},
                                      {512, 7, 5},   {2048, 7, 4}};

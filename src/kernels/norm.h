@@ -19,16 +19,23 @@ inline ScalarType norm_stat_dtype(ScalarType data) { return data == kDouble ? kD
 
 // Over dims 0 and 2.. of in ([N, C, ...], 2 to 5 dims), per channel. Training writes the batch
 // mean and biased variance to mean/var; evaluation reads them. weight/bias may be undefined.
+// relu: out is relu of the normalized batch (strider's training kernels fuse it, the other
+// implementations apply it after).
 struct BatchNormForward {
   Tensor out, in, weight, bias, mean, var;
   bool training = true;
   double eps = 1e-5;
+  bool relu = false;
 };
-// grad_weight/grad_bias may be undefined (not wanted, or no affine parameters).
+// grad_weight/grad_bias may be undefined (not wanted, or no affine parameters). relu_out defined:
+// the forward had relu set and this is its output; grad_out is the ReLU's output gradient, passed
+// where relu_out is positive (strider's training kernels recompute that mask from `in`, with
+// `bias`, which only they read).
 struct BatchNormBackward {
   Tensor grad_in, grad_weight, grad_bias, grad_out, in, weight, mean, var;
   bool training = true;
   double eps = 1e-5;
+  Tensor relu_out, bias;
 };
 // Over the last dim of a 2-d [rows, n] in; mean/var ([rows]) written by the forward.
 struct LayerNormForward {

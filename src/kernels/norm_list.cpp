@@ -3,11 +3,16 @@
 // oneDNN 2.6 is slower), and for plain-layout bfloat16 oneDNN via channels-last
 // (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16 in float32
 // where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the reference.
+// strider's training kernels fuse batch norm's ReLU; every other entry is wrapped to apply it
+// after (forward) and to mask the gradient with it before (backward), so every entry computes
+// every problem.
 #include "kernels/channels_last_detour.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/float32_detour.h"
 #include "kernels/norm.h"
+#include "kernels/pointwise.h"
+#include "kernels/scratch.h"
 
 namespace strider::kernels {
 
@@ -59,6 +64,28 @@ std::string batch_norm_training_rejects(BatchLayout layout, const Tensor& in, st
 namespace {
 
 std::string accept_all(const auto&) { return ""; }
+
+using UnaryKernel = void (*)(UnaryOp, const Tensor&, const Tensor&, const PointwiseArgs&);
+using BinaryKernel = void (*)(BinaryOp, const Tensor&, const Tensor&, const Tensor&, const PointwiseArgs&);
+
+// An implementation without the fused ReLU, then the ReLU in place.
+template <void (*Run)(const BatchNormForward&), UnaryKernel Unary = cpu::unary>
+void then_relu(const BatchNormForward& p) {
+  Run(p);
+  if (p.relu) Unary(UnaryOp::Relu, p.out, p.out, {});
+}
+
+// The ReLU's gradient (grad_out where relu_out > 0), then an implementation without it.
+template <void (*Run)(const BatchNormBackward&), BinaryKernel Binary = cpu::binary>
+void after_relu_backward(const BatchNormBackward& p) {
+  if (!p.relu_out.defined()) return Run(p);
+  BatchNormBackward q = p;
+  const Tensor& g = p.grad_out;
+  q.grad_out = g.is_non_overlapping_and_dense() ? scratch_like(g, g.dtype()) : scratch_like(g);
+  Binary(BinaryOp::ThresholdBackward, q.grad_out, g, p.relu_out, {});
+  q.relu_out = Tensor();
+  Run(q);
+}
 
 using DataTensors = std::initializer_list<const Tensor*>;
 
@@ -145,7 +172,7 @@ void batch_norm_backward_in_nhwc(const BatchNormBackward& p) {
 
 const ImplementationList<BatchNormForward>& batch_norm_forward_implementations() {
   static const ImplementationList<BatchNormForward> list = {
-      {"cpu_inference", cpu::batch_norm_inference_rejects, cpu::batch_norm_inference},
+      {"cpu_inference", cpu::batch_norm_inference_rejects, then_relu<cpu::batch_norm_inference>},
       {"cpu_plain",
        [](const BatchNormForward& p) {
          return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.out},
@@ -159,13 +186,13 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
        },
        cpu::batch_norm_channels_last_forward},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
-       batch_norm_forward_in_nhwc},
+       then_relu<batch_norm_forward_in_nhwc>},
       {"onednn", [](const BatchNormForward& p) { return onednn_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
-       dnnl_ops::batch_norm_forward},
+       then_relu<dnnl_ops::batch_norm_forward>},
       {"onednn_f32",
        [](const BatchNormForward& p) { return float32_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
-       batch_norm_forward_in_float32},
-      {"ref", accept_all, ref::batch_norm_forward},
+       then_relu<batch_norm_forward_in_float32>},
+      {"ref", accept_all, then_relu<ref::batch_norm_forward, ref::unary>},
   };
   return list;
 }
@@ -187,16 +214,16 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
        cpu::batch_norm_channels_last_backward},
       {"onednn_nhwc",
        [](const BatchNormBackward& p) { return detour_rejects({&p.in, &p.grad_out, &p.grad_in}); },
-       batch_norm_backward_in_nhwc},
+       after_relu_backward<batch_norm_backward_in_nhwc>},
       {"onednn",
        [](const BatchNormBackward& p) { return onednn_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.grad_out, &p.grad_in}); },
-       dnnl_ops::batch_norm_backward},
+       after_relu_backward<dnnl_ops::batch_norm_backward>},
       {"onednn_f32",
        [](const BatchNormBackward& p) {
          return float32_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.grad_out, &p.grad_in});
        },
-       batch_norm_backward_in_float32},
-      {"ref", accept_all, ref::batch_norm_backward},
+       after_relu_backward<batch_norm_backward_in_float32>},
+      {"ref", accept_all, after_relu_backward<ref::batch_norm_backward, ref::binary>},
   };
   return list;
 }

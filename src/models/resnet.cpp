@@ -17,35 +17,42 @@ std::shared_ptr<nn::Module> downsample_if_needed(int64_t in, int64_t out, int64_
       std::initializer_list<std::shared_ptr<nn::Module>>{conv(in, out, 1, stride, 0), std::make_shared<nn::BatchNorm2d>(out)});
 }
 
+// A BatchNorm2d whose forward includes the ReLU that follows it (fused: one pass fewer each way).
+std::shared_ptr<nn::BatchNorm2d> batch_norm_then_relu(int64_t c) {
+  auto bn = std::make_shared<nn::BatchNorm2d>(c);
+  bn->fuse_relu();
+  return bn;
+}
+
 }  // namespace
 
 BasicBlock::BasicBlock(int64_t in, int64_t planes, int64_t stride) : Module("BasicBlock") {
   conv1_ = register_module("conv1", conv(in, planes, 3, stride, 1));
-  bn1_ = register_module("bn1", std::make_shared<nn::BatchNorm2d>(planes));
+  bn1_ = register_module("bn1", batch_norm_then_relu(planes));
   conv2_ = register_module("conv2", conv(planes, planes, 3, 1, 1));
   bn2_ = register_module("bn2", std::make_shared<nn::BatchNorm2d>(planes));
   if (auto d = downsample_if_needed(in, planes, stride)) downsample_ = register_module("downsample", d);
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
-  Tensor out = relu((*bn1_)((*conv1_)(x)));
+  Tensor out = (*bn1_)((*conv1_)(x));  // bn1 includes its ReLU
   out = (*bn2_)((*conv2_)(out));
   return relu(out + (downsample_ ? (*downsample_)(x) : x));
 }
 
 Bottleneck::Bottleneck(int64_t in, int64_t planes, int64_t stride) : Module("Bottleneck") {
   conv1_ = register_module("conv1", conv(in, planes, 1, 1, 0));
-  bn1_ = register_module("bn1", std::make_shared<nn::BatchNorm2d>(planes));
+  bn1_ = register_module("bn1", batch_norm_then_relu(planes));
   conv2_ = register_module("conv2", conv(planes, planes, 3, stride, 1));  // torchvision v1.5: stride on the 3x3
-  bn2_ = register_module("bn2", std::make_shared<nn::BatchNorm2d>(planes));
+  bn2_ = register_module("bn2", batch_norm_then_relu(planes));
   conv3_ = register_module("conv3", conv(planes, planes * kExpansion, 1, 1, 0));
   bn3_ = register_module("bn3", std::make_shared<nn::BatchNorm2d>(planes * kExpansion));
   if (auto d = downsample_if_needed(in, planes * kExpansion, stride)) downsample_ = register_module("downsample", d);
 }
 
 Tensor Bottleneck::forward(const Tensor& x) {
-  Tensor out = relu((*bn1_)((*conv1_)(x)));
-  out = relu((*bn2_)((*conv2_)(out)));
+  Tensor out = (*bn1_)((*conv1_)(x));  // bn1 and bn2 include their ReLU
+  out = (*bn2_)((*conv2_)(out));
   out = (*bn3_)((*conv3_)(out));
   return relu(out + (downsample_ ? (*downsample_)(x) : x));
 }
@@ -56,7 +63,7 @@ ResNet::ResNet(bool bottleneck, std::vector<int64_t> layers, std::vector<int64_t
   const int64_t expansion = bottleneck ? Bottleneck::kExpansion : BasicBlock::kExpansion;
   int64_t in = small_input ? widths[0] : 64;
   stem_ = register_module("conv1", small_input ? conv(in_channels, in, 3, 1, 1) : conv(in_channels, in, 7, 2, 3));
-  bn_ = register_module("bn1", std::make_shared<nn::BatchNorm2d>(in));
+  bn_ = register_module("bn1", batch_norm_then_relu(in));
   if (!small_input) pool_ = register_module("maxpool", std::make_shared<nn::MaxPool2d>(DimVector{3}, DimVector{2}, DimVector{1}));
   for (size_t s = 0; s < layers.size(); ++s) {
     auto stage = std::make_shared<nn::Sequential>();
@@ -76,7 +83,7 @@ ResNet::ResNet(bool bottleneck, std::vector<int64_t> layers, std::vector<int64_t
 }
 
 Tensor ResNet::forward(const Tensor& x) {
-  Tensor y = relu((*bn_)((*stem_)(x)));
+  Tensor y = (*bn_)((*stem_)(x));  // bn1 includes its ReLU
   if (pool_) y = (*pool_)(y);
   for (auto& s : stages_) y = (*s)(y);
   y = adaptive_avg_pool2d(y, {1, 1}).flatten(1);

@@ -39,7 +39,7 @@ Tensor BatchNorm::forward(const Tensor& x) {
     autograd::NoGradGuard g;
     add_(buffer("num_batches_tracked"), Scalar(int64_t{1}));
   }
-  return batch_norm(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
+  return (relu_ ? batch_norm_relu : batch_norm)(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
 }
 
 LayerNorm::LayerNorm(DimVector shape, double eps, bool affine) : Module("LayerNorm"), shape_(shape), eps_(eps) {

@@ -57,7 +57,7 @@ MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguou
 }
 
 BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
-                           const Tensor& running_var, bool training, double momentum, double eps) {
+                           const Tensor& running_var, bool training, double momentum, double eps, bool relu) {
   check(x, weight, bias, running_mean, running_var, training);
   const int64_t c = x.sizes()[1];
   const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
@@ -74,7 +74,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   // Same physical order as `out` (an ambiguous input may carry other size-1 strides).
   Tensor in_c = as_strided(contiguous(x, fmt), out.sizes(), out.strides());
   kernels::batch_norm_forward({.out = out, .in = in_c, .weight = as_stat(weight, stat_t, c), .bias = as_stat(bias, stat_t, c),
-                               .mean = mean, .var = var, .training = training, .eps = eps},
+                               .mean = mean, .var = var, .training = training, .eps = eps, .relu = relu},
                               dispatch("batch_norm"));
   if (training && running_mean.defined()) {
     // running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance.
@@ -88,7 +88,8 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
                                                        const Tensor& mean, const Tensor& var, bool training,
-                                                       double eps, std::array<bool, 3> mask) {
+                                                       double eps, std::array<bool, 3> mask, const Tensor& relu_out,
+                                                       const Tensor& bias) {
   const int64_t c = x.sizes()[1];
   if (x.numel() == 0)
     return {mask[0] ? zeros_like(x) : Tensor(), mask[1] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
@@ -96,13 +97,18 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
   const MemoryFormat fmt = batch_norm_memory_format(x, true);
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "batch_norm"), x.dtype());
   Tensor in_c = as_strided(contiguous(x, fmt), gi.sizes(), gi.strides());
-  Tensor go = as_strided(contiguous(grad_out.dtype() == x.dtype() ? grad_out : to(grad_out, x.dtype()), fmt), gi.sizes(), gi.strides());
+  auto in_layout = [&](const Tensor& t) {  // gi's dtype and strides
+    return as_strided(contiguous(t.dtype() == x.dtype() ? t : to(t, x.dtype()), fmt), gi.sizes(), gi.strides());
+  };
+  Tensor go = in_layout(grad_out);
   const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
   Tensor gw = mask[1] && weight.defined() ? empty({c}, stat_t) : Tensor();
   Tensor gb = mask[2] && weight.defined() ? empty({c}, stat_t) : Tensor();
   kernels::batch_norm_backward({.grad_in = gi, .grad_weight = gw, .grad_bias = gb, .grad_out = go, .in = in_c,
                                 .weight = as_stat(weight, stat_t, c), .mean = as_stat(mean, stat_t, c),
-                                .var = as_stat(var, stat_t, c), .training = training, .eps = eps},
+                                .var = as_stat(var, stat_t, c), .training = training, .eps = eps,
+                                .relu_out = relu_out.defined() ? in_layout(relu_out) : Tensor(),
+                                .bias = as_stat(bias, stat_t, c)},
                                dispatch("batch_norm_backward"));
   return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight)};
 }

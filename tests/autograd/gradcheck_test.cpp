@@ -221,6 +221,8 @@ TEST(GradcheckNN, BatchNormTrainingAndEval) {
     Tensor rm = zeros({2}, kDouble), rv = ones({2}, kDouble);
     EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], Tensor(), Tensor(), v[1], v[2], true); }, {x, w, b}));
     EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], rm, rv, v[1], v[2], false); }, {x, w, b}));
+    EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_relu(v[0], Tensor(), Tensor(), v[1], v[2], true); }, {x, w, b}));
+    EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_relu(v[0], rm, rv, v[1], v[2], false); }, {x, w, b}));
   }
 }
 

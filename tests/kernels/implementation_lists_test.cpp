@@ -51,21 +51,28 @@ int expected_accepting_batch_norm(ScalarType dtype, MemoryFormat fmt, bool train
   return expected_accepting(dtype) + (plain && slow_plain ? 1 : 0) + (cpu_training ? 1 : 0);
 }
 
+// With relu, every entry computes relu(batch_norm) and the ReLU's gradient: strider's training
+// kernels fused, the others wrapped. Its bias keeps each channel's output on one side of zero
+// (+-5 against normalized values within +-4 for weights within +-0.5), so all entries agree on the mask; the fused kernels'
+// mask on mixed signs is BatchNormRelu.FusedKernelsEqualTheUnfusedPairBitwise's.
 TEST(NormImplementationList, BatchNormMatchesTheReference) {
   manual_seed(5);
   for (ScalarType dtype : kDtypes)
     for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
       for (bool training : {true, false})
-        for (bool affine : {true, false}) {
-          SCOPED_TRACE(detail::str(dtype, " ", fmt, training ? " training" : " eval", affine ? " affine" : ""));
+        for (int variant : {0, 1, 2}) {  // plain, affine, affine with relu
+          const bool affine = variant > 0, relu = variant == 2;
+          SCOPED_TRACE(detail::str(dtype, " ", fmt, training ? " training" : " eval", affine ? " affine" : "",
+                                   relu ? " relu" : ""));
           const ScalarType st = kernels::norm_stat_dtype(dtype);
           Tensor in = make({3, 5, 4, 6}, dtype, fmt), go = make({3, 5, 4, 6}, dtype, fmt);
-          Tensor w = affine ? make({5}, st) : Tensor(), b = affine ? make({5}, st) : Tensor();
+          Tensor w = affine ? clamp(make({5}, st), -0.5, 0.5) : Tensor();
+          Tensor b = relu ? tensor(std::vector<double>{5.0, -5.0, 5.0, -5.0, 5.0}, st) : affine ? make({5}, st) : Tensor();
           Tensor run_mean = make({5}, st), run_var = make({5}, st).abs() + 0.5;
           ListWalk<kernels::BatchNormForward> fwd{
               [&] {
                 return kernels::BatchNormForward{like(in, dtype), in, w, b, training ? empty({5}, st) : run_mean.clone(),
-                                                 training ? empty({5}, st) : run_var.clone(), training, 1e-5};
+                                                 training ? empty({5}, st) : run_var.clone(), training, 1e-5, relu};
               },
               [](const kernels::BatchNormForward& p) { return std::vector<Tensor>{p.out, p.mean, p.var}; },
               tolerance(dtype)};
@@ -75,11 +82,16 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
                     expected_accepting_batch_norm(dtype, fmt, training) + cpu_inference);
           kernels::BatchNormForward stats = fwd.fresh();
           kernels::batch_norm_forward_implementations().back().run(stats);
+          if (relu) {
+            const double zero_share = eq(stats.out, 0.0).to(kDouble).mean().item<double>();
+            EXPECT_GT(zero_share, 0.3);
+            EXPECT_LT(zero_share, 0.5);
+          }
           ListWalk<kernels::BatchNormBackward> bwd{
               [&] {
                 return kernels::BatchNormBackward{like(in, dtype), affine ? empty({5}, st) : Tensor(),
                                                   affine ? empty({5}, st) : Tensor(), go, in, w, stats.mean, stats.var,
-                                                  training, 1e-5};
+                                                  training, 1e-5, relu ? stats.out : Tensor(), relu ? b : Tensor()};
               },
               [](const kernels::BatchNormBackward& p) {
                 return std::vector<Tensor>{p.grad_in, p.grad_weight.defined() ? p.grad_weight : zeros({1}),

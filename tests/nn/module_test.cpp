@@ -165,6 +165,40 @@ TEST(Module, BatchNormTracksRunningStatistics) {
   EXPECT_TRUE(all_close(y, manual, 1e-4, 1e-5));
 }
 
+// fuse_relu: the module's output and every gradient are relu after the same batch norm's, bit
+// for bit, in training and evaluation, in both layouts; the state dict does not change.
+TEST(Module, BatchNormWithFusedReluIsReluAfterBatchNorm) {
+  for (ScalarType dtype : {kFloat, kBFloat16})
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, CL}) {
+      SCOPED_TRACE(detail::str(dtype, " ", fmt));
+      nn::BatchNorm2d fused(6), plain(6);
+      EXPECT_FALSE(fused.fuses_relu());
+      fused.fuse_relu();
+      EXPECT_TRUE(fused.fuses_relu());
+      for (nn::BatchNorm2d* m : {&fused, &plain}) {
+        manual_seed(7);
+        nn::init::normal_(m->param("weight"));
+        nn::init::normal_(m->param("bias"));
+      }
+      EXPECT_EQ(fused.state_dict().size(), plain.state_dict().size());
+      for (bool training : {true, false}) {
+        fused.train(training);
+        plain.train(training);
+        Tensor x0 = randn({4, 6, 5, 7}).to(dtype).contiguous(fmt);
+        Tensor xa = x0.clone().requires_grad_(), xb = x0.clone().requires_grad_();
+        Tensor ya = fused(xa), yb = relu(plain(xb));
+        EXPECT_TRUE(all_close(ya, yb, 0, 0)) << training;
+        Tensor g = randn({4, 6, 5, 7}).to(dtype).contiguous(fmt);
+        (ya * g).sum().backward();
+        (yb * g).sum().backward();
+        EXPECT_TRUE(all_close(xa.grad(), xb.grad(), 0, 0)) << training;
+        EXPECT_TRUE(all_close(fused.param("weight").grad(), plain.param("weight").grad(), 0, 0)) << training;
+        EXPECT_TRUE(all_close(fused.param("bias").grad(), plain.param("bias").grad(), 0, 0)) << training;
+        EXPECT_TRUE(all_close(fused.buffer("running_var"), plain.buffer("running_var"), 0, 0)) << training;
+      }
+    }
+}
+
 TEST(Functional, LossesAgainstHandComputedValues) {
   namespace F = nn::functional;
   Tensor logits = tensor(std::vector<double>{1, 2, 3, 1, 0, -1}, kDouble).reshape({2, 3});

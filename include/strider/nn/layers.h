@@ -15,11 +15,20 @@ class BatchNorm : public Module {
   BatchNorm(std::string type, int64_t expected_dim, int64_t num_features, double eps = 1e-5,
             double momentum = 0.1, bool affine = true, bool track_running_stats = true);
   Tensor forward(const Tensor& input) override;
+  // From now on forward returns relu(BatchNorm(x)), the ReLU fused into the batch norm's passes
+  // (F::batch_norm_relu): for a batch norm always followed by a ReLU, as in ResNet. The state
+  // dict is unchanged.
+  BatchNorm& fuse_relu(bool on = true) {
+    relu_ = on;
+    return *this;
+  }
+  bool fuses_relu() const { return relu_; }
 
  private:
   int64_t expected_dim_, num_features_;
   double eps_, momentum_;
   bool track_;
+  bool relu_ = false;
 };
 class BatchNorm1d : public BatchNorm {
  public:

@@ -17,15 +17,19 @@ struct BatchNormResult {
 };
 
 // Training updates running_mean/running_var in place (momentum as in PyTorch, unbiased variance
-// for the running estimate) when they are defined. weight/bias may be undefined.
+// for the running estimate) when they are defined. weight/bias may be undefined. relu: out is
+// relu of the normalized input, in one pass where the kernels fuse it.
 BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            const Tensor& running_mean, const Tensor& running_var, bool training,
-                           double momentum, double eps);
+                           double momentum, double eps, bool relu = false);
 
+// After a batch_norm with relu, relu_out is its output and bias its bias (grad_out is the
+// ReLU's output gradient); otherwise both are undefined.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                        const Tensor& weight, const Tensor& mean,
                                                        const Tensor& var, bool training, double eps,
-                                                       std::array<bool, 3> mask);
+                                                       std::array<bool, 3> mask, const Tensor& relu_out = Tensor(),
+                                                       const Tensor& bias = Tensor());
 
 struct LayerNormResult {
   Tensor out;   // contiguous, input's shape and dtype

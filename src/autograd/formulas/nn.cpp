@@ -14,22 +14,40 @@ using autograd::record;
 using autograd::SavedTensor;
 using Grads = std::vector<Tensor>;
 
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
+namespace {
+
+// batch_norm, with the ReLU after it fused when relu is set.
+Tensor batch_norm_maybe_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                             const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                             bool relu) {
   ops::BatchNormResult r;
   {
     // Running statistics are buffers, not part of the graph.
     autograd::NoGradGuard no_grad;
-    r = ops::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    r = ops::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, relu);
   }
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return r.out;
-  SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var);
-  return record("BatchNormBackward", {&input, &weight, &bias}, r.out, [=](const Grads& g, const Node& n) -> Grads {
-    auto [gi, gw, gb] = ops::batch_norm_backward(g[0], si.unpack("batch_norm"), sw.unpack("batch_norm"),
-                                                 sm.unpack("batch_norm"), sv.unpack("batch_norm"), training, eps,
-                                                 {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
+  SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var), sb(relu ? bias : Tensor()), so(relu ? r.out : Tensor());
+  const char* name = relu ? "BatchNormReluBackward" : "BatchNormBackward";
+  return record(name, {&input, &weight, &bias}, r.out, [=](const Grads& g, const Node& n) -> Grads {
+    auto [gi, gw, gb] = ops::batch_norm_backward(g[0], si.unpack(name), sw.unpack(name), sm.unpack(name),
+                                                 sv.unpack(name), training, eps,
+                                                 {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)},
+                                                 so.unpack(name), sb.unpack(name));
     return {gi, gw, gb};
   });
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
+  return batch_norm_maybe_relu(input, running_mean, running_var, weight, bias, training, momentum, eps, false);
+}
+
+Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
+  return batch_norm_maybe_relu(input, running_mean, running_var, weight, bias, training, momentum, eps, true);
 }
 
 Tensor layer_norm_trailing(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {

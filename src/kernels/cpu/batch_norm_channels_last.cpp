@@ -7,13 +7,16 @@
 // blocks of at most 128 KB and 1024 rows (float32 sums of at most 1024 values), which stay in L2
 // while each block's mean and then its sum of squares about that mean are taken; the blocks merge
 // in float64, in block order (Chan, Golub and LeVeque's pairwise update). The blocks depend on
-// the shape only, so the result is the same for any thread count. Normalizing is (x - mean) * alpha + bias: PyTorch's x * alpha + beta
-// loses the output's low bits to cancellation when the mean is large against the spread.
+// the shape only, so the result is the same for any thread count. Normalizing is
+// (x - mean) * alpha + bias: PyTorch's x * alpha + beta loses the output's low bits to
+// cancellation when the mean is large against the spread. A fused ReLU (batch_norm_relu.h) saves
+// ResNet's separate ReLU passes, forward and backward.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/batch_norm_relu.h"
 #include "kernels/cpu/batch_norm_stats.h"
 #include "kernels/cpu/kernel_tables.h"
 #include "kernels/isa_namespace.h"
@@ -56,7 +59,7 @@ struct ChannelVectors {
   explicit ChannelVectors(int64_t C) : a(C), b(C), c(C) {}
 };
 
-template <class T>
+template <class T, bool kRelu>
 void forward_rows(const BatchNormForward& p) {
   const RowBlocks blocks(p.in, sizeof(T));
   const int64_t C = blocks.C;
@@ -121,23 +124,34 @@ void forward_rows(const BatchNormForward& p) {
       const T* xr = x + r * C;
       T* yr = y + r * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) store_as(yr[c], (static_cast<float>(xr[c]) - mean[c]) * alpha[c] + bias[c]);
+      for (int64_t c = 0; c < C; ++c) {
+        const float v = mul_add(static_cast<float>(xr[c]) - mean[c], alpha[c], bias[c]);
+        store_as(yr[c], kRelu ? relu_value(v) : v);
+      }
     }
   });
 }
 
-template <class T>
+template <class T, bool kRelu>
 void backward_rows(const BatchNormBackward& p) {
   const RowBlocks blocks(p.in, 2 * sizeof(T));  // x and grad_out share L2
   const int64_t C = blocks.C;
   const T* x = static_cast<const T*>(p.in.data());
   const T* g = static_cast<const T*>(p.grad_out.data());
-  ChannelVectors v(C);  // mean, invstd
+  ChannelVectors v(C);  // mean, invstd, and alpha for the ReLU's mask (bias: relu_bias)
+  std::vector<float> relu_bias(kRelu ? C : 0);
   for (int64_t c = 0; c < C; ++c) {
     v.a[c] = channel_stat(p.mean, c, 0.0f);
     v.b[c] = 1.0f / std::sqrt(channel_stat(p.var, c, 1.0f) + static_cast<float>(p.eps));
+    v.c[c] = v.b[c] * channel_stat(p.weight, c, 1.0f);
+    if (kRelu) relu_bias[c] = channel_stat(p.bias, c, 0.0f);
   }
-  const float *mean = v.a.data(), *invstd = v.b.data();
+  const float *mean = v.a.data(), *invstd = v.b.data(), *alpha = v.c.data(), *beta = relu_bias.data();
+  // The output gradient at x: zero where the fused ReLU's stored output is not positive.
+  auto grad_at = [=](float gv, float xv, int64_t c) {
+    if constexpr (kRelu) return stored_positive<T>(mul_add(xv - mean[c], alpha[c], beta[c])) ? gv : 0.0f;
+    return gv;
+  };
   // Each block's sum of g and of g * (x - mean), C of each.
   BlockPartials part(blocks.count, C);
   parallel_for(0, blocks.count, 1, [&](int64_t first, int64_t last) {
@@ -150,9 +164,9 @@ void backward_rows(const BatchNormBackward& p) {
         const T* gr = g + r * C;
 #pragma omp simd
         for (int64_t c = 0; c < C; ++c) {
-          const float gv = static_cast<float>(gr[c]);
+          const float xv = static_cast<float>(xr[c]), gv = grad_at(static_cast<float>(gr[c]), xv, c);
           sg[c] += gv;
-          sd[c] += gv * (static_cast<float>(xr[c]) - mean[c]);
+          sd[c] += gv * (xv - mean[c]);
         }
       }
     }
@@ -185,21 +199,34 @@ void backward_rows(const BatchNormBackward& p) {
       const T* gr = g + r * C;
       T* out = gi + r * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c)
-        store_as(out[c], (static_cast<float>(gr[c]) - grad_mean[c] - (static_cast<float>(xr[c]) - mean[c]) * k[c]) *
-                             scale[c]);
+      for (int64_t c = 0; c < C; ++c) {
+        const float xv = static_cast<float>(xr[c]), gv = grad_at(static_cast<float>(gr[c]), xv, c);
+        store_as(out[c], (gv - grad_mean[c] - (xv - mean[c]) * k[c]) * scale[c]);
+      }
     }
   });
 }
 
+template <class T>
+void forward_typed(const BatchNormForward& p) {
+  if (p.relu) return forward_rows<T, true>(p);
+  forward_rows<T, false>(p);
+}
+
+template <class T>
+void backward_typed(const BatchNormBackward& p) {
+  if (p.relu_out.defined()) return backward_rows<T, true>(p);
+  backward_rows<T, false>(p);
+}
+
 void forward_channels_last(const BatchNormForward& p) {
-  if (p.in.dtype() == kBFloat16) return forward_rows<BFloat16>(p);
-  forward_rows<float>(p);
+  if (p.in.dtype() == kBFloat16) return forward_typed<BFloat16>(p);
+  forward_typed<float>(p);
 }
 
 void backward_channels_last(const BatchNormBackward& p) {
-  if (p.in.dtype() == kBFloat16) return backward_rows<BFloat16>(p);
-  backward_rows<float>(p);
+  if (p.in.dtype() == kBFloat16) return backward_typed<BFloat16>(p);
+  backward_typed<float>(p);
 }
 
 }  // namespace

@@ -1,0 +1,134 @@
+// Batch norm with its ReLU fused (ops::batch_norm's relu, kernels/cpu/batch_norm_relu.h): strider's
+// training kernels, which recompute the ReLU's mask in the backward instead of reading the
+// output, give exactly what the unfused pair gives, in both layouts and dtypes, at the edges of
+// the mask (outputs that round to zero in bfloat16, -0, exact zeros).
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include <strider/ops/kernel_choice.h>
+#include <strider/ops/norm.h>
+#include <strider/ops/pointwise.h>
+
+#include "kernels/cpu/batch_norm_relu.h"
+#include "support/compare.h"
+#include "support/layouts.h"
+
+namespace strider {
+namespace {
+
+using testing::all_close;
+
+struct Layout {
+  std::vector<int64_t> sizes;
+  MemoryFormat fmt;
+  const char* kernel;  // the training kernel that takes it
+};
+
+// Channels 0-3 have weight 0, so their output is their bias everywhere: a float32 denormal that
+// bfloat16 rounds to 0, -0, 0 and the smallest positive bfloat16. The rest are random, with
+// normalized values near 0 among their thousands.
+Tensor edge_bias(int64_t C) {
+  Tensor b = testing::sample({C}, kFloat, 43);
+  float* p = b.data_ptr<float>();
+  p[0] = std::numeric_limits<float>::denorm_min();
+  p[1] = -0.0f;
+  p[2] = 0.0f;
+  p[3] = 9.2e-41f;  // about 2^-133, bfloat16's smallest positive value
+  return b;
+}
+
+TEST(BatchNormRelu, FusedKernelsEqualTheUnfusedPairBitwise) {
+  const std::vector<Layout> layouts = {
+      {{4, 8, 9, 11}, MemoryFormat::Contiguous, "cpu_plain"},
+      {{2, 6, 3, 5, 7}, MemoryFormat::Contiguous, "cpu_plain"},
+      {{5, 24, 31, 29}, MemoryFormat::ChannelsLast, "cpu_channels_last"},  // many row blocks
+      {{3, 8, 5, 6, 7}, MemoryFormat::ChannelsLast3d, "cpu_channels_last"},
+  };
+  for (ScalarType dtype : {kFloat, kBFloat16})
+    for (const Layout& l : layouts) {
+      SCOPED_TRACE(detail::str(dtype, " ", IntArrayRef(l.sizes), " ", l.fmt));
+      const int64_t C = l.sizes[1];
+      Tensor x = testing::sample(l.sizes, kFloat, 41).to(dtype).contiguous(l.fmt);
+      Tensor go = testing::sample(l.sizes, kFloat, 42).to(dtype).contiguous(l.fmt);
+      Tensor w = testing::sample({C}, kFloat, 44), b = edge_bias(C);
+      for (int64_t c = 0; c < 4; ++c) w.data_ptr<float>()[c] = 0.0f;
+      Tensor rm = zeros({C}), rv = ones({C}), rm_fused = zeros({C}), rv_fused = ones({C});
+
+      ::testing::internal::CaptureStderr();
+      set_kernel_verbose(true);
+      auto fused = ops::batch_norm(x, w, b, rm_fused, rv_fused, true, 0.1, 1e-5, /*relu=*/true);
+      auto fused_grads =
+          ops::batch_norm_backward(go, x, w, fused.mean, fused.var, true, 1e-5, {true, true, true}, fused.out, b);
+      set_kernel_verbose(false);
+      const std::string log = ::testing::internal::GetCapturedStderr();
+      EXPECT_NE(log.find(std::string("batch_norm -> ") + l.kernel), std::string::npos) << log;
+      EXPECT_NE(log.find(std::string("batch_norm_backward -> ") + l.kernel), std::string::npos) << log;
+
+      auto plain = ops::batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5);
+      Tensor y = ops::relu(plain.out);
+      auto grads = ops::batch_norm_backward(ops::threshold_backward(go, y), x, w, plain.mean, plain.var, true, 1e-5,
+                                            {true, true, true});
+
+      EXPECT_EQ(fused.out.strides(), y.strides());
+      EXPECT_TRUE(all_close(fused.out, y, 0, 0)) << "out";
+      EXPECT_TRUE(all_close(fused.mean, plain.mean, 0, 0)) << "mean";
+      EXPECT_TRUE(all_close(fused.var, plain.var, 0, 0)) << "var";
+      EXPECT_TRUE(all_close(rm_fused, rm, 0, 0) && all_close(rv_fused, rv, 0, 0)) << "running statistics";
+      EXPECT_TRUE(all_close(std::get<0>(fused_grads), std::get<0>(grads), 0, 0)) << "dx";
+      EXPECT_TRUE(all_close(std::get<1>(fused_grads), std::get<1>(grads), 0, 0)) << "dw";
+      EXPECT_TRUE(all_close(std::get<2>(fused_grads), std::get<2>(grads), 0, 0)) << "db";
+      // The edge channels: the denormal bias survives in float32 only; the others pass no gradient
+      // but the smallest bfloat16, which does.
+      Tensor db = std::get<2>(fused_grads), g_sum = go.to(kDouble).sum({0, 2, 3});
+      if (l.sizes.size() == 4) {
+        EXPECT_EQ(db.data_ptr<float>()[0] == 0.0f, dtype == kBFloat16);
+        EXPECT_EQ(db.data_ptr<float>()[1], 0.0f);
+        EXPECT_EQ(db.data_ptr<float>()[2], 0.0f);
+        EXPECT_NE(db.data_ptr<float>()[3], 0.0f);
+        EXPECT_NEAR(db.data_ptr<float>()[3], g_sum.data_ptr<double>()[3], 1e-3);
+      }
+    }
+}
+
+TEST(BatchNormRelu, StoredPositiveFollowsTheStoredDtype) {
+  using kernels::cpu::stored_positive;
+  const float tiny = std::numeric_limits<float>::denorm_min(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(stored_positive<float>(tiny));
+  EXPECT_FALSE(stored_positive<BFloat16>(tiny));
+  EXPECT_TRUE(stored_positive<BFloat16>(9.2e-41f));
+  EXPECT_TRUE(stored_positive<BFloat16>(1.0f));
+  for (float v : {0.0f, -0.0f, -1.0f, nan}) {
+    EXPECT_FALSE(stored_positive<float>(v)) << v;
+    EXPECT_FALSE(stored_positive<BFloat16>(v)) << v;
+  }
+  EXPECT_EQ(kernels::cpu::relu_value(-0.0f), 0.0f);
+  EXPECT_FALSE(std::signbit(kernels::cpu::relu_value(-0.0f)));
+  EXPECT_TRUE(std::isnan(kernels::cpu::relu_value(nan)));
+}
+
+// Evaluation mode and float64 take the unfused implementations with the ReLU wrapped around them.
+TEST(BatchNormRelu, EveryOtherPathAppliesTheReluToo) {
+  for (ScalarType dtype : {kFloat, kBFloat16, kDouble})
+    for (bool training : {true, false}) {
+      SCOPED_TRACE(detail::str(dtype, training ? " training" : " eval"));
+      if (training && dtype != kDouble) continue;  // FusedKernelsEqualTheUnfusedPairBitwise
+      Tensor x = testing::sample({3, 5, 4, 6}, kFloat, 51).to(dtype).contiguous(MemoryFormat::ChannelsLast);
+      Tensor go = testing::sample({3, 5, 4, 6}, kFloat, 52).to(dtype).contiguous(MemoryFormat::ChannelsLast);
+      const ScalarType st = dtype == kDouble ? kDouble : kFloat;
+      Tensor w = testing::sample({5}, st, 53), b = testing::sample({5}, st, 54);
+      Tensor rm = testing::sample({5}, st, 55) * 0.1, rv = abs(testing::sample({5}, st, 56)) + 0.5;
+      auto fused = ops::batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5, true);
+      auto plain = ops::batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5);
+      Tensor y = ops::relu(plain.out);
+      EXPECT_TRUE(all_close(fused.out, y, 0, 0));
+      auto fg = ops::batch_norm_backward(go, x, w, fused.mean, fused.var, training, 1e-5, {true, true, true}, fused.out, b);
+      auto pg = ops::batch_norm_backward(ops::threshold_backward(go, y), x, w, plain.mean, plain.var, training, 1e-5,
+                                         {true, true, true});
+      EXPECT_TRUE(all_close(std::get<0>(fg), std::get<0>(pg), 0, 0)) << "dx";
+      EXPECT_TRUE(all_close(std::get<1>(fg), std::get<1>(pg), 0, 0)) << "dw";
+    }
+}
+
+}  // namespace
+}  // namespace strider
