@@ -7,9 +7,9 @@
 //
 // Each layer's time is the median of `rounds` runs, each paired with a memcpy timed right after
 // it (the host drifts); the share is GB/s of the minimum traffic over memcpy's GB/s. With `relu`,
-// the batch norms ResNet-50 follows with a ReLU instead, each timed as the two ops (batch norm,
-// then ReLU; the ReLU's gradient, then batch norm's) and fused (ops::batch_norm's relu),
-// alternated round by round.
+// the batch norms ResNet-50 follows with a ReLU instead, each timed as separate ops (batch norm,
+// the block's residual add at the end of a bottleneck, then ReLU; the ReLU's gradient, then
+// batch norm's) and fused (ops::batch_norm's relu and residual), alternated round by round.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -32,9 +32,16 @@ struct Shape {
   int64_t c, hw, count;  // channels, spatial size, how many such layers ResNet-50 has
 };
 
-// The batch norms followed by a ReLU: the stem's and each bottleneck's first two.
-const std::vector<Shape> kReluShapes = {{64, 112, 1}, {64, 56, 6},  {128, 56, 1}, {128, 28, 7},
-                                        {256, 28, 1}, {256, 14, 11}, {512, 14, 1}, {512, 7, 5}};
+// The batch norms followed by a ReLU: the stem's and each bottleneck's first two; then each
+// bottleneck's last, whose output gets the residual before its ReLU.
+struct ReluShape {
+  Shape shape;
+  bool residual;
+};
+const std::vector<ReluShape> kReluShapes = {
+    {{64, 112, 1}, false}, {{64, 56, 6}, false},  {{128, 56, 1}, false}, {{128, 28, 7}, false},
+    {{256, 28, 1}, false}, {{256, 14, 11}, false}, {{512, 14, 1}, false}, {{512, 7, 5}, false},
+    {{256, 56, 3}, true},  {{512, 28, 4}, true},  {{1024, 14, 6}, true}, {{2048, 7, 3}, true}};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -43,13 +50,15 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-// Batch norm then ReLU, as two ops and fused: per layer, forward and backward medians.
+// Batch norm (+ residual) then ReLU, as separate ops and fused: per layer, forward and backward
+// medians.
 int relu_pairs(int64_t batch, int rounds, MemoryFormat fmt, ScalarType dtype) {
-  std::printf("%-14s %12s %10s %12s %10s\n", "shape", "fwd 2 ops", "fused", "bwd 2 ops", "fused");
+  std::printf("%-16s %12s %10s %12s %10s\n", "shape", "fwd ops", "fused", "bwd ops", "fused");
   double two_ops_ms = 0, fused_ms = 0;
-  for (const Shape& s : kReluShapes) {
+  for (const auto& [s, with_residual] : kReluShapes) {
     Tensor x = randn({batch, s.c, s.hw, s.hw}).to(dtype).contiguous(fmt);
     Tensor dy = randn({batch, s.c, s.hw, s.hw}).to(dtype).contiguous(fmt);
+    Tensor res = with_residual ? randn({batch, s.c, s.hw, s.hw}).to(dtype).contiguous(fmt) : Tensor();
     Tensor w = randn({s.c}), b = randn({s.c});
     std::vector<double> fwd2, fwd1, bwd2, bwd1;
     ops::BatchNormResult r2, r1;
@@ -57,26 +66,30 @@ int relu_pairs(int64_t batch, int rounds, MemoryFormat fmt, ScalarType dtype) {
     for (int i = 0; i < rounds; ++i) {
       fwd2.push_back(median_seconds([&] {
         r2 = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5);
-        y2 = ops::relu(r2.out);
+        y2 = ops::relu(with_residual ? ops::add(r2.out, res) : r2.out);
       }, 1));
-      fwd1.push_back(median_seconds([&] { r1 = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true); }, 1));
+      fwd1.push_back(median_seconds([&] {
+        r1 = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true, res);
+      }, 1));
       bwd2.push_back(median_seconds([&] {
         ops::batch_norm_backward(ops::threshold_backward(dy, y2), x, w, r2.mean, r2.var, true, 1e-5, {true, true, true});
       }, 1));
       bwd1.push_back(median_seconds([&] {
-        ops::batch_norm_backward(dy, x, w, r1.mean, r1.var, true, 1e-5, {true, true, true}, r1.out, b);
+        ops::batch_norm_relu_backward(dy, x, w, b, res, r1.mean, r1.var, r1.out, true, 1e-5,
+                                      {true, true, true, with_residual});
       }, 1));
     }
     const double f2 = median(fwd2), f1 = median(fwd1), b2 = median(bwd2), b1 = median(bwd1);
-    char name[32];
-    std::snprintf(name, sizeof name, "%lldx%lld^2 x%lld", static_cast<long long>(s.c), static_cast<long long>(s.hw),
-                  static_cast<long long>(s.count));
-    std::printf("%-14s %12.2f %10.2f %12.2f %10.2f\n", name, f2 * 1e3, f1 * 1e3, b2 * 1e3, b1 * 1e3);
+    char name[40];
+    std::snprintf(name, sizeof name, "%lldx%lld^2 x%lld%s", static_cast<long long>(s.c), static_cast<long long>(s.hw),
+                  static_cast<long long>(s.count), with_residual ? " +res" : "");
+    std::printf("%-16s %12.2f %10.2f %12.2f %10.2f\n", name, f2 * 1e3, f1 * 1e3, b2 * 1e3, b1 * 1e3);
     two_ops_ms += (f2 + b2) * 1e3 * static_cast<double>(s.count);
     fused_ms += (f1 + b1) * 1e3 * static_cast<double>(s.count);
   }
-  std::printf("ResNet-50's batch norm + ReLU pairs, forward and backward, one step: %.1f ms as two ops, %.1f ms "
-              "fused (%.2fx)\n", two_ops_ms, fused_ms, fused_ms / two_ops_ms);
+  std::printf("ResNet-50's batch norms followed by a ReLU (the last ones of each block after the residual add), "
+              "forward and backward, one step: %.1f ms as separate ops, %.1f ms fused (%.2fx)\n",
+              two_ops_ms, fused_ms, fused_ms / two_ops_ms);
   return 0;
 }
 

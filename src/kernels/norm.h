@@ -19,23 +19,26 @@ inline ScalarType norm_stat_dtype(ScalarType data) { return data == kDouble ? kD
 
 // Over dims 0 and 2.. of in ([N, C, ...], 2 to 5 dims), per channel. Training writes the batch
 // mean and biased variance to mean/var; evaluation reads them. weight/bias may be undefined.
-// relu: out is relu of the normalized batch (strider's training kernels fuse it, the other
-// implementations apply it after).
+// residual (in's shape, dtype and strides) defined: it is added to the normalized batch, as an
+// add of the stored batch-norm output would (ResNet's block output). relu: out is relu of that.
+// strider's training kernels fuse both; the other implementations apply them after.
 struct BatchNormForward {
   Tensor out, in, weight, bias, mean, var;
   bool training = true;
   double eps = 1e-5;
   bool relu = false;
+  Tensor residual;
 };
 // grad_weight/grad_bias may be undefined (not wanted, or no affine parameters). relu_out defined:
 // the forward had relu set and this is its output; grad_out is the ReLU's output gradient, passed
-// where relu_out is positive (strider's training kernels recompute that mask from `in`, with
-// `bias`, which only they read).
+// where relu_out is positive (strider's training kernels recompute that mask from `in`, `bias`
+// and `residual`, which only they read). With a residual, grad_residual receives that masked
+// gradient (the residual's gradient).
 struct BatchNormBackward {
   Tensor grad_in, grad_weight, grad_bias, grad_out, in, weight, mean, var;
   bool training = true;
   double eps = 1e-5;
-  Tensor relu_out, bias;
+  Tensor relu_out, bias, residual, grad_residual;
 };
 // Over the last dim of a 2-d [rows, n] in; mean/var ([rows]) written by the forward.
 struct LayerNormForward {

@@ -3,9 +3,9 @@
 // oneDNN 2.6 is slower), and for plain-layout bfloat16 oneDNN via channels-last
 // (kernels/channels_last_detour.h); oneDNN where it computes the problem; bfloat16 in float32
 // where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h); the reference.
-// strider's training kernels fuse batch norm's ReLU; every other entry is wrapped to apply it
-// after (forward) and to mask the gradient with it before (backward), so every entry computes
-// every problem.
+// strider's training kernels fuse batch norm's residual add and ReLU; every other entry is
+// wrapped to apply them after (forward) and to mask the gradient before (backward), so every
+// entry computes every problem.
 #include "kernels/channels_last_detour.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
@@ -68,14 +68,19 @@ std::string accept_all(const auto&) { return ""; }
 using UnaryKernel = void (*)(UnaryOp, const Tensor&, const Tensor&, const PointwiseArgs&);
 using BinaryKernel = void (*)(BinaryOp, const Tensor&, const Tensor&, const Tensor&, const PointwiseArgs&);
 
-// An implementation without the fused ReLU, then the ReLU in place.
-template <void (*Run)(const BatchNormForward&), UnaryKernel Unary = cpu::unary>
+// An implementation without the fused residual and ReLU, then the add and the ReLU in place.
+template <void (*Run)(const BatchNormForward&), UnaryKernel Unary = cpu::unary, BinaryKernel Binary = cpu::binary>
 void then_relu(const BatchNormForward& p) {
-  Run(p);
+  BatchNormForward q = p;
+  q.relu = false;
+  q.residual = Tensor();
+  Run(q);
+  if (p.residual.defined()) Binary(BinaryOp::Add, p.out, p.out, p.residual, {});
   if (p.relu) Unary(UnaryOp::Relu, p.out, p.out, {});
 }
 
-// The ReLU's gradient (grad_out where relu_out > 0), then an implementation without it.
+// The ReLU's gradient (grad_out where relu_out > 0; also the residual's), then an implementation
+// without it.
 template <void (*Run)(const BatchNormBackward&), BinaryKernel Binary = cpu::binary>
 void after_relu_backward(const BatchNormBackward& p) {
   if (!p.relu_out.defined()) return Run(p);
@@ -83,7 +88,8 @@ void after_relu_backward(const BatchNormBackward& p) {
   const Tensor& g = p.grad_out;
   q.grad_out = g.is_non_overlapping_and_dense() ? scratch_like(g, g.dtype()) : scratch_like(g);
   Binary(BinaryOp::ThresholdBackward, q.grad_out, g, p.relu_out, {});
-  q.relu_out = Tensor();
+  if (p.grad_residual.defined()) cpu::copy(p.grad_residual, q.grad_out);
+  q.relu_out = q.bias = q.residual = q.grad_residual = Tensor();
   Run(q);
 }
 
@@ -175,14 +181,15 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
       {"cpu_inference", cpu::batch_norm_inference_rejects, then_relu<cpu::batch_norm_inference>},
       {"cpu_plain",
        [](const BatchNormForward& p) {
-         return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.out},
+         return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.out, &p.residual},
                                                  {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
        },
        cpu::batch_norm_training_forward},
       {"cpu_channels_last",
        [](const BatchNormForward& p) {
-         return cpu::batch_norm_training_rejects(cpu::BatchLayout::channels_last, p.in, {&p.in, &p.out},
-                                                 {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
+         return cpu::batch_norm_training_rejects(cpu::BatchLayout::channels_last, p.in,
+                                                 {&p.in, &p.out, &p.residual}, {&p.weight, &p.bias, &p.mean, &p.var},
+                                                 p.training);
        },
        cpu::batch_norm_channels_last_forward},
       {"onednn_nhwc", [](const BatchNormForward& p) { return detour_rejects({&p.in, &p.out}); },
@@ -192,7 +199,7 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
       {"onednn_f32",
        [](const BatchNormForward& p) { return float32_rejects(batch_norm_shape_rejects, p.in, {&p.in, &p.out}); },
        then_relu<batch_norm_forward_in_float32>},
-      {"ref", accept_all, then_relu<ref::batch_norm_forward, ref::unary>},
+      {"ref", accept_all, then_relu<ref::batch_norm_forward, ref::unary, ref::binary>},
   };
   return list;
 }
@@ -201,15 +208,19 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
   static const ImplementationList<BatchNormBackward> list = {
       {"cpu_plain",
        [](const BatchNormBackward& p) {
-         return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.grad_out, &p.grad_in},
-                                                 {&p.weight, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
+         if (p.residual.defined() != p.grad_residual.defined()) return std::string("a residual needs its grad_residual");
+         return cpu::batch_norm_training_rejects(
+             cpu::BatchLayout::plain, p.in, {&p.in, &p.grad_out, &p.grad_in, &p.relu_out, &p.residual, &p.grad_residual},
+             {&p.weight, &p.bias, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_training_backward},
       {"cpu_channels_last",
        [](const BatchNormBackward& p) {
-         return cpu::batch_norm_training_rejects(cpu::BatchLayout::channels_last, p.in,
-                                                 {&p.in, &p.grad_out, &p.grad_in},
-                                                 {&p.weight, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
+         if (p.residual.defined() != p.grad_residual.defined()) return std::string("a residual needs its grad_residual");
+         return cpu::batch_norm_training_rejects(
+             cpu::BatchLayout::channels_last, p.in,
+             {&p.in, &p.grad_out, &p.grad_in, &p.relu_out, &p.residual, &p.grad_residual},
+             {&p.weight, &p.bias, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_channels_last_backward},
       {"onednn_nhwc",

@@ -17,7 +17,8 @@ std::shared_ptr<nn::Module> downsample_if_needed(int64_t in, int64_t out, int64_
       std::initializer_list<std::shared_ptr<nn::Module>>{conv(in, out, 1, stride, 0), std::make_shared<nn::BatchNorm2d>(out)});
 }
 
-// A BatchNorm2d whose forward includes the ReLU that follows it (fused: one pass fewer each way).
+// A BatchNorm2d whose forward includes the ReLU that follows it, and the residual added before
+// that when called with one (fused: fewer passes over memory each way).
 std::shared_ptr<nn::BatchNorm2d> batch_norm_then_relu(int64_t c) {
   auto bn = std::make_shared<nn::BatchNorm2d>(c);
   bn->fuse_relu();
@@ -30,14 +31,14 @@ BasicBlock::BasicBlock(int64_t in, int64_t planes, int64_t stride) : Module("Bas
   conv1_ = register_module("conv1", conv(in, planes, 3, stride, 1));
   bn1_ = register_module("bn1", batch_norm_then_relu(planes));
   conv2_ = register_module("conv2", conv(planes, planes, 3, 1, 1));
-  bn2_ = register_module("bn2", std::make_shared<nn::BatchNorm2d>(planes));
+  bn2_ = register_module("bn2", batch_norm_then_relu(planes));
   if (auto d = downsample_if_needed(in, planes, stride)) downsample_ = register_module("downsample", d);
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
   Tensor out = (*bn1_)((*conv1_)(x));  // bn1 includes its ReLU
-  out = (*bn2_)((*conv2_)(out));
-  return relu(out + (downsample_ ? (*downsample_)(x) : x));
+  // bn2 adds the identity and applies the ReLU: relu(bn2(conv2(out)) + identity).
+  return (*bn2_)((*conv2_)(out), downsample_ ? (*downsample_)(x) : x).tensor();
 }
 
 Bottleneck::Bottleneck(int64_t in, int64_t planes, int64_t stride) : Module("Bottleneck") {
@@ -46,15 +47,15 @@ Bottleneck::Bottleneck(int64_t in, int64_t planes, int64_t stride) : Module("Bot
   conv2_ = register_module("conv2", conv(planes, planes, 3, stride, 1));  // torchvision v1.5: stride on the 3x3
   bn2_ = register_module("bn2", batch_norm_then_relu(planes));
   conv3_ = register_module("conv3", conv(planes, planes * kExpansion, 1, 1, 0));
-  bn3_ = register_module("bn3", std::make_shared<nn::BatchNorm2d>(planes * kExpansion));
+  bn3_ = register_module("bn3", batch_norm_then_relu(planes * kExpansion));
   if (auto d = downsample_if_needed(in, planes * kExpansion, stride)) downsample_ = register_module("downsample", d);
 }
 
 Tensor Bottleneck::forward(const Tensor& x) {
   Tensor out = (*bn1_)((*conv1_)(x));  // bn1 and bn2 include their ReLU
   out = (*bn2_)((*conv2_)(out));
-  out = (*bn3_)((*conv3_)(out));
-  return relu(out + (downsample_ ? (*downsample_)(x) : x));
+  // bn3 adds the identity and applies the ReLU: relu(bn3(conv3(out)) + identity).
+  return (*bn3_)((*conv3_)(out), downsample_ ? (*downsample_)(x) : x).tensor();
 }
 
 ResNet::ResNet(bool bottleneck, std::vector<int64_t> layers, std::vector<int64_t> widths, int64_t num_classes,

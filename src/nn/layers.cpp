@@ -4,6 +4,7 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/nn/forward_binding.h"
 #include "strider/nn/functional.h"
 #include "strider/nn/init.h"
 #include "strider/ops/factory.h"
@@ -27,7 +28,17 @@ BatchNorm::BatchNorm(std::string type, int64_t expected_dim, int64_t c, double e
   }
 }
 
-Tensor BatchNorm::forward(const Tensor& x) {
+Tensor BatchNorm::forward(const Tensor& x) { return normalize(x, Tensor()); }
+
+Value BatchNorm::forward_args(const Args& args) {
+  return bind_forward(args, {"input", "residual"}, [this](const Tensor& x, std::optional<Tensor> residual) {
+    STRIDER_CHECK(!residual || relu_, type_name().c_str(), "a residual input is added before the fused ReLU: call "
+                  "fuse_relu() first, or add it to the output yourself");
+    return normalize(x, residual.value_or(Tensor()));
+  });
+}
+
+Tensor BatchNorm::normalize(const Tensor& x, const Tensor& residual) {
   const bool ok = x.dim() == expected_dim_ || (expected_dim_ == 2 && x.dim() == 3);
   STRIDER_CHECK(ok, type_name().c_str(), "expected ", expected_dim_, "D input, got shape ", x.sizes());
   STRIDER_CHECK(x.sizes()[1] == num_features_, type_name().c_str(), "expected input with ", num_features_,
@@ -39,6 +50,7 @@ Tensor BatchNorm::forward(const Tensor& x) {
     autograd::NoGradGuard g;
     add_(buffer("num_batches_tracked"), Scalar(int64_t{1}));
   }
+  if (residual.defined()) return batch_norm_add_relu(x, residual, rm, rv, w, b, use_batch_stats, momentum_, eps_);
   return (relu_ ? batch_norm_relu : batch_norm)(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
 }
 

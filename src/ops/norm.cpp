@@ -57,8 +57,12 @@ MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguou
 }
 
 BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
-                           const Tensor& running_var, bool training, double momentum, double eps, bool relu) {
+                           const Tensor& running_var, bool training, double momentum, double eps, bool relu,
+                           const Tensor& residual) {
   check(x, weight, bias, running_mean, running_var, training);
+  STRIDER_CHECK(!residual.defined() || (residual.sizes() == x.sizes() && residual.dtype() == x.dtype()), "batch_norm",
+                "the residual must have the input's shape and dtype, ", x.sizes(), " ", x.dtype(), "; got ",
+                residual.sizes(), " ", residual.dtype());
   const int64_t c = x.sizes()[1];
   const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
   if (x.numel() == 0) return {clone(x), zeros({c}, stat_t), ones({c}, stat_t)};
@@ -74,7 +78,9 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   // Same physical order as `out` (an ambiguous input may carry other size-1 strides).
   Tensor in_c = as_strided(contiguous(x, fmt), out.sizes(), out.strides());
   kernels::batch_norm_forward({.out = out, .in = in_c, .weight = as_stat(weight, stat_t, c), .bias = as_stat(bias, stat_t, c),
-                               .mean = mean, .var = var, .training = training, .eps = eps, .relu = relu},
+                               .mean = mean, .var = var, .training = training, .eps = eps, .relu = relu,
+                               .residual = residual.defined() ? as_strided(contiguous(residual, fmt), out.sizes(), out.strides())
+                                                              : Tensor()},
                               dispatch("batch_norm"));
   if (training && running_mean.defined()) {
     // running = (1 - momentum) * running + momentum * batch, with the unbiased batch variance.
@@ -86,31 +92,55 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   return {out, mean, var};
 }
 
-std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
-                                                       const Tensor& mean, const Tensor& var, bool training,
-                                                       double eps, std::array<bool, 3> mask, const Tensor& relu_out,
-                                                       const Tensor& bias) {
+namespace {
+
+// Both backwards: with relu_out defined, batch_norm's with relu (and the residual, when defined).
+BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            const Tensor& residual, const Tensor& mean, const Tensor& var, const Tensor& relu_out,
+                            bool training, double eps, std::array<bool, 4> mask) {
   const int64_t c = x.sizes()[1];
+  const bool with_residual = relu_out.defined() && residual.defined();
   if (x.numel() == 0)
     return {mask[0] ? zeros_like(x) : Tensor(), mask[1] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
-            mask[2] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor()};
+            mask[2] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
+            mask[3] && with_residual ? zeros_like(x) : Tensor()};
   const MemoryFormat fmt = batch_norm_memory_format(x, true);
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "batch_norm"), x.dtype());
   Tensor in_c = as_strided(contiguous(x, fmt), gi.sizes(), gi.strides());
   auto in_layout = [&](const Tensor& t) {  // gi's dtype and strides
+    if (!t.defined()) return t;
     return as_strided(contiguous(t.dtype() == x.dtype() ? t : to(t, x.dtype()), fmt), gi.sizes(), gi.strides());
   };
-  Tensor go = in_layout(grad_out);
   const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
   Tensor gw = mask[1] && weight.defined() ? empty({c}, stat_t) : Tensor();
   Tensor gb = mask[2] && weight.defined() ? empty({c}, stat_t) : Tensor();
-  kernels::batch_norm_backward({.grad_in = gi, .grad_weight = gw, .grad_bias = gb, .grad_out = go, .in = in_c,
-                                .weight = as_stat(weight, stat_t, c), .mean = as_stat(mean, stat_t, c),
+  Tensor gr = with_residual ? make_tensor(gi.sizes().vec(), gi.strides().vec(), x.dtype()) : Tensor();
+  kernels::batch_norm_backward({.grad_in = gi, .grad_weight = gw, .grad_bias = gb, .grad_out = in_layout(grad_out),
+                                .in = in_c, .weight = as_stat(weight, stat_t, c), .mean = as_stat(mean, stat_t, c),
                                 .var = as_stat(var, stat_t, c), .training = training, .eps = eps,
-                                .relu_out = relu_out.defined() ? in_layout(relu_out) : Tensor(),
-                                .bias = as_stat(bias, stat_t, c)},
+                                .relu_out = in_layout(relu_out), .bias = as_stat(bias, stat_t, c),
+                                .residual = with_residual ? in_layout(residual) : Tensor(), .grad_residual = gr},
                                dispatch("batch_norm_backward"));
-  return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight)};
+  return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight), mask[3] ? gr : Tensor()};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
+                                                       const Tensor& mean, const Tensor& var, bool training,
+                                                       double eps, std::array<bool, 3> mask) {
+  BatchNormReluGrads g = backward(grad_out, x, weight, Tensor(), Tensor(), mean, var, Tensor(), training, eps,
+                                  {mask[0], mask[1], mask[2], false});
+  return {g.input, g.weight, g.bias};
+}
+
+BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
+                                            const Tensor& bias, const Tensor& residual, const Tensor& mean,
+                                            const Tensor& var, const Tensor& out, bool training, double eps,
+                                            std::array<bool, 4> mask) {
+  STRIDER_CHECK(out.defined() && out.sizes() == x.sizes(), "batch_norm_backward",
+                "the relu backward needs the forward's output, of the input's shape ", x.sizes());
+  return backward(grad_out, x, weight, bias, residual, mean, var, out, training, eps, mask);
 }
 
 LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {

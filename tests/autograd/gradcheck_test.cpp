@@ -223,6 +223,11 @@ TEST(GradcheckNN, BatchNormTrainingAndEval) {
     EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], rm, rv, v[1], v[2], false); }, {x, w, b}));
     EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_relu(v[0], Tensor(), Tensor(), v[1], v[2], true); }, {x, w, b}));
     EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_relu(v[0], rm, rv, v[1], v[2], false); }, {x, w, b}));
+    Tensor r = leaf({3, 2, 3, 2}, 34, -1, 1, f);
+    EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_add_relu(v[0], v[3], Tensor(), Tensor(), v[1], v[2], true); },
+                          {x, w, b, r}));
+    EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_add_relu(v[0], v[3], rm, rv, v[1], v[2], false); },
+                          {x, w, b, r}));
   }
 }
 

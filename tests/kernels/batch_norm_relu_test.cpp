@@ -1,11 +1,13 @@
-// Batch norm with its ReLU fused (ops::batch_norm's relu, kernels/cpu/batch_norm_relu.h): strider's
-// training kernels, which recompute the ReLU's mask in the backward instead of reading the
-// output, give exactly what the unfused pair gives, in both layouts and dtypes, at the edges of
-// the mask (outputs that round to zero in bfloat16, -0, exact zeros).
+// Batch norm with its ReLU, and a residual added before it, fused (ops::batch_norm's relu and
+// residual, kernels/cpu/batch_norm_relu.h): strider's training kernels, which recompute the
+// ReLU's mask in the backward instead of reading the output, give exactly what the unfused ops
+// give, in both layouts and dtypes, at the edges of the mask (outputs that round to zero in
+// bfloat16, -0, exact zeros, a residual that cancels the batch norm's output).
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include <strider/ops/factory.h>
 #include <strider/ops/kernel_choice.h>
 #include <strider/ops/norm.h>
 #include <strider/ops/pointwise.h>
@@ -38,7 +40,7 @@ Tensor edge_bias(int64_t C) {
   return b;
 }
 
-TEST(BatchNormRelu, FusedKernelsEqualTheUnfusedPairBitwise) {
+TEST(BatchNormRelu, FusedKernelsEqualTheUnfusedOpsBitwise) {
   const std::vector<Layout> layouts = {
       {{4, 8, 9, 11}, MemoryFormat::Contiguous, "cpu_plain"},
       {{2, 6, 3, 5, 7}, MemoryFormat::Contiguous, "cpu_plain"},
@@ -46,41 +48,59 @@ TEST(BatchNormRelu, FusedKernelsEqualTheUnfusedPairBitwise) {
       {{3, 8, 5, 6, 7}, MemoryFormat::ChannelsLast3d, "cpu_channels_last"},
   };
   for (ScalarType dtype : {kFloat, kBFloat16})
-    for (const Layout& l : layouts) {
-      SCOPED_TRACE(detail::str(dtype, " ", IntArrayRef(l.sizes), " ", l.fmt));
+    for (const Layout& l : layouts)
+      for (bool with_residual : {false, true}) {
+      SCOPED_TRACE(detail::str(dtype, " ", IntArrayRef(l.sizes), " ", l.fmt, with_residual ? " residual" : ""));
       const int64_t C = l.sizes[1];
       Tensor x = testing::sample(l.sizes, kFloat, 41).to(dtype).contiguous(l.fmt);
       Tensor go = testing::sample(l.sizes, kFloat, 42).to(dtype).contiguous(l.fmt);
       Tensor w = testing::sample({C}, kFloat, 44), b = edge_bias(C);
       for (int64_t c = 0; c < 4; ++c) w.data_ptr<float>()[c] = 0.0f;
       Tensor rm = zeros({C}), rv = ones({C}), rm_fused = zeros({C}), rv_fused = ones({C});
+      // Channels 0-3 get no residual (their edges stay); elsewhere it is mostly random, and in
+      // places minus the batch norm's stored output, so the sum is exactly 0 there.
+      Tensor residual;
+      if (with_residual) {
+        auto ref = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5);
+        Tensor r = testing::sample(l.sizes, kFloat, 45).to(dtype).contiguous(l.fmt);
+        Tensor cancel = ops::neg(ref.out).contiguous(l.fmt);
+        Tensor pick = ops::gt(testing::sample(l.sizes, kFloat, 46), 0.5);
+        residual = ops::where(pick, cancel, r).to(dtype).contiguous(l.fmt);
+        Tensor channel = ops::lt(arange(C).reshape({1, C, 1, 1}), 4.0);
+        if (l.sizes.size() == 5) channel = channel.reshape({1, C, 1, 1, 1});
+        residual = ops::where(channel, zeros({1}, dtype), residual).contiguous(l.fmt);
+      }
 
       ::testing::internal::CaptureStderr();
       set_kernel_verbose(true);
-      auto fused = ops::batch_norm(x, w, b, rm_fused, rv_fused, true, 0.1, 1e-5, /*relu=*/true);
-      auto fused_grads =
-          ops::batch_norm_backward(go, x, w, fused.mean, fused.var, true, 1e-5, {true, true, true}, fused.out, b);
+      auto fused = ops::batch_norm(x, w, b, rm_fused, rv_fused, true, 0.1, 1e-5, /*relu=*/true, residual);
+      auto fused_grads = ops::batch_norm_relu_backward(go, x, w, b, residual, fused.mean, fused.var, fused.out, true,
+                                                       1e-5, {true, true, true, with_residual});
       set_kernel_verbose(false);
       const std::string log = ::testing::internal::GetCapturedStderr();
       EXPECT_NE(log.find(std::string("batch_norm -> ") + l.kernel), std::string::npos) << log;
       EXPECT_NE(log.find(std::string("batch_norm_backward -> ") + l.kernel), std::string::npos) << log;
 
       auto plain = ops::batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5);
-      Tensor y = ops::relu(plain.out);
-      auto grads = ops::batch_norm_backward(ops::threshold_backward(go, y), x, w, plain.mean, plain.var, true, 1e-5,
-                                            {true, true, true});
+      Tensor y = ops::relu(with_residual ? ops::add(plain.out, residual) : plain.out);
+      Tensor relu_grad = ops::threshold_backward(go, y);
+      auto grads = ops::batch_norm_backward(relu_grad, x, w, plain.mean, plain.var, true, 1e-5, {true, true, true});
+      if (with_residual) {
+        EXPECT_TRUE(all_close(fused_grads.residual, relu_grad, 0, 0)) << "dresidual";
+        EXPECT_GT(ops::eq(y, 0.0).to(kDouble).mean().item<double>(), 0.3);  // the cancelled places
+      }
 
       EXPECT_EQ(fused.out.strides(), y.strides());
       EXPECT_TRUE(all_close(fused.out, y, 0, 0)) << "out";
       EXPECT_TRUE(all_close(fused.mean, plain.mean, 0, 0)) << "mean";
       EXPECT_TRUE(all_close(fused.var, plain.var, 0, 0)) << "var";
       EXPECT_TRUE(all_close(rm_fused, rm, 0, 0) && all_close(rv_fused, rv, 0, 0)) << "running statistics";
-      EXPECT_TRUE(all_close(std::get<0>(fused_grads), std::get<0>(grads), 0, 0)) << "dx";
-      EXPECT_TRUE(all_close(std::get<1>(fused_grads), std::get<1>(grads), 0, 0)) << "dw";
-      EXPECT_TRUE(all_close(std::get<2>(fused_grads), std::get<2>(grads), 0, 0)) << "db";
+      EXPECT_TRUE(all_close(fused_grads.input, std::get<0>(grads), 0, 0)) << "dx";
+      EXPECT_TRUE(all_close(fused_grads.weight, std::get<1>(grads), 0, 0)) << "dw";
+      EXPECT_TRUE(all_close(fused_grads.bias, std::get<2>(grads), 0, 0)) << "db";
       // The edge channels: the denormal bias survives in float32 only; the others pass no gradient
       // but the smallest bfloat16, which does.
-      Tensor db = std::get<2>(fused_grads), g_sum = go.to(kDouble).sum({0, 2, 3});
+      Tensor db = fused_grads.bias, g_sum = go.to(kDouble).sum({0, 2, 3});
       if (l.sizes.size() == 4) {
         EXPECT_EQ(db.data_ptr<float>()[0] == 0.0f, dtype == kBFloat16);
         EXPECT_EQ(db.data_ptr<float>()[1], 0.0f);
@@ -122,11 +142,23 @@ TEST(BatchNormRelu, EveryOtherPathAppliesTheReluToo) {
       auto plain = ops::batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5);
       Tensor y = ops::relu(plain.out);
       EXPECT_TRUE(all_close(fused.out, y, 0, 0));
-      auto fg = ops::batch_norm_backward(go, x, w, fused.mean, fused.var, training, 1e-5, {true, true, true}, fused.out, b);
+      auto fg = ops::batch_norm_relu_backward(go, x, w, b, Tensor(), fused.mean, fused.var, fused.out, training, 1e-5,
+                                              {true, true, true, false});
       auto pg = ops::batch_norm_backward(ops::threshold_backward(go, y), x, w, plain.mean, plain.var, training, 1e-5,
                                          {true, true, true});
-      EXPECT_TRUE(all_close(std::get<0>(fg), std::get<0>(pg), 0, 0)) << "dx";
-      EXPECT_TRUE(all_close(std::get<1>(fg), std::get<1>(pg), 0, 0)) << "dw";
+      EXPECT_TRUE(all_close(fg.input, std::get<0>(pg), 0, 0)) << "dx";
+      EXPECT_TRUE(all_close(fg.weight, std::get<1>(pg), 0, 0)) << "dw";
+      // With a residual too.
+      Tensor r = testing::sample({3, 5, 4, 6}, kFloat, 57).to(dtype).contiguous(MemoryFormat::ChannelsLast);
+      auto fused_r = ops::batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5, true, r);
+      Tensor yr = ops::relu(ops::add(plain.out, r));
+      EXPECT_TRUE(all_close(fused_r.out, yr, 0, 0));
+      auto fgr = ops::batch_norm_relu_backward(go, x, w, b, r, fused_r.mean, fused_r.var, fused_r.out, training, 1e-5,
+                                               {true, true, true, true});
+      Tensor gr = ops::threshold_backward(go, yr);
+      auto pgr = ops::batch_norm_backward(gr, x, w, plain.mean, plain.var, training, 1e-5, {true, true, true});
+      EXPECT_TRUE(all_close(fgr.input, std::get<0>(pgr), 0, 0)) << "dx with a residual";
+      EXPECT_TRUE(all_close(fgr.residual, gr, 0, 0)) << "dresidual";
     }
 }
 

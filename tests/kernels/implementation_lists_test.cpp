@@ -51,28 +51,31 @@ int expected_accepting_batch_norm(ScalarType dtype, MemoryFormat fmt, bool train
   return expected_accepting(dtype) + (plain && slow_plain ? 1 : 0) + (cpu_training ? 1 : 0);
 }
 
-// With relu, every entry computes relu(batch_norm) and the ReLU's gradient: strider's training
-// kernels fused, the others wrapped. Its bias keeps each channel's output on one side of zero
-// (+-5 against normalized values within +-4 for weights within +-0.5), so all entries agree on the mask; the fused kernels'
-// mask on mixed signs is BatchNormRelu.FusedKernelsEqualTheUnfusedPairBitwise's.
+// With relu (and a residual), every entry computes relu(batch_norm (+ residual)) and the ReLU's
+// gradient: strider's training kernels fused, the others wrapped. Its bias keeps each channel's
+// output on one side of zero (+-5 against normalized values within +-2 for weights within +-0.5,
+// and residuals within +-0.5), so all entries agree on the mask; the fused kernels' mask on
+// mixed signs is BatchNormRelu.FusedKernelsEqualTheUnfusedPairBitwise's.
 TEST(NormImplementationList, BatchNormMatchesTheReference) {
   manual_seed(5);
   for (ScalarType dtype : kDtypes)
     for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
       for (bool training : {true, false})
-        for (int variant : {0, 1, 2}) {  // plain, affine, affine with relu
-          const bool affine = variant > 0, relu = variant == 2;
+        for (int variant : {0, 1, 2, 3}) {  // plain, affine, affine with relu, and a residual
+          const bool affine = variant > 0, relu = variant >= 2;
           SCOPED_TRACE(detail::str(dtype, " ", fmt, training ? " training" : " eval", affine ? " affine" : "",
-                                   relu ? " relu" : ""));
+                                   relu ? " relu" : "", variant == 3 ? " residual" : ""));
           const ScalarType st = kernels::norm_stat_dtype(dtype);
           Tensor in = make({3, 5, 4, 6}, dtype, fmt), go = make({3, 5, 4, 6}, dtype, fmt);
           Tensor w = affine ? clamp(make({5}, st), -0.5, 0.5) : Tensor();
           Tensor b = relu ? tensor(std::vector<double>{5.0, -5.0, 5.0, -5.0, 5.0}, st) : affine ? make({5}, st) : Tensor();
           Tensor run_mean = make({5}, st), run_var = make({5}, st).abs() + 0.5;
+          Tensor residual = variant == 3 ? (clamp(make({3, 5, 4, 6}, kFloat), -5, 5) * 0.1).to(dtype).contiguous(fmt) : Tensor();
           ListWalk<kernels::BatchNormForward> fwd{
               [&] {
                 return kernels::BatchNormForward{like(in, dtype), in, w, b, training ? empty({5}, st) : run_mean.clone(),
-                                                 training ? empty({5}, st) : run_var.clone(), training, 1e-5, relu};
+                                                 training ? empty({5}, st) : run_var.clone(), training, 1e-5, relu,
+                                                 residual};
               },
               [](const kernels::BatchNormForward& p) { return std::vector<Tensor>{p.out, p.mean, p.var}; },
               tolerance(dtype)};
@@ -91,11 +94,13 @@ TEST(NormImplementationList, BatchNormMatchesTheReference) {
               [&] {
                 return kernels::BatchNormBackward{like(in, dtype), affine ? empty({5}, st) : Tensor(),
                                                   affine ? empty({5}, st) : Tensor(), go, in, w, stats.mean, stats.var,
-                                                  training, 1e-5, relu ? stats.out : Tensor(), relu ? b : Tensor()};
+                                                  training, 1e-5, relu ? stats.out : Tensor(), relu ? b : Tensor(),
+                                                  residual, residual.defined() ? like(in, dtype) : Tensor()};
               },
               [](const kernels::BatchNormBackward& p) {
                 return std::vector<Tensor>{p.grad_in, p.grad_weight.defined() ? p.grad_weight : zeros({1}),
-                                           p.grad_bias.defined() ? p.grad_bias : zeros({1})};
+                                           p.grad_bias.defined() ? p.grad_bias : zeros({1}),
+                                           p.grad_residual.defined() ? p.grad_residual : zeros({1})};
               },
               tolerance(dtype) * 4};
           EXPECT_EQ(walk_list(kernels::batch_norm_backward_implementations(), bwd), expected_accepting_batch_norm(dtype, fmt, training));

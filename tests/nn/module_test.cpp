@@ -165,8 +165,9 @@ TEST(Module, BatchNormTracksRunningStatistics) {
   EXPECT_TRUE(all_close(y, manual, 1e-4, 1e-5));
 }
 
-// fuse_relu: the module's output and every gradient are relu after the same batch norm's, bit
-// for bit, in training and evaluation, in both layouts; the state dict does not change.
+// fuse_relu: the module's output and every gradient are relu after the same batch norm's (with
+// a residual added first when given one), bit for bit, in training and evaluation, in both
+// layouts; the state dict does not change; a residual without fuse_relu is a clear error.
 TEST(Module, BatchNormWithFusedReluIsReluAfterBatchNorm) {
   for (ScalarType dtype : {kFloat, kBFloat16})
     for (MemoryFormat fmt : {MemoryFormat::Contiguous, CL}) {
@@ -181,17 +182,22 @@ TEST(Module, BatchNormWithFusedReluIsReluAfterBatchNorm) {
         nn::init::normal_(m->param("bias"));
       }
       EXPECT_EQ(fused.state_dict().size(), plain.state_dict().size());
-      for (bool training : {true, false}) {
+      EXPECT_THROW(plain(randn({4, 6, 5, 7}), randn({4, 6, 5, 7})), Error);
+      for (bool training : {true, false})
+        for (bool residual : {false, true}) {
         fused.train(training);
         plain.train(training);
-        Tensor x0 = randn({4, 6, 5, 7}).to(dtype).contiguous(fmt);
+        Tensor x0 = randn({4, 6, 5, 7}).to(dtype).contiguous(fmt), r0 = randn({4, 6, 5, 7}).to(dtype).contiguous(fmt);
         Tensor xa = x0.clone().requires_grad_(), xb = x0.clone().requires_grad_();
-        Tensor ya = fused(xa), yb = relu(plain(xb));
+        Tensor ra = r0.clone().requires_grad_(), rb = r0.clone().requires_grad_();
+        Tensor ya = residual ? fused(xa, ra).tensor() : Tensor(fused(xa));
+        Tensor yb = residual ? relu(plain(xb) + rb) : relu(plain(xb));
         EXPECT_TRUE(all_close(ya, yb, 0, 0)) << training;
         Tensor g = randn({4, 6, 5, 7}).to(dtype).contiguous(fmt);
         (ya * g).sum().backward();
         (yb * g).sum().backward();
         EXPECT_TRUE(all_close(xa.grad(), xb.grad(), 0, 0)) << training;
+        if (residual) EXPECT_TRUE(all_close(ra.grad(), rb.grad(), 0, 0)) << training;
         EXPECT_TRUE(all_close(fused.param("weight").grad(), plain.param("weight").grad(), 0, 0)) << training;
         EXPECT_TRUE(all_close(fused.param("bias").grad(), plain.param("bias").grad(), 0, 0)) << training;
         EXPECT_TRUE(all_close(fused.buffer("running_var"), plain.buffer("running_var"), 0, 0)) << training;

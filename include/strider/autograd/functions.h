@@ -97,6 +97,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                        const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                        double momentum = 0.1, double eps = 1e-5);
+// relu(batch_norm(input, ...) + residual), fused the same way (a ResNet block's output); the
+// residual has the input's shape and dtype.
+Tensor batch_norm_add_relu(const Tensor& input, const Tensor& residual, const Tensor& running_mean,
+                           const Tensor& running_var, const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
+                           bool training = false, double momentum = 0.1, double eps = 1e-5);
 // Normalizes over the trailing dims whose sizes multiply to n (any floating dtype).
 Tensor layer_norm_trailing(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps);
 // stride empty = kernel_size.

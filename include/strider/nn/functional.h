@@ -15,6 +15,7 @@ using strider::adaptive_max_pool2d;
 using strider::avg_pool2d;
 using strider::avg_pool3d;
 using strider::batch_norm;
+using strider::batch_norm_add_relu;
 using strider::batch_norm_relu;
 using strider::conv1d;
 using strider::conv2d;

@@ -15,9 +15,12 @@ class BatchNorm : public Module {
   BatchNorm(std::string type, int64_t expected_dim, int64_t num_features, double eps = 1e-5,
             double momentum = 0.1, bool affine = true, bool track_running_stats = true);
   Tensor forward(const Tensor& input) override;
-  // From now on forward returns relu(BatchNorm(x)), the ReLU fused into the batch norm's passes
-  // (F::batch_norm_relu): for a batch norm always followed by a ReLU, as in ResNet. The state
-  // dict is unchanged.
+  // (input) or, with fuse_relu, (input, residual): relu(BatchNorm(input) + residual).
+  Value forward_args(const Args& args) override;
+  // From now on the module returns relu(BatchNorm(x)), the ReLU fused into the batch norm's passes
+  // (F::batch_norm_relu), and may be called with a residual to add before the ReLU,
+  // (*bn)(x, residual) (F::batch_norm_add_relu): for a batch norm always followed by a ReLU, as
+  // in ResNet. The state dict is unchanged.
   BatchNorm& fuse_relu(bool on = true) {
     relu_ = on;
     return *this;
@@ -25,6 +28,8 @@ class BatchNorm : public Module {
   bool fuses_relu() const { return relu_; }
 
  private:
+  Tensor normalize(const Tensor& x, const Tensor& residual);
+
   int64_t expected_dim_, num_features_;
   double eps_, momentum_;
   bool track_;

@@ -17,19 +17,28 @@ struct BatchNormResult {
 };
 
 // Training updates running_mean/running_var in place (momentum as in PyTorch, unbiased variance
-// for the running estimate) when they are defined. weight/bias may be undefined. relu: out is
-// relu of the normalized input, in one pass where the kernels fuse it.
+// for the running estimate) when they are defined. weight/bias may be undefined. residual (the
+// input's shape and dtype) defined: it is added to the normalized input. relu: out is relu of
+// the result. The kernels fuse both into the normalizing pass; the values are those of the
+// separate ops (ResNet's relu(bn(x) + identity)).
 BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            const Tensor& running_mean, const Tensor& running_var, bool training,
-                           double momentum, double eps, bool relu = false);
+                           double momentum, double eps, bool relu = false, const Tensor& residual = Tensor());
 
-// After a batch_norm with relu, relu_out is its output and bias its bias (grad_out is the
-// ReLU's output gradient); otherwise both are undefined.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                        const Tensor& weight, const Tensor& mean,
                                                        const Tensor& var, bool training, double eps,
-                                                       std::array<bool, 3> mask, const Tensor& relu_out = Tensor(),
-                                                       const Tensor& bias = Tensor());
+                                                       std::array<bool, 3> mask);
+
+struct BatchNormReluGrads {
+  Tensor input, weight, bias, residual;
+};
+// The backward of batch_norm with relu set: out is that call's output, bias and residual (may be
+// undefined) its arguments; grad_out is the gradient of out. mask: input, weight, bias, residual.
+BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                                            const Tensor& bias, const Tensor& residual, const Tensor& mean,
+                                            const Tensor& var, const Tensor& out, bool training, double eps,
+                                            std::array<bool, 4> mask);
 
 struct LayerNormResult {
   Tensor out;   // contiguous, input's shape and dtype

@@ -16,25 +16,37 @@ using Grads = std::vector<Tensor>;
 
 namespace {
 
-// batch_norm, with the ReLU after it fused when relu is set.
-Tensor batch_norm_maybe_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                             const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
-                             bool relu) {
+// batch_norm, with a residual added after it and a ReLU after that fused when asked.
+Tensor batch_norm_fused(const Tensor& input, const Tensor& residual, const Tensor& running_mean,
+                        const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
+                        double momentum, double eps, bool relu) {
   ops::BatchNormResult r;
   {
     // Running statistics are buffers, not part of the graph.
     autograd::NoGradGuard no_grad;
-    r = ops::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, relu);
+    r = ops::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, relu, residual);
   }
-  if (!autograd::any_requires_grad({&input, &weight, &bias})) return r.out;
-  SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var), sb(relu ? bias : Tensor()), so(relu ? r.out : Tensor());
-  const char* name = relu ? "BatchNormReluBackward" : "BatchNormBackward";
-  return record(name, {&input, &weight, &bias}, r.out, [=](const Grads& g, const Node& n) -> Grads {
-    auto [gi, gw, gb] = ops::batch_norm_backward(g[0], si.unpack(name), sw.unpack(name), sm.unpack(name),
-                                                 sv.unpack(name), training, eps,
-                                                 {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)},
-                                                 so.unpack(name), sb.unpack(name));
-    return {gi, gw, gb};
+  if (!autograd::any_requires_grad({&input, &weight, &bias, &residual})) return r.out;
+  SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var);
+  if (!relu) {
+    // Without the ReLU the residual's gradient is the output's.
+    return record(residual.defined() ? "BatchNormAddBackward" : "BatchNormBackward", {&input, &weight, &bias, &residual},
+                  r.out, [=](const Grads& g, const Node& n) -> Grads {
+                    auto [gi, gw, gb] = ops::batch_norm_backward(
+                        g[0], si.unpack("batch_norm"), sw.unpack("batch_norm"), sm.unpack("batch_norm"),
+                        sv.unpack("batch_norm"), training, eps,
+                        {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
+                    return {gi, gw, gb, n.needs_input_grad(3) ? g[0] : Tensor()};
+                  });
+  }
+  SavedTensor sb(bias), sr(residual), so(r.out);
+  const char* name = residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward";
+  return record(name, {&input, &weight, &bias, &residual}, r.out, [=](const Grads& g, const Node& n) -> Grads {
+    ops::BatchNormReluGrads d = ops::batch_norm_relu_backward(
+        g[0], si.unpack(name), sw.unpack(name), sb.unpack(name), sr.unpack(name), sm.unpack(name), sv.unpack(name),
+        so.unpack(name), training, eps,
+        {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2), n.needs_input_grad(3)});
+    return {d.input, d.weight, d.bias, d.residual};
   });
 }
 
@@ -42,12 +54,19 @@ Tensor batch_norm_maybe_relu(const Tensor& input, const Tensor& running_mean, co
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
-  return batch_norm_maybe_relu(input, running_mean, running_var, weight, bias, training, momentum, eps, false);
+  return batch_norm_fused(input, Tensor(), running_mean, running_var, weight, bias, training, momentum, eps, false);
 }
 
 Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                        const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
-  return batch_norm_maybe_relu(input, running_mean, running_var, weight, bias, training, momentum, eps, true);
+  return batch_norm_fused(input, Tensor(), running_mean, running_var, weight, bias, training, momentum, eps, true);
+}
+
+Tensor batch_norm_add_relu(const Tensor& input, const Tensor& residual, const Tensor& running_mean,
+                           const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
+                           double momentum, double eps) {
+  STRIDER_CHECK(residual.defined(), "batch_norm_add_relu", "the residual is undefined; use batch_norm_relu");
+  return batch_norm_fused(input, residual, running_mean, running_var, weight, bias, training, momentum, eps, true);
 }
 
 Tensor layer_norm_trailing(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {

@@ -9,8 +9,8 @@
 // in float64, in block order (Chan, Golub and LeVeque's pairwise update). The blocks depend on
 // the shape only, so the result is the same for any thread count. Normalizing is
 // (x - mean) * alpha + bias: PyTorch's x * alpha + beta loses the output's low bits to
-// cancellation when the mean is large against the spread. A fused ReLU (batch_norm_relu.h) saves
-// ResNet's separate ReLU passes, forward and backward.
+// cancellation when the mean is large against the spread. A fused ReLU, and a residual added
+// before it (batch_norm_relu.h), save ResNet's separate add and ReLU passes.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -59,11 +59,12 @@ struct ChannelVectors {
   explicit ChannelVectors(int64_t C) : a(C), b(C), c(C) {}
 };
 
-template <class T, bool kRelu>
+template <class T, bool kRelu, bool kResidual>
 void forward_rows(const BatchNormForward& p) {
   const RowBlocks blocks(p.in, sizeof(T));
   const int64_t C = blocks.C;
   const T* x = static_cast<const T*>(p.in.data());
+  const T* res = kResidual ? static_cast<const T*>(p.residual.data()) : nullptr;
   T* y = static_cast<T*>(p.out.data());
   // Each block's mean and sum of squares about it, C of each (float32, as they were summed).
   BlockPartials part(blocks.count, C);
@@ -122,22 +123,29 @@ void forward_rows(const BatchNormForward& p) {
   parallel_for(0, blocks.rows, std::max<int64_t>(1, 32768 / C), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * C;
+      const T* rr = res + (kResidual ? r * C : 0);
       T* yr = y + r * C;
 #pragma omp simd
       for (int64_t c = 0; c < C; ++c) {
-        const float v = mul_add(static_cast<float>(xr[c]) - mean[c], alpha[c], bias[c]);
+        float v = mul_add(static_cast<float>(xr[c]) - mean[c], alpha[c], bias[c]);
+        if constexpr (kResidual) v = plus_residual<T>(v, rr[c]);
         store_as(yr[c], kRelu ? relu_value(v) : v);
       }
     }
   });
 }
 
-template <class T, bool kRelu>
+// kResidual (with kRelu): the sums pass writes the ReLU's input gradient to grad_residual, and
+// the second pass reads it back instead of grad_out and the residual.
+template <class T, bool kRelu, bool kResidual>
 void backward_rows(const BatchNormBackward& p) {
+  static_assert(kRelu || !kResidual);
   const RowBlocks blocks(p.in, 2 * sizeof(T));  // x and grad_out share L2
   const int64_t C = blocks.C;
   const T* x = static_cast<const T*>(p.in.data());
   const T* g = static_cast<const T*>(p.grad_out.data());
+  const T* res = kResidual ? static_cast<const T*>(p.residual.data()) : nullptr;
+  T* grad_res = kResidual ? static_cast<T*>(p.grad_residual.data()) : nullptr;
   ChannelVectors v(C);  // mean, invstd, and alpha for the ReLU's mask (bias: relu_bias)
   std::vector<float> relu_bias(kRelu ? C : 0);
   for (int64_t c = 0; c < C; ++c) {
@@ -147,9 +155,14 @@ void backward_rows(const BatchNormBackward& p) {
     if (kRelu) relu_bias[c] = channel_stat(p.bias, c, 0.0f);
   }
   const float *mean = v.a.data(), *invstd = v.b.data(), *alpha = v.c.data(), *beta = relu_bias.data();
-  // The output gradient at x: zero where the fused ReLU's stored output is not positive.
-  auto grad_at = [=](float gv, float xv, int64_t c) {
-    if constexpr (kRelu) return stored_positive<T>(mul_add(xv - mean[c], alpha[c], beta[c])) ? gv : 0.0f;
+  // The output gradient at x (and residual r): zero where the fused ReLU's stored output is not
+  // positive.
+  auto grad_at = [=](float gv, float xv, int64_t c, const T* r) {
+    if constexpr (kRelu) {
+      float v = mul_add(xv - mean[c], alpha[c], beta[c]);
+      if constexpr (kResidual) v = plus_residual<T>(v, r[c]);
+      return stored_positive<T>(v) ? gv : 0.0f;
+    }
     return gv;
   };
   // Each block's sum of g and of g * (x - mean), C of each.
@@ -162,9 +175,12 @@ void backward_rows(const BatchNormBackward& p) {
       for (int64_t r = blocks.begin(b); r < blocks.end(b); ++r) {
         const T* xr = x + r * C;
         const T* gr = g + r * C;
+        const T* rr = res + (kResidual ? r * C : 0);
+        T* grr = grad_res + (kResidual ? r * C : 0);
 #pragma omp simd
         for (int64_t c = 0; c < C; ++c) {
-          const float xv = static_cast<float>(xr[c]), gv = grad_at(static_cast<float>(gr[c]), xv, c);
+          const float xv = static_cast<float>(xr[c]), gv = grad_at(static_cast<float>(gr[c]), xv, c, rr);
+          if constexpr (kResidual) store_as(grr[c], gv);
           sg[c] += gv;
           sd[c] += gv * (xv - mean[c]);
         }
@@ -196,11 +212,12 @@ void backward_rows(const BatchNormBackward& p) {
   parallel_for(0, blocks.rows, std::max<int64_t>(1, 32768 / C), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * C;
-      const T* gr = g + r * C;
+      const T* gr = (kResidual ? grad_res : g) + r * C;
       T* out = gi + r * C;
 #pragma omp simd
       for (int64_t c = 0; c < C; ++c) {
-        const float xv = static_cast<float>(xr[c]), gv = grad_at(static_cast<float>(gr[c]), xv, c);
+        const float xv = static_cast<float>(xr[c]);
+        const float gv = kResidual ? static_cast<float>(gr[c]) : grad_at(static_cast<float>(gr[c]), xv, c, nullptr);
         store_as(out[c], (gv - grad_mean[c] - (xv - mean[c]) * k[c]) * scale[c]);
       }
     }
@@ -209,14 +226,15 @@ void backward_rows(const BatchNormBackward& p) {
 
 template <class T>
 void forward_typed(const BatchNormForward& p) {
-  if (p.relu) return forward_rows<T, true>(p);
-  forward_rows<T, false>(p);
+  const bool residual = p.residual.defined();
+  if (p.relu) return residual ? forward_rows<T, true, true>(p) : forward_rows<T, true, false>(p);
+  residual ? forward_rows<T, false, true>(p) : forward_rows<T, false, false>(p);
 }
 
 template <class T>
 void backward_typed(const BatchNormBackward& p) {
-  if (p.relu_out.defined()) return backward_rows<T, true>(p);
-  backward_rows<T, false>(p);
+  if (!p.relu_out.defined()) return backward_rows<T, false, false>(p);
+  p.residual.defined() ? backward_rows<T, true, true>(p) : backward_rows<T, true, false>(p);
 }
 
 void forward_channels_last(const BatchNormForward& p) {

@@ -6,7 +6,8 @@
 // ran 0.92x as long, median of 6 alternations, with this kernel); the channels-last detour spent two
 // transposes per tensor on it (38 ms of a 1.6 s ResNet-50 bfloat16 step's 390 ms of copies).
 // Arithmetic in float32, sums per plane in float32 lanes and across planes in float64; PyTorch's
-// formulas and order of operations. A ReLU may be fused (batch_norm_relu.h).
+// formulas and order of operations. A ReLU, and a residual added before it, may be fused
+// (batch_norm_relu.h).
 #include <cmath>
 
 #include "kernels/cpu/batch_norm_relu.h"
@@ -31,10 +32,11 @@ struct Planes {
   double count() const { return static_cast<double>(N * inner); }
 };
 
-template <class T, bool kRelu>
+template <class T, bool kRelu, bool kResidual>
 void forward_plain(const BatchNormForward& p) {
   const Planes pl(p.in);
   const T* x = static_cast<const T*>(p.in.data());
+  const T* res = kResidual ? static_cast<const T*>(p.residual.data()) : nullptr;
   T* y = static_cast<T*>(p.out.data());
   const float eps = static_cast<float>(p.eps);
   parallel_for(0, pl.C, 1, [&](int64_t begin, int64_t end) {
@@ -65,10 +67,12 @@ void forward_plain(const BatchNormForward& p) {
       const float invstd = 1.0f / std::sqrt(var + eps), w = channel_stat(p.weight, c, 1.0f), b = channel_stat(p.bias, c, 0.0f);
       for (int64_t n = 0; n < pl.N; ++n) {
         const T* xp = x + pl.offset(n, c);
+        const T* rp = res + (kResidual ? pl.offset(n, c) : 0);
         T* yp = y + pl.offset(n, c);
 #pragma omp simd
         for (int64_t i = 0; i < pl.inner; ++i) {
-          const float v = mul_add((static_cast<float>(xp[i]) - mean) * invstd, w, b);
+          float v = mul_add((static_cast<float>(xp[i]) - mean) * invstd, w, b);
+          if constexpr (kResidual) v = plus_residual<T>(v, rp[i]);
           store_as(yp[i], kRelu ? relu_value(v) : v);
         }
       }
@@ -76,30 +80,43 @@ void forward_plain(const BatchNormForward& p) {
   });
 }
 
-template <class T, bool kRelu>
+// kResidual (with kRelu): the sums pass writes the ReLU's input gradient to grad_residual, and
+// the second pass reads it back instead of grad_out and the residual.
+template <class T, bool kRelu, bool kResidual>
 void backward_plain(const BatchNormBackward& p) {
+  static_assert(kRelu || !kResidual);
   const Planes pl(p.in);
   const T* x = static_cast<const T*>(p.in.data());
   const T* g = static_cast<const T*>(p.grad_out.data());
+  const T* res = kResidual ? static_cast<const T*>(p.residual.data()) : nullptr;
+  T* grad_res = kResidual ? static_cast<T*>(p.grad_residual.data()) : nullptr;
   T* gi = p.grad_in.defined() ? static_cast<T*>(p.grad_in.data()) : nullptr;
   const float eps = static_cast<float>(p.eps);
   parallel_for(0, pl.C, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       const float mean = channel_stat(p.mean, c, 0.0f), invstd = 1.0f / std::sqrt(channel_stat(p.var, c, 1.0f) + eps);
       const float w = channel_stat(p.weight, c, 1.0f), b = channel_stat(p.bias, c, 0.0f);
-      // The output gradient at x: zero where the fused ReLU's stored output is not positive.
-      auto grad_at = [=](float gv, float xv) {
-        if constexpr (kRelu) return stored_positive<T>(mul_add((xv - mean) * invstd, w, b)) ? gv : 0.0f;
+      // The output gradient at x (and residual r): zero where the fused ReLU's stored output is
+      // not positive.
+      auto grad_at = [=](float gv, float xv, const T* r, int64_t i) {
+        if constexpr (kRelu) {
+          float v = mul_add((xv - mean) * invstd, w, b);
+          if constexpr (kResidual) v = plus_residual<T>(v, r[i]);
+          return stored_positive<T>(v) ? gv : 0.0f;
+        }
         return gv;
       };
       double sum_g = 0, dot = 0;  // sum of g and of g * (x - mean)
       for (int64_t n = 0; n < pl.N; ++n) {
         const T* xp = x + pl.offset(n, c);
         const T* gp = g + pl.offset(n, c);
+        const T* rp = res + (kResidual ? pl.offset(n, c) : 0);
+        T* grp = grad_res + (kResidual ? pl.offset(n, c) : 0);
         float sg = 0, sd = 0;
 #pragma omp simd reduction(+ : sg, sd)
         for (int64_t i = 0; i < pl.inner; ++i) {
-          const float xv = static_cast<float>(xp[i]), gv = grad_at(static_cast<float>(gp[i]), xv);
+          const float xv = static_cast<float>(xp[i]), gv = grad_at(static_cast<float>(gp[i]), xv, rp, i);
+          if constexpr (kResidual) store_as(grp[i], gv);
           sg += gv;
           sd += gv * (xv - mean);
         }
@@ -114,11 +131,12 @@ void backward_plain(const BatchNormBackward& p) {
       const float scale = invstd * w;
       for (int64_t n = 0; n < pl.N; ++n) {
         const T* xp = x + pl.offset(n, c);
-        const T* gp = g + pl.offset(n, c);
+        const T* gp = (kResidual ? grad_res : g) + pl.offset(n, c);
         T* op = gi + pl.offset(n, c);
 #pragma omp simd
         for (int64_t i = 0; i < pl.inner; ++i) {
-          const float xv = static_cast<float>(xp[i]), gv = grad_at(static_cast<float>(gp[i]), xv);
+          const float xv = static_cast<float>(xp[i]);
+          const float gv = kResidual ? static_cast<float>(gp[i]) : grad_at(static_cast<float>(gp[i]), xv, nullptr, i);
           store_as(op[i], (gv - grad_mean - (xv - mean) * k) * scale);
         }
       }
@@ -128,14 +146,15 @@ void backward_plain(const BatchNormBackward& p) {
 
 template <class T>
 void forward_typed(const BatchNormForward& p) {
-  if (p.relu) return forward_plain<T, true>(p);
-  forward_plain<T, false>(p);
+  const bool residual = p.residual.defined();
+  if (p.relu) return residual ? forward_plain<T, true, true>(p) : forward_plain<T, true, false>(p);
+  residual ? forward_plain<T, false, true>(p) : forward_plain<T, false, false>(p);
 }
 
 template <class T>
 void backward_typed(const BatchNormBackward& p) {
-  if (p.relu_out.defined()) return backward_plain<T, true>(p);
-  backward_plain<T, false>(p);
+  if (!p.relu_out.defined()) return backward_plain<T, false, false>(p);
+  p.residual.defined() ? backward_plain<T, true, true>(p) : backward_plain<T, true, false>(p);
 }
 
 void batch_norm_training_forward(const BatchNormForward& p) {
