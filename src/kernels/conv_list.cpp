@@ -2,10 +2,12 @@
 // channels-last where its plain-layout kernels are slow, then oneDNN in the problem's own layout, then bfloat16 in float32 where
 // oneDNN has no bfloat16 kernels for the CPU, then the reference. On AMX CPUs a bfloat16
 // convolution's backward passes go first to oneDNN's matmul where that is faster
-// (kernels/conv_as_matmul.h).
+// (kernels/conv_as_matmul.h), and a strided one's input gradient to stride-1 forward
+// convolutions, one per phase of the input (kernels/conv_phases.h).
 #include "kernels/channels_last_detour.h"
 #include "kernels/conv.h"
 #include "kernels/conv_as_matmul.h"
+#include "kernels/conv_phases.h"
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/float32_detour.h"
@@ -71,6 +73,7 @@ const ImplementationList<ConvForward>& conv_forward_implementations() {
 const ImplementationList<ConvBackwardInput>& conv_backward_input_implementations() {
   static const ImplementationList<ConvBackwardInput> list = {
       {"onednn_amx_matmul", amx_matmul_backward_input_rejects, backward_input_as_matmul},
+      {"onednn_amx_phases", phase_convolutions_rejects, backward_input_as_phase_convolutions},
       {"onednn_nhwc", [](const ConvBackwardInput& c) { return detour_rejects({&c.grad_in, &c.grad_out}); },
        backward_input_in_nhwc},
       {"onednn", [](const ConvBackwardInput& c) { return dnnl_ops::rejects_dtype(c.grad_out.dtype()); },

@@ -2,6 +2,8 @@
 // accepts a problem matches the reference in float32, bfloat16 and float64, contiguous and
 // channels-last, and the fast path is taken (and so compared) wherever it should apply.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <strider/strider.h>
 
 #include "kernels/attention.h"
@@ -318,6 +320,58 @@ TEST(ConvImplementationList, WeightGradientsAsMatmulMatchTheReference) {
         EXPECT_EQ(walk_list(kernels::conv_backward_weight_implementations(), walk),
                   expected_accepting(dtype) + (amx_matmul ? 1 : 0) + (nhwc_detour ? 1 : 0));
       }
+}
+
+// A strided convolution's input gradient as one stride-1 convolution per phase (AMX, bfloat16):
+// every entry that accepts matches the reference, in both layouts, for phases with one to three
+// taps per dim, odd sizes whose last phase is shorter, unequal strides, and padding that leaves
+// a phase padded at both ends; where a phase would need negative padding, a kernel
+// smaller than the stride, or dilation, the entry declines.
+TEST(ConvImplementationList, StridedInputGradientsAsPhaseConvolutionsMatchTheReference) {
+  manual_seed(11);
+  struct Case {
+    DimVector in, kernel, stride, padding, dilation;
+    bool phases;  // whether the phase entry takes it (on an AMX CPU, in bfloat16)
+  };
+  const std::vector<Case> cases = {
+      {{2, 8, 10, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},   // ResNet's 3x3 stride 2
+      {{2, 8, 9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},    // odd sizes
+      {{1, 8, 11, 9}, {5, 5}, {2, 2}, {2, 2}, {1, 1}, true},    // 3 and 2 taps per phase
+      {{2, 8, 12, 13}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, true},   // unequal strides: one phase along W
+      {{2, 8, 12, 13}, {3, 3}, {2, 3}, {1, 1}, {1, 1}, false},  // a phase would end before grad_out
+      {{2, 8, 8, 8}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},     // one tap per phase
+      {{1, 8, 9, 9}, {3, 3}, {2, 2}, {0, 0}, {1, 1}, true},     // unpadded: a phase padded at both ends
+      {{1, 8, 9, 9}, {3, 3}, {2, 2}, {2, 2}, {1, 1}, false},    // a phase would start before grad_out
+      {{1, 8, 9, 9}, {2, 2}, {3, 3}, {0, 0}, {1, 1}, false},    // a phase no tap reaches
+      {{1, 8, 11, 11}, {3, 3}, {2, 2}, {2, 2}, {2, 2}, false},  // dilated
+  };
+  for (ScalarType dtype : {kBFloat16, kFloat})
+    for (MemoryFormat fmt : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast})
+      for (const Case& c : cases) {
+        SCOPED_TRACE(detail::str(dtype, " ", fmt, " in ", IntArrayRef(c.in), " kernel ", IntArrayRef(c.kernel), " stride ",
+                                 IntArrayRef(c.stride), " padding ", IntArrayRef(c.padding)));
+        DimVector out_hw;
+        for (size_t d = 0; d < 2; ++d)
+          out_hw.push_back((c.in[2 + d] + 2 * c.padding[d] - c.dilation[d] * (c.kernel[d] - 1) - 1) / c.stride[d] + 1);
+        Tensor go = make({c.in[0], 6, out_hw[0], out_hw[1]}, dtype, fmt);
+        Tensor w = make({6, c.in[1], c.kernel[0], c.kernel[1]}, dtype, fmt);
+        kernels::ConvParams p{c.stride, c.padding, c.dilation, {0, 0}};
+        ListWalk<kernels::ConvBackwardInput> walk{
+            [&] {
+              // Filled with garbage: every pixel must be written.
+              Tensor gi = full(c.in, 7.0, TensorOptions().dtype(dtype)).contiguous(fmt);
+              return kernels::ConvBackwardInput{gi, go, w, p};
+            },
+            [](const kernels::ConvBackwardInput& b) { return std::vector<Tensor>{b.grad_in}; },
+            dtype == kBFloat16 ? 1e-1 : 1e-4};
+        walk_list(kernels::conv_backward_input_implementations(), walk);
+        const auto& list = kernels::conv_backward_input_implementations();
+        auto entry = std::find_if(list.begin(), list.end(), [](const auto& e) { return std::string(e.name) == "onednn_amx_phases"; });
+        ASSERT_NE(entry, list.end());
+        const bool expected = c.phases && dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::amx_bf16);
+        EXPECT_EQ(entry->rejects(walk.fresh()).empty(), expected) << entry->rejects(walk.fresh());
+      }
+  if (!kernels::cpu_has(kernels::Isa::amx_bf16)) GTEST_SKIP() << "no AMX here: the phase entry declined every case";
 }
 
 TEST(MatmulImplementationList, TransposedAndBatchedOperandsMatchTheReference) {
