@@ -75,7 +75,7 @@ int relu_pairs(int64_t batch, int rounds, MemoryFormat fmt, ScalarType dtype) {
         ops::batch_norm_backward(ops::threshold_backward(dy, y2), x, w, r2.mean, r2.var, true, 1e-5, {true, true, true});
       }, 1));
       bwd1.push_back(median_seconds([&] {
-        ops::batch_norm_relu_backward(dy, x, w, b, res, r1.mean, r1.var, r1.out, true, 1e-5,
+        ops::batch_norm_relu_backward(dy, x, w, b, res, r1, true, 1e-5,
                                       {true, true, true, with_residual});
       }, 1));
     }

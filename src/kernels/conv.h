@@ -6,7 +6,9 @@
 // (float32, and bfloat16 from AVX-512 up), bfloat16 in float32 below it ("onednn_f32",
 // kernels/float32_detour.h), then the reference, a direct loop nest for any floating dtype (the
 // oracle, and float64). On AMX CPUs a bfloat16 convolution's backward passes go first to
-// oneDNN's matmul where that is faster ("onednn_amx_matmul", kernels/conv_as_matmul.h).
+// oneDNN's matmul where that is faster ("onednn_amx_matmul", kernels/conv_as_matmul.h), and a
+// strided one's input gradient to stride-1 forward convolutions ("onednn_amx_phases",
+// kernels/conv_phases.h).
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 

@@ -54,7 +54,7 @@ std::string phase_convolutions_rejects(const ConvBackwardInput& c) {
   if (p.transposed || p.groups != 1 || c.weight.dim() != 4) return "not an ungrouped 2-d convolution";
   if (p.stride[0] == 1 && p.stride[1] == 1) return "not strided";
   if (p.dilation[0] != 1 || p.dilation[1] != 1) return "dilated";
-  if (c.weight.sizes()[2] == 1 && c.weight.sizes()[3] == 1) return "a 1x1 kernel (a matmul: conv_as_matmul.h)";
+  if (c.weight.sizes()[2] == 1 && c.weight.sizes()[3] == 1) return "a 1x1 kernel";
   for (const Tensor* t : {&c.grad_in, &c.grad_out})
     if (!t->is_contiguous() && !t->is_contiguous(MemoryFormat::ChannelsLast)) return "data not dense";
   for (int64_t d = 0; d < 2; ++d)

@@ -36,11 +36,11 @@ struct Implementation {
 template <class Problem>
 using ImplementationList = std::vector<Implementation<Problem>>;
 
-// Runs the first implementation of `list` that accepts `p`. When none does (a reference that
-// needs something an earlier step did not leave, such as max pooling's indices), the error lists
-// every rejection.
+// Runs the first implementation of `list` that accepts `p` and returns its name. When none does
+// (a reference that needs something an earlier step did not leave, such as max pooling's
+// indices), the error lists every rejection.
 template <class Problem>
-void run_first(const char* op, const ImplementationList<Problem>& list, const Problem& p, const Dispatch& d) {
+const char* run_first(const char* op, const ImplementationList<Problem>& list, const Problem& p, const Dispatch& d) {
   std::string rejected;
   for (size_t i = 0; i < list.size(); ++i) {
     const Implementation<Problem>& impl = list[i];
@@ -57,9 +57,10 @@ void run_first(const char* op, const ImplementationList<Problem>& list, const Pr
       continue;
     }
     if (d.verbose) std::fprintf(stderr, "strider: %s -> %s%s\n", d.op ? d.op : op, impl.name, rejected.c_str());
-    return;
+    return impl.name;
   }
   STRIDER_CHECK(false, d.op ? d.op : op, "no implementation can run this call", rejected);
+  return nullptr;
 }
 
 }  // namespace strider::kernels

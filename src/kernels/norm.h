@@ -30,15 +30,18 @@ struct BatchNormForward {
   Tensor residual;
 };
 // grad_weight/grad_bias may be undefined (not wanted, or no affine parameters). relu_out defined:
-// the forward had relu set and this is its output; grad_out is the ReLU's output gradient, passed
-// where relu_out is positive (strider's training kernels recompute that mask from `in`, `bias`
-// and `residual`, which only they read). With a residual, grad_residual receives that masked
-// gradient (the residual's gradient).
+// the forward had relu set and this is its output (all data tensors have in's shape); grad_out is
+// the ReLU's output gradient, passed where relu_out is positive. relu_out_by names the forward
+// implementation that computed relu_out: in that one entry, a training kernel, the backward
+// recomputes the mask from `in`, `bias` and `residual` instead of reading it. residual and
+// grad_residual come only with relu_out; grad_residual receives the masked gradient (the
+// residual's gradient).
 struct BatchNormBackward {
   Tensor grad_in, grad_weight, grad_bias, grad_out, in, weight, mean, var;
   bool training = true;
   double eps = 1e-5;
   Tensor relu_out, bias, residual, grad_residual;
+  const char* relu_out_by = nullptr;
 };
 // Over the last dim of a 2-d [rows, n] in; mean/var ([rows]) written by the forward.
 struct LayerNormForward {
@@ -55,7 +58,8 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
 const ImplementationList<LayerNormForward>& layer_norm_forward_implementations();
 const ImplementationList<LayerNormBackward>& layer_norm_backward_implementations();
 
-void batch_norm_forward(const BatchNormForward& problem, const Dispatch& d);
+// Returns the name of the implementation that ran (BatchNormBackward::relu_out_by).
+const char* batch_norm_forward(const BatchNormForward& problem, const Dispatch& d);
 void batch_norm_backward(const BatchNormBackward& problem, const Dispatch& d);
 void layer_norm_forward(const LayerNormForward& problem, const Dispatch& d);
 void layer_norm_backward(const LayerNormBackward& problem, const Dispatch& d);

@@ -51,6 +51,8 @@ std::string batch_norm_training_rejects(BatchLayout layout, const Tensor& in, st
   if (in.numel() == 0) return "the batch is empty";
   const bool plain = layout == BatchLayout::plain;
   for (const Tensor* t : data)
+    if (t->defined() && t->sizes() != in.sizes()) return "the data tensors' shapes differ";
+  for (const Tensor* t : data)
     if (t->defined() && (t->dtype() != in.dtype() || !(plain ? t->is_contiguous() : rows_of_channels(*t))))
       return plain ? "the data tensors are not all in the plain layout in one dtype"
                    : "the data tensors are not all channels-last in one dtype";
@@ -64,6 +66,17 @@ std::string batch_norm_training_rejects(BatchLayout layout, const Tensor& in, st
 namespace {
 
 std::string accept_all(const auto&) { return ""; }
+
+// A training kernel recomputes a fused ReLU's mask from the input, which gives relu_out's mask
+// only where that same kernel computed relu_out; the other entries read relu_out.
+std::string relu_mask_rejects(const BatchNormBackward& p, const char* self) {
+  if (!p.relu_out.defined()) return "";
+  if (p.relu_out_by == nullptr || std::string(p.relu_out_by) != self)
+    return strider::detail::str("relu_out was computed by ", p.relu_out_by ? p.relu_out_by : "an unnamed implementation",
+                                ", so its mask is read, not recomputed");
+  if (p.residual.defined() != p.grad_residual.defined()) return "a residual needs its grad_residual";
+  return "";
+}
 
 using UnaryKernel = void (*)(UnaryOp, const Tensor&, const Tensor&, const PointwiseArgs&);
 using BinaryKernel = void (*)(BinaryOp, const Tensor&, const Tensor&, const Tensor&, const PointwiseArgs&);
@@ -208,18 +221,17 @@ const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations
   static const ImplementationList<BatchNormBackward> list = {
       {"cpu_plain",
        [](const BatchNormBackward& p) {
-         if (p.residual.defined() != p.grad_residual.defined()) return std::string("a residual needs its grad_residual");
+         if (std::string why = relu_mask_rejects(p, "cpu_plain"); !why.empty()) return why;
          return cpu::batch_norm_training_rejects(
-             cpu::BatchLayout::plain, p.in, {&p.in, &p.grad_out, &p.grad_in, &p.relu_out, &p.residual, &p.grad_residual},
+             cpu::BatchLayout::plain, p.in, {&p.in, &p.grad_out, &p.grad_in, &p.residual, &p.grad_residual},
              {&p.weight, &p.bias, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_training_backward},
       {"cpu_channels_last",
        [](const BatchNormBackward& p) {
-         if (p.residual.defined() != p.grad_residual.defined()) return std::string("a residual needs its grad_residual");
+         if (std::string why = relu_mask_rejects(p, "cpu_channels_last"); !why.empty()) return why;
          return cpu::batch_norm_training_rejects(
-             cpu::BatchLayout::channels_last, p.in,
-             {&p.in, &p.grad_out, &p.grad_in, &p.relu_out, &p.residual, &p.grad_residual},
+             cpu::BatchLayout::channels_last, p.in, {&p.in, &p.grad_out, &p.grad_in, &p.residual, &p.grad_residual},
              {&p.weight, &p.bias, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_channels_last_backward},
@@ -266,10 +278,12 @@ const ImplementationList<LayerNormBackward>& layer_norm_backward_implementations
   return list;
 }
 
-void batch_norm_forward(const BatchNormForward& p, const Dispatch& d) {
-  run_first("batch_norm", batch_norm_forward_implementations(), p, d);
+const char* batch_norm_forward(const BatchNormForward& p, const Dispatch& d) {
+  return run_first("batch_norm", batch_norm_forward_implementations(), p, d);
 }
 void batch_norm_backward(const BatchNormBackward& p, const Dispatch& d) {
+  STRIDER_CHECK(p.relu_out.defined() || (!p.residual.defined() && !p.grad_residual.defined()), "batch_norm_backward",
+                "a residual's gradient comes with the fused ReLU's (relu_out) only");
   run_first("batch_norm_backward", batch_norm_backward_implementations(), p, d);
 }
 void layer_norm_forward(const LayerNormForward& p, const Dispatch& d) {

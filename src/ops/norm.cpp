@@ -77,7 +77,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   }
   // Same physical order as `out` (an ambiguous input may carry other size-1 strides).
   Tensor in_c = as_strided(contiguous(x, fmt), out.sizes(), out.strides());
-  kernels::batch_norm_forward({.out = out, .in = in_c, .weight = as_stat(weight, stat_t, c), .bias = as_stat(bias, stat_t, c),
+  const char* computed_by = kernels::batch_norm_forward({.out = out, .in = in_c, .weight = as_stat(weight, stat_t, c), .bias = as_stat(bias, stat_t, c),
                                .mean = mean, .var = var, .training = training, .eps = eps, .relu = relu,
                                .residual = residual.defined() ? as_strided(contiguous(residual, fmt), out.sizes(), out.strides())
                                                               : Tensor()},
@@ -89,7 +89,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
     copy_(running_var, add(mul(running_var, 1.0 - momentum), to(mul(var, momentum * n / std::max(n - 1.0, 1.0)), running_var.dtype())));
   }
   check_memory_format_kept("batch_norm", {&x}, out);
-  return {out, mean, var};
+  return {out, mean, var, computed_by};
 }
 
 namespace {
@@ -97,7 +97,7 @@ namespace {
 // Both backwards: with relu_out defined, batch_norm's with relu (and the residual, when defined).
 BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight, const Tensor& bias,
                             const Tensor& residual, const Tensor& mean, const Tensor& var, const Tensor& relu_out,
-                            bool training, double eps, std::array<bool, 4> mask) {
+                            const char* relu_out_by, bool training, double eps, std::array<bool, 4> mask) {
   const int64_t c = x.sizes()[1];
   const bool with_residual = relu_out.defined() && residual.defined();
   if (x.numel() == 0)
@@ -119,7 +119,8 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
                                 .in = in_c, .weight = as_stat(weight, stat_t, c), .mean = as_stat(mean, stat_t, c),
                                 .var = as_stat(var, stat_t, c), .training = training, .eps = eps,
                                 .relu_out = in_layout(relu_out), .bias = as_stat(bias, stat_t, c),
-                                .residual = with_residual ? in_layout(residual) : Tensor(), .grad_residual = gr},
+                                .residual = with_residual ? in_layout(residual) : Tensor(), .grad_residual = gr,
+                                .relu_out_by = relu_out_by},
                                dispatch("batch_norm_backward"));
   return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight), mask[3] ? gr : Tensor()};
 }
@@ -129,18 +130,25 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
                                                        const Tensor& mean, const Tensor& var, bool training,
                                                        double eps, std::array<bool, 3> mask) {
-  BatchNormReluGrads g = backward(grad_out, x, weight, Tensor(), Tensor(), mean, var, Tensor(), training, eps,
+  BatchNormReluGrads g = backward(grad_out, x, weight, Tensor(), Tensor(), mean, var, Tensor(), nullptr, training, eps,
                                   {mask[0], mask[1], mask[2], false});
   return {g.input, g.weight, g.bias};
 }
 
 BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
-                                            const Tensor& bias, const Tensor& residual, const Tensor& mean,
-                                            const Tensor& var, const Tensor& out, bool training, double eps,
-                                            std::array<bool, 4> mask) {
-  STRIDER_CHECK(out.defined() && out.sizes() == x.sizes(), "batch_norm_backward",
-                "the relu backward needs the forward's output, of the input's shape ", x.sizes());
-  return backward(grad_out, x, weight, bias, residual, mean, var, out, training, eps, mask);
+                                            const Tensor& bias, const Tensor& residual, const BatchNormResult& forward,
+                                            bool training, double eps, std::array<bool, 4> mask) {
+  const Tensor& out = forward.out;
+  STRIDER_CHECK(out.defined() && out.sizes() == x.sizes() && out.dtype() == x.dtype(), "batch_norm_backward",
+                "the relu backward needs the forward's output, of the input's shape and dtype ", x.sizes(), " ",
+                x.dtype());
+  STRIDER_CHECK(weight.defined() == bias.defined(), "batch_norm_backward",
+                "weight and bias must both be given or both omitted, as in the forward");
+  STRIDER_CHECK(!residual.defined() || (residual.sizes() == x.sizes() && residual.dtype() == x.dtype()),
+                "batch_norm_backward", "the residual must have the input's shape and dtype, ", x.sizes(), " ", x.dtype(),
+                "; got ", residual.sizes(), " ", residual.dtype());
+  return backward(grad_out, x, weight, bias, residual, forward.mean, forward.var, out, forward.computed_by, training,
+                  eps, mask);
 }
 
 LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {

@@ -14,6 +14,9 @@ struct BatchNormResult {
   // [C], float32 (float64 for float64 input):
   Tensor mean;  // batch mean (training) or the running mean used (eval)
   Tensor var;   // biased batch variance (training) or the running variance (eval)
+  // The kernel-list entry that computed out (a static name): a fused ReLU's backward recomputes
+  // the ReLU's mask from the input in that same entry only, and reads it from out elsewhere.
+  const char* computed_by = nullptr;
 };
 
 // Training updates running_mean/running_var in place (momentum as in PyTorch, unbiased variance
@@ -33,12 +36,12 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
 struct BatchNormReluGrads {
   Tensor input, weight, bias, residual;
 };
-// The backward of batch_norm with relu set: out is that call's output, bias and residual (may be
-// undefined) its arguments; grad_out is the gradient of out. mask: input, weight, bias, residual.
+// The backward of batch_norm with relu set: `forward` is that call's result, weight, bias and
+// residual (each may be undefined) its arguments; grad_out is the gradient of forward.out.
+// mask: input, weight, bias, residual.
 BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
-                                            const Tensor& bias, const Tensor& residual, const Tensor& mean,
-                                            const Tensor& var, const Tensor& out, bool training, double eps,
-                                            std::array<bool, 4> mask);
+                                            const Tensor& bias, const Tensor& residual, const BatchNormResult& forward,
+                                            bool training, double eps, std::array<bool, 4> mask);
 
 struct LayerNormResult {
   Tensor out;   // contiguous, input's shape and dtype

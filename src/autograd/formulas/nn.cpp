@@ -41,10 +41,11 @@ Tensor batch_norm_fused(const Tensor& input, const Tensor& residual, const Tenso
   }
   SavedTensor sb(bias), sr(residual), so(r.out);
   const char* name = residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward";
+  const char* computed_by = r.computed_by;
   return record(name, {&input, &weight, &bias, &residual}, r.out, [=](const Grads& g, const Node& n) -> Grads {
     ops::BatchNormReluGrads d = ops::batch_norm_relu_backward(
-        g[0], si.unpack(name), sw.unpack(name), sb.unpack(name), sr.unpack(name), sm.unpack(name), sv.unpack(name),
-        so.unpack(name), training, eps,
+        g[0], si.unpack(name), sw.unpack(name), sb.unpack(name), sr.unpack(name),
+        {so.unpack(name), sm.unpack(name), sv.unpack(name), computed_by}, training, eps,
         {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2), n.needs_input_grad(3)});
     return {d.input, d.weight, d.bias, d.residual};
   });
