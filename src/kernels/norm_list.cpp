@@ -67,6 +67,10 @@ namespace {
 
 std::string accept_all(const auto&) { return ""; }
 
+// The training kernels' entries, forward and backward (a backward's relu_out_by names its forward).
+constexpr const char* kPlainKernel = "cpu_plain";
+constexpr const char* kChannelsLastKernel = "cpu_channels_last";
+
 // A training kernel recomputes a fused ReLU's mask from the input, which gives relu_out's mask
 // only where that same kernel computed relu_out; the other entries read relu_out.
 std::string relu_mask_rejects(const BatchNormBackward& p, const char* self) {
@@ -192,13 +196,13 @@ void batch_norm_backward_in_nhwc(const BatchNormBackward& p) {
 const ImplementationList<BatchNormForward>& batch_norm_forward_implementations() {
   static const ImplementationList<BatchNormForward> list = {
       {"cpu_inference", cpu::batch_norm_inference_rejects, then_relu<cpu::batch_norm_inference>},
-      {"cpu_plain",
+      {kPlainKernel,
        [](const BatchNormForward& p) {
          return cpu::batch_norm_training_rejects(cpu::BatchLayout::plain, p.in, {&p.in, &p.out, &p.residual},
                                                  {&p.weight, &p.bias, &p.mean, &p.var}, p.training);
        },
        cpu::batch_norm_training_forward},
-      {"cpu_channels_last",
+      {kChannelsLastKernel,
        [](const BatchNormForward& p) {
          return cpu::batch_norm_training_rejects(cpu::BatchLayout::channels_last, p.in,
                                                  {&p.in, &p.out, &p.residual}, {&p.weight, &p.bias, &p.mean, &p.var},
@@ -219,17 +223,17 @@ const ImplementationList<BatchNormForward>& batch_norm_forward_implementations()
 
 const ImplementationList<BatchNormBackward>& batch_norm_backward_implementations() {
   static const ImplementationList<BatchNormBackward> list = {
-      {"cpu_plain",
+      {kPlainKernel,
        [](const BatchNormBackward& p) {
-         if (std::string why = relu_mask_rejects(p, "cpu_plain"); !why.empty()) return why;
+         if (std::string why = relu_mask_rejects(p, kPlainKernel); !why.empty()) return why;
          return cpu::batch_norm_training_rejects(
              cpu::BatchLayout::plain, p.in, {&p.in, &p.grad_out, &p.grad_in, &p.residual, &p.grad_residual},
              {&p.weight, &p.bias, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
        },
        cpu::batch_norm_training_backward},
-      {"cpu_channels_last",
+      {kChannelsLastKernel,
        [](const BatchNormBackward& p) {
-         if (std::string why = relu_mask_rejects(p, "cpu_channels_last"); !why.empty()) return why;
+         if (std::string why = relu_mask_rejects(p, kChannelsLastKernel); !why.empty()) return why;
          return cpu::batch_norm_training_rejects(
              cpu::BatchLayout::channels_last, p.in, {&p.in, &p.grad_out, &p.grad_in, &p.residual, &p.grad_residual},
              {&p.weight, &p.bias, &p.mean, &p.var, &p.grad_weight, &p.grad_bias}, p.training);
