@@ -16,7 +16,7 @@ using Grads = std::vector<Tensor>;
 
 namespace {
 
-// batch_norm, with a residual added after it and a ReLU after that fused when asked.
+// batch_norm, with a ReLU after it fused when asked, and a residual added before the ReLU.
 Tensor batch_norm_fused(const Tensor& input, const Tensor& residual, const Tensor& running_mean,
                         const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
                         double momentum, double eps, bool relu) {
@@ -28,16 +28,13 @@ Tensor batch_norm_fused(const Tensor& input, const Tensor& residual, const Tenso
   }
   if (!autograd::any_requires_grad({&input, &weight, &bias, &residual})) return r.out;
   SavedTensor si(input), sw(weight), sm(r.mean), sv(r.var);
-  if (!relu) {
-    // Without the ReLU the residual's gradient is the output's.
-    return record(residual.defined() ? "BatchNormAddBackward" : "BatchNormBackward", {&input, &weight, &bias, &residual},
-                  r.out, [=](const Grads& g, const Node& n) -> Grads {
-                    auto [gi, gw, gb] = ops::batch_norm_backward(
-                        g[0], si.unpack("batch_norm"), sw.unpack("batch_norm"), sm.unpack("batch_norm"),
-                        sv.unpack("batch_norm"), training, eps,
-                        {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
-                    return {gi, gw, gb, n.needs_input_grad(3) ? g[0] : Tensor()};
-                  });
+  if (!relu) {  // callers pass a residual only with the ReLU
+    return record("BatchNormBackward", {&input, &weight, &bias}, r.out, [=](const Grads& g, const Node& n) -> Grads {
+      auto [gi, gw, gb] = ops::batch_norm_backward(g[0], si.unpack("batch_norm"), sw.unpack("batch_norm"),
+                                                   sm.unpack("batch_norm"), sv.unpack("batch_norm"), training, eps,
+                                                   {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
+      return {gi, gw, gb};
+    });
   }
   SavedTensor sb(bias), sr(residual), so(r.out);
   const char* name = residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward";
