@@ -19,9 +19,10 @@ struct Dispatch {
   bool verbose = false;         // log the choice and every rejection to stderr
 };
 
-// Thrown by an implementation's run() before it has written any output, when it finds it cannot
-// run the problem after all (oneDNN could not create a primitive for it on this CPU): the list
-// moves on to the next implementation, and the reason joins the rejections.
+// Thrown by an implementation's run() when it finds it cannot run the problem after all (oneDNN
+// could not create a primitive for it on this CPU): the list moves on to the next implementation,
+// and the reason joins the rejections. It may have written part of the outputs already; every
+// implementation writes every element of its outputs, so the next one overwrites them.
 struct ImplementationDeclined : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -33,9 +33,10 @@ struct BatchNormForward {
 // the forward had relu set and this is its output (all data tensors have in's shape); grad_out is
 // the ReLU's output gradient, passed where relu_out is positive. relu_out_by names the forward
 // implementation that computed relu_out: in that one entry, a training kernel, the backward
-// recomputes the mask from `in`, `bias` and `residual` instead of reading it. residual and
-// grad_residual come only with relu_out; grad_residual receives the masked gradient (the
-// residual's gradient).
+// recomputes the mask from `in`, `bias` and `residual` instead of reading it. grad_residual
+// (only with relu_out, when the forward added a residual) receives the masked gradient (the
+// residual's gradient); residual comes with it where the mask is recomputed, and may be left
+// undefined where it is read.
 struct BatchNormBackward {
   Tensor grad_in, grad_weight, grad_bias, grad_out, in, weight, mean, var;
   bool training = true;
@@ -60,6 +61,9 @@ const ImplementationList<LayerNormBackward>& layer_norm_backward_implementations
 
 // Returns the name of the implementation that ran (BatchNormBackward::relu_out_by).
 const char* batch_norm_forward(const BatchNormForward& problem, const Dispatch& d);
+// Whether the backward recomputes a fused ReLU's mask from the input (and the residual) when the
+// forward ran in `forward_by`, instead of reading relu_out.
+bool batch_norm_backward_recomputes_relu_mask(const char* forward_by);
 void batch_norm_backward(const BatchNormBackward& problem, const Dispatch& d);
 void layer_norm_forward(const LayerNormForward& problem, const Dispatch& d);
 void layer_norm_backward(const LayerNormBackward& problem, const Dispatch& d);

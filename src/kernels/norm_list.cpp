@@ -78,7 +78,8 @@ std::string relu_mask_rejects(const BatchNormBackward& p, const char* self) {
   if (p.relu_out_by == nullptr || std::string(p.relu_out_by) != self)
     return strider::detail::str("relu_out was computed by ", p.relu_out_by ? p.relu_out_by : "an unnamed implementation",
                                 ", so its mask is read, not recomputed");
-  if (p.residual.defined() != p.grad_residual.defined()) return "a residual needs its grad_residual";
+  if (p.residual.defined() != p.grad_residual.defined())
+    return "recomputing the mask needs the residual, and the residual's gradient comes with it";
   return "";
 }
 
@@ -285,9 +286,15 @@ const ImplementationList<LayerNormBackward>& layer_norm_backward_implementations
 const char* batch_norm_forward(const BatchNormForward& p, const Dispatch& d) {
   return run_first("batch_norm", batch_norm_forward_implementations(), p, d);
 }
+bool batch_norm_backward_recomputes_relu_mask(const char* forward_by) {
+  return forward_by != nullptr &&
+         (std::string(forward_by) == kPlainKernel || std::string(forward_by) == kChannelsLastKernel);
+}
 void batch_norm_backward(const BatchNormBackward& p, const Dispatch& d) {
   STRIDER_CHECK(p.relu_out.defined() || (!p.residual.defined() && !p.grad_residual.defined()), "batch_norm_backward",
                 "a residual's gradient comes with the fused ReLU's (relu_out) only");
+  STRIDER_CHECK(!p.residual.defined() || p.grad_residual.defined(), "batch_norm_backward",
+                "a residual comes with its grad_residual");
   run_first("batch_norm_backward", batch_norm_backward_implementations(), p, d);
 }
 void layer_norm_forward(const LayerNormForward& p, const Dispatch& d) {

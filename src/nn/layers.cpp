@@ -34,7 +34,8 @@ Value BatchNorm::forward_args(const Args& args) {
   return bind_forward(args, {"input", "residual"}, [this](const Tensor& x, std::optional<Tensor> residual) {
     STRIDER_CHECK(!residual || relu_, type_name().c_str(), "a residual input is added before the fused ReLU: call "
                   "fuse_relu() first, or add it to the output yourself");
-    return normalize(x, residual.value_or(Tensor()));
+    if (!residual) return forward(x);  // a subclass's forward() override still runs for one input
+    return normalize(x, *residual);
   });
 }
 
@@ -46,12 +47,13 @@ Tensor BatchNorm::normalize(const Tensor& x, const Tensor& residual) {
   Tensor w = has_param("weight") ? param("weight") : Tensor(), b = has_param("bias") ? param("bias") : Tensor();
   const bool use_batch_stats = is_training() || !track_;
   Tensor rm = track_ ? buffer("running_mean") : Tensor(), rv = track_ ? buffer("running_var") : Tensor();
-  if (is_training() && track_) {
+  Tensor out = residual.defined() ? batch_norm_add_relu(x, residual, rm, rv, w, b, use_batch_stats, momentum_, eps_)
+                                  : (relu_ ? batch_norm_relu : batch_norm)(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
+  if (is_training() && track_) {  // counted once the batch was accepted (a rejected call changes nothing)
     autograd::NoGradGuard g;
     add_(buffer("num_batches_tracked"), Scalar(int64_t{1}));
   }
-  if (residual.defined()) return batch_norm_add_relu(x, residual, rm, rv, w, b, use_batch_stats, momentum_, eps_);
-  return (relu_ ? batch_norm_relu : batch_norm)(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
+  return out;
 }
 
 LayerNorm::LayerNorm(DimVector shape, double eps, bool affine) : Module("LayerNorm"), shape_(shape), eps_(eps) {

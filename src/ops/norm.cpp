@@ -62,10 +62,14 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   check(x, weight, bias, running_mean, running_var, training);
   STRIDER_CHECK(!residual.defined() || (residual.sizes() == x.sizes() && residual.dtype() == x.dtype()), "batch_norm",
                 "the residual must have the input's shape and dtype, ", x.sizes(), " ", x.dtype(), "; got ",
-                residual.sizes(), " ", residual.dtype());
+                residual.sizes(), " ", residual.dtype(),
+                " (the fused add does not broadcast: expand it to the input's shape and convert it to its dtype "
+                "first, or add it to the output yourself)");
   const int64_t c = x.sizes()[1];
   const ScalarType stat_t = kernels::norm_stat_dtype(x.dtype());
-  if (x.numel() == 0) return {clone(x), zeros({c}, stat_t), ones({c}, stat_t)};
+  if (x.numel() == 0)
+    return {.out = clone(x), .mean = zeros({c}, stat_t), .var = ones({c}, stat_t), .relu = relu,
+            .residual_added = residual.defined()};
   bool params_contig = true;
   for (const auto* t : {&weight, &bias, &running_mean, &running_var}) params_contig &= !t->defined() || t->is_contiguous();
   const MemoryFormat fmt = batch_norm_memory_format(x, params_contig);
@@ -89,17 +93,19 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
     copy_(running_var, add(mul(running_var, 1.0 - momentum), to(mul(var, momentum * n / std::max(n - 1.0, 1.0)), running_var.dtype())));
   }
   check_memory_format_kept("batch_norm", {&x}, out);
-  return {out, mean, var, computed_by};
+  return {.out = out, .mean = mean, .var = var, .computed_by = computed_by, .relu = relu,
+          .residual_added = residual.defined(),
+          .relu_mask_from_input = relu && kernels::batch_norm_backward_recomputes_relu_mask(computed_by)};
 }
 
 namespace {
 
 // Both backwards: with relu_out defined, batch_norm's with relu (and the residual, when defined).
 BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                            const Tensor& residual, const Tensor& mean, const Tensor& var, const Tensor& relu_out,
-                            const char* relu_out_by, bool training, double eps, std::array<bool, 4> mask) {
+                            const Tensor& residual, bool with_residual, const Tensor& mean, const Tensor& var,
+                            const Tensor& relu_out, const char* relu_out_by, bool training, double eps,
+                            std::array<bool, 4> mask) {
   const int64_t c = x.sizes()[1];
-  const bool with_residual = relu_out.defined() && residual.defined();
   if (x.numel() == 0)
     return {mask[0] ? zeros_like(x) : Tensor(), mask[1] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[2] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
@@ -119,7 +125,7 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
                                 .in = in_c, .weight = as_stat(weight, stat_t, c), .mean = as_stat(mean, stat_t, c),
                                 .var = as_stat(var, stat_t, c), .training = training, .eps = eps,
                                 .relu_out = in_layout(relu_out), .bias = as_stat(bias, stat_t, c),
-                                .residual = with_residual ? in_layout(residual) : Tensor(), .grad_residual = gr,
+                                .residual = in_layout(residual), .grad_residual = gr,
                                 .relu_out_by = relu_out_by},
                                dispatch("batch_norm_backward"));
   return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight), mask[3] ? gr : Tensor()};
@@ -130,8 +136,8 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
                                                        const Tensor& mean, const Tensor& var, bool training,
                                                        double eps, std::array<bool, 3> mask) {
-  BatchNormReluGrads g = backward(grad_out, x, weight, Tensor(), Tensor(), mean, var, Tensor(), nullptr, training, eps,
-                                  {mask[0], mask[1], mask[2], false});
+  BatchNormReluGrads g = backward(grad_out, x, weight, Tensor(), Tensor(), false, mean, var, Tensor(), nullptr, training,
+                                  eps, {mask[0], mask[1], mask[2], false});
   return {g.input, g.weight, g.bias};
 }
 
@@ -142,13 +148,21 @@ BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor
   STRIDER_CHECK(out.defined() && out.sizes() == x.sizes() && out.dtype() == x.dtype(), "batch_norm_backward",
                 "the relu backward needs the forward's output, of the input's shape and dtype ", x.sizes(), " ",
                 x.dtype());
+  STRIDER_CHECK(forward.relu, "batch_norm_relu_backward",
+                "the forward applied no ReLU (relu was false): use batch_norm_backward for it");
   STRIDER_CHECK(weight.defined() == bias.defined(), "batch_norm_backward",
                 "weight and bias must both be given or both omitted, as in the forward");
-  STRIDER_CHECK(!residual.defined() || (residual.sizes() == x.sizes() && residual.dtype() == x.dtype()),
-                "batch_norm_backward", "the residual must have the input's shape and dtype, ", x.sizes(), " ", x.dtype(),
-                "; got ", residual.sizes(), " ", residual.dtype());
-  return backward(grad_out, x, weight, bias, residual, forward.mean, forward.var, out, forward.computed_by, training,
-                  eps, mask);
+  // Where the mask is recomputed, the residual is part of it: the forward's must come back.
+  STRIDER_CHECK(!forward.relu_mask_from_input || residual.defined() == forward.residual_added, "batch_norm_backward",
+                forward.residual_added ? "the forward added a residual: pass that same residual"
+                                       : "the forward added no residual: pass none");
+  STRIDER_CHECK(!residual.defined() || (forward.residual_added && residual.sizes() == x.sizes() &&
+                                        residual.dtype() == x.dtype()),
+                "batch_norm_backward", "the residual must be the forward's, of the input's shape and dtype ", x.sizes(),
+                " ", x.dtype(), "; got ", residual.sizes(), " ", residual.dtype(),
+                forward.residual_added ? "" : " where the forward added none");
+  return backward(grad_out, x, weight, bias, forward.relu_mask_from_input ? residual : Tensor(), forward.residual_added,
+                  forward.mean, forward.var, out, forward.computed_by, training, eps, mask);
 }
 
 LayerNormResult layer_norm(const Tensor& input, int64_t n, const Tensor& weight, const Tensor& bias, double eps) {

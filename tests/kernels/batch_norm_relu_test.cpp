@@ -195,5 +195,39 @@ TEST(BatchNormRelu, AForwardFromAnotherEntryIsMaskedByItsOutput) {
   }
 }
 
+// The backward checks what it is given against the forward's record: a forward without the
+// ReLU, or a residual missing where the mask is recomputed from it (or given where the forward
+// added none), is a named error instead of a gradient with the wrong mask. Where the mask is
+// read from the output, the residual may be left out.
+TEST(BatchNormRelu, TheBackwardChecksItsArgumentsAgainstTheForward) {
+  Tensor x = testing::sample({3, 5, 4, 6}, kFloat, 71).contiguous(MemoryFormat::ChannelsLast);
+  Tensor r = testing::sample({3, 5, 4, 6}, kFloat, 72).contiguous(MemoryFormat::ChannelsLast);
+  Tensor go = testing::sample({3, 5, 4, 6}, kFloat, 73).contiguous(MemoryFormat::ChannelsLast);
+  Tensor w = testing::sample({5}, kFloat, 74), b = testing::sample({5}, kFloat, 75);
+  const std::array<bool, 4> all{true, true, true, true};
+  ops::BatchNormResult plain = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5);
+  EXPECT_FALSE(plain.relu);
+  EXPECT_THROW(ops::batch_norm_relu_backward(go, x, w, b, Tensor(), plain, true, 1e-5, all), Error);
+  ops::BatchNormResult fused = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true, r);
+  EXPECT_STREQ(fused.computed_by, "cpu_channels_last");
+  EXPECT_TRUE(fused.relu_mask_from_input && fused.residual_added);
+  EXPECT_THROW(ops::batch_norm_relu_backward(go, x, w, b, Tensor(), fused, true, 1e-5, all), Error);
+  ops::BatchNormResult no_residual = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true);
+  EXPECT_THROW(ops::batch_norm_relu_backward(go, x, w, b, r, no_residual, true, 1e-5, all), Error);
+  auto want = ops::batch_norm_relu_backward(go, x, w, b, r, fused, true, 1e-5, all);
+  // The same forward, computed by the reference: its mask is read from the output, so the
+  // residual is not needed, and the residual's gradient still comes.
+  ops::BatchNormResult by_ref;
+  {
+    KernelPreferenceGuard g(KernelPreference::Reference);
+    by_ref = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true, r);
+  }
+  EXPECT_FALSE(by_ref.relu_mask_from_input);
+  auto got = ops::batch_norm_relu_backward(go, x, w, b, Tensor(), by_ref, true, 1e-5, all);
+  ASSERT_TRUE(got.residual.defined());
+  EXPECT_TRUE(all_close(got.residual, want.residual, 1e-4, 1e-5));
+  EXPECT_TRUE(all_close(got.input, want.input, 1e-4, 1e-5));
+}
+
 }  // namespace
 }  // namespace strider

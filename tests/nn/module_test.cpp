@@ -205,6 +205,41 @@ TEST(Module, BatchNormWithFusedReluIsReluAfterBatchNorm) {
     }
 }
 
+// A subclass's forward() override runs for a call with one input (the two-input call is the
+// fused residual's); a call the batch norm rejects leaves num_batches_tracked as it was; a
+// residual that does not require grad may be changed in place after a forward whose backward
+// reads the ReLU's mask from the output (evaluation mode), as with the separate ops.
+namespace {
+struct Halved : nn::BatchNorm2d {
+  Halved() : nn::BatchNorm2d(3) {}
+  Tensor forward(const Tensor& x) override { return nn::BatchNorm2d::forward(x) * 0.5; }
+};
+}  // namespace
+
+TEST(Module, BatchNormCallsKeepOverridesAndStateRight) {
+  Halved halved;
+  nn::BatchNorm2d base(3);
+  Tensor x = randn({2, 3, 4, 4});
+  EXPECT_TRUE(all_close(Tensor(halved(x)), Tensor(base(x)) * 0.5, 0, 0));
+
+  nn::BatchNorm2d fused(3);
+  fused.fuse_relu();
+  Tensor before = fused.buffer("num_batches_tracked").clone();
+  EXPECT_THROW(fused(x, randn({2, 3, 4, 1})), Error);  // the fused add does not broadcast
+  EXPECT_EQ(fused.buffer("num_batches_tracked").item<int64_t>(), before.item<int64_t>());
+  EXPECT_TRUE(all_close(fused.buffer("running_mean"), zeros({3}), 0, 0));
+
+  fused.eval();
+  Tensor h = randn({2, 3, 4, 4}).requires_grad_(), skip = randn({2, 3, 4, 4});
+  Tensor y = fused(h, skip).tensor();
+  {
+    autograd::NoGradGuard g;
+    skip.mul_(0.5);
+  }
+  y.sum().backward();
+  EXPECT_TRUE(h.grad().defined());
+}
+
 TEST(Functional, LossesAgainstHandComputedValues) {
   namespace F = nn::functional;
   Tensor logits = tensor(std::vector<double>{1, 2, 3, 1, 0, -1}, kDouble).reshape({2, 3});

@@ -17,13 +17,19 @@ struct BatchNormResult {
   // The kernel-list entry that computed out (a static name): a fused ReLU's backward recomputes
   // the ReLU's mask from the input in that same entry only, and reads it from out elsewhere.
   const char* computed_by = nullptr;
+  bool relu = false;            // the forward applied the fused ReLU
+  bool residual_added = false;  // ... after adding a residual
+  // The backward recomputes the ReLU's mask from the input, the statistics, weight, bias and
+  // the residual (which it then needs), rather than reading it from out.
+  bool relu_mask_from_input = false;
 };
 
 // Training updates running_mean/running_var in place (momentum as in PyTorch, unbiased variance
 // for the running estimate) when they are defined. weight/bias may be undefined. residual (the
 // input's shape and dtype) defined: it is added to the normalized input. relu: out is relu of
-// the result. The kernels fuse both into the normalizing pass; the values are those of the
-// separate ops (ResNet's relu(bn(x) + identity)).
+// the result. strider's training kernels (float32 and bfloat16, 3-d to 5-d, training mode) fuse
+// both into the normalizing pass; elsewhere the add and the ReLU run after it. The values are
+// those of the separate ops either way (ResNet's relu(bn(x) + identity)).
 BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            const Tensor& running_mean, const Tensor& running_var, bool training,
                            double momentum, double eps, bool relu = false, const Tensor& residual = Tensor());
@@ -36,9 +42,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
 struct BatchNormReluGrads {
   Tensor input, weight, bias, residual;
 };
-// The backward of batch_norm with relu set: `forward` is that call's result, weight, bias and
-// residual (each may be undefined) its arguments; grad_out is the gradient of forward.out.
-// mask: input, weight, bias, residual.
+// The backward of batch_norm with relu set: `forward` is that call's result, input, weight and
+// bias (each may be undefined) its arguments; grad_out is the gradient of forward.out. residual:
+// the forward's, needed only where forward.relu_mask_from_input (undefined otherwise is fine).
+// A residual's gradient comes where the forward added one. mask: input, weight, bias, residual.
 BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
                                             const Tensor& bias, const Tensor& residual, const BatchNormResult& forward,
                                             bool training, double eps, std::array<bool, 4> mask);

@@ -36,13 +36,19 @@ Tensor batch_norm_fused(const Tensor& input, const Tensor& residual, const Tenso
       return {gi, gw, gb};
     });
   }
-  SavedTensor sb(bias), sr(residual), so(r.out);
+  // The residual is kept only where the backward recomputes the ReLU's mask from it; elsewhere
+  // the mask comes from the output, which the separate ReLU would have kept as well.
+  SavedTensor sb(bias), sr(r.relu_mask_from_input ? residual : Tensor()), so(r.out);
   const char* name = residual.defined() ? "BatchNormAddReluBackward" : "BatchNormReluBackward";
-  const char* computed_by = r.computed_by;
+  const ops::BatchNormResult how{.computed_by = r.computed_by, .relu = r.relu, .residual_added = r.residual_added,
+                                 .relu_mask_from_input = r.relu_mask_from_input};
   return record(name, {&input, &weight, &bias, &residual}, r.out, [=](const Grads& g, const Node& n) -> Grads {
+    ops::BatchNormResult forward = how;
+    forward.out = so.unpack(name);
+    forward.mean = sm.unpack(name);
+    forward.var = sv.unpack(name);
     ops::BatchNormReluGrads d = ops::batch_norm_relu_backward(
-        g[0], si.unpack(name), sw.unpack(name), sb.unpack(name), sr.unpack(name),
-        {so.unpack(name), sm.unpack(name), sv.unpack(name), computed_by}, training, eps,
+        g[0], si.unpack(name), sw.unpack(name), sb.unpack(name), sr.unpack(name), forward, training, eps,
         {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2), n.needs_input_grad(3)});
     return {d.input, d.weight, d.bias, d.residual};
   });
