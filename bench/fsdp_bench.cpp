@@ -2,7 +2,7 @@
 // strategy. Run under mpirun (or alone for "local"); prints one JSON line from rank 0.
 //
 //   mpirun -np 2 build/bench/strider_bench_fsdp --strategy full_shard --n-layer 12 --n-embd 768
-//       [--batch 2 --seq 64 --steps 5 --warmup 2 --prefetch 1 --offload /var/tmp --deterministic 1 --deferred-init 1
+//       [--batch 2 --seq 64 --steps 5 --warmup 2 --prefetch 1 --limit-all-gathers 1 --offload /var/tmp --deterministic 1 --deferred-init 1
 //        --activation-checkpointing 1 --dtype bfloat16 --offload-read-ahead-mb 512 --offload-stream 1]
 // Throughput: tokens per second over all ranks and the model FLOP utilization (MFU): model FLOPs
 // per step (6 x the parameters that multiply, per token, plus 12 x layers x width x sequence per
@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
   int shard_group_size = 0;
   int64_t n_layer = 12, n_embd = 768, batch = 2, seq = 64, steps = 5, warmup = 2, peak_every = 5;
   bool prefetch = true, deterministic = false, deferred = false, checkpointing = false;
+  int limit_all_gathers = fsdp::FSDPOptions().limit_all_gathers;  // units gathered ahead of use
   std::string dtype = "float32";  // bfloat16: MixedPrecision (bf16 compute and gathers, float32 masters)
   // Alternate steps with and without the collectives' signature checks. Without them a wait for
   // a late peer polls (there is no signature result to sleep on), so the A/B includes that.
@@ -212,6 +213,7 @@ int main(int argc, char** argv) {
     if (k == "--warmup") warmup = std::stoll(v);
     if (k == "--peak-every") peak_every = std::stoll(v);
     if (k == "--prefetch") prefetch = v == "1";
+    if (k == "--limit-all-gathers") limit_all_gathers = std::stoi(v);
     if (k == "--offload") offload_dir = v;
     if (k == "--offload-read-ahead-mb") read_ahead_mb = std::stoll(v);
     if (k == "--offload-stream") offload_stream = v == "1";
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
       o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
       o.backward_prefetch = prefetch ? fsdp::BackwardPrefetch::BackwardPre : fsdp::BackwardPrefetch::None;
       o.forward_prefetch = prefetch;
+      o.limit_all_gathers = limit_all_gathers;
       o.cpu_offload = {.offload_params = !offload_dir.empty(), .directory = offload_dir,
                        .read_ahead_bytes = static_cast<int64_t>(read_ahead_mb) << 20};
       o.deterministic = deterministic;
@@ -426,7 +429,7 @@ int main(int argc, char** argv) {
     if (pg->rank() == 0)
       std::printf("{\"strategy\":\"%s\",\"ranks\":%d,\"params\":%lld,\"batch\":%lld,\"seq\":%lld,\"step_s\":%.3f,\"peak_bytes\":%.0f,\"peak_reserved_bytes\":%.0f,"
                   "\"formula_bytes\":%.0f,\"peak_over_formula\":%.3f,\"peak_rss_bytes\":%.0f,\"rss_anon_bytes\":%.0f,\"rss_anon_base_bytes\":%.0f,"
-                  "\"rss_file_bytes\":%.0f,\"prefetch\":%d,"
+                  "\"rss_file_bytes\":%.0f,\"prefetch\":%d,\"limit_all_gathers\":%d,"
                   "\"offload\":%d,\"optimizer_in_backward\":%d,\"state_dtype\":\"%s\",\"copied_bytes_per_step\":%.0f,\"copy_s_per_step\":%.3f,"
                   "\"gather_wait_s_per_step\":%.3f,\"reduce_wait_s_per_step\":%.3f,\"sent_bytes_per_step\":%.0f,"
                   "\"sent_formula_bytes\":%.0f,\"shard_group_size\":%d,\"deterministic\":%d,\"deferred_init\":%d,"
@@ -439,7 +442,7 @@ int main(int argc, char** argv) {
                   "\"offload_peak_held_bytes\":%lld,\"formula_offload_resident_bytes\":%lld,\"formula_gradient_bytes\":%lld,\"formula_working_bytes\":%lld,\"offload_write_wait_s_per_step\":%.3f,\"forward_s_per_step\":%.3f,\"backward_s_per_step\":%.3f,\"optimizer_s_per_step\":%.3f}\n",
                   strategy.c_str(), pg->size(), static_cast<long long>(params), static_cast<long long>(batch),
                   static_cast<long long>(seq), times[times.size() / 2], peak, peak_reserved,
-                  expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, offload_dir.empty() ? 0 : 1,
+                  expected, peak / expected, rss, anon, base_anon, file, prefetch ? 1 : 0, limit_all_gathers, offload_dir.empty() ? 0 : 1,
                   optimizer_in_backward ? 1 : 0, state_dtype.c_str(),
                   static_cast<double>(st.copied_bytes) * per_step, st.copy_seconds * per_step,
                   st.gather_wait_seconds * per_step, st.reduce_wait_seconds * per_step, sent, sent_formula,
