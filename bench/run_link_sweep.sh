@@ -31,8 +31,8 @@ for rate in $rates; do
   echo "{\"rate\":\"$rate\",\"link_measured_gbytes_per_s\":${gbs:-null}}"
   # And under each strategy's own traffic, as many ranks per host as the steps run: the world's rings
   # (FULL_SHARD, DDP) and the replica groups' all-reduces at once (HYBRID_SHARD).
-  # Alone (the model's input), then with a compute thread on every rank beside the transfers, as
-  # in a step (printed for comparison: the cores' contention).
+  # Alone, then with a compute thread on every rank beside the transfers, as in a step (the
+  # cores' contention): bench/link_table.py's second queue model takes both.
   for load in 0 1; do
     "$hosts" mpirun --host "h0:$per_host,h1:$per_host" -np "$ranks" -x OMP_NUM_THREADS=1 build/bench/strider_bench_collectives \
       --link-patterns 1 --max-mib 64 --reps 5 --compute-load $load 2>/dev/null | grep '^{"link_pattern"' || true

@@ -150,6 +150,10 @@ BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor
                 x.dtype());
   STRIDER_CHECK(forward.relu, "batch_norm_relu_backward",
                 "the forward applied no ReLU (relu was false): use batch_norm_backward for it");
+  STRIDER_CHECK(forward.relu_mask_from_input == kernels::batch_norm_backward_recomputes_relu_mask(forward.computed_by),
+                "batch_norm_relu_backward", "the forward's record is inconsistent (computed by ",
+                forward.computed_by ? forward.computed_by : "an unnamed implementation", ", relu_mask_from_input ",
+                forward.relu_mask_from_input, "): pass the BatchNormResult batch_norm returned");
   STRIDER_CHECK(weight.defined() == bias.defined(), "batch_norm_backward",
                 "weight and bias must both be given or both omitted, as in the forward");
   // Where the mask is recomputed, the residual is part of it: the forward's must come back.

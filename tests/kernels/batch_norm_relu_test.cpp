@@ -214,6 +214,9 @@ TEST(BatchNormRelu, TheBackwardChecksItsArgumentsAgainstTheForward) {
   EXPECT_THROW(ops::batch_norm_relu_backward(go, x, w, b, Tensor(), fused, true, 1e-5, all), Error);
   ops::BatchNormResult no_residual = ops::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5, true);
   EXPECT_THROW(ops::batch_norm_relu_backward(go, x, w, b, r, no_residual, true, 1e-5, all), Error);
+  ops::BatchNormResult hand_built = fused;  // a record whose flags disagree with its kernel
+  hand_built.relu_mask_from_input = false;
+  EXPECT_THROW(ops::batch_norm_relu_backward(go, x, w, b, Tensor(), hand_built, true, 1e-5, all), Error);
   auto want = ops::batch_norm_relu_backward(go, x, w, b, r, fused, true, 1e-5, all);
   // The same forward, computed by the reference: its mask is read from the output, so the
   // residual is not needed, and the residual's gradient still comes.
