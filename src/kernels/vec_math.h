@@ -14,9 +14,11 @@ namespace vmath {
 
 inline float exp(float x) {
   const float hi = 88.7228394f, lo = -103.972084f;
-  // NaN takes the lo branch's value here (it is returned as NaN at the end): converting NaN to
-  // an integer below would be undefined behaviour.
-  float xc = x > hi ? hi : (x >= lo ? x : lo);
+  // Below lo (the result is 0, set at the end) and NaN (returned as NaN at the end) compute with
+  // 0: converting NaN to an integer below would be undefined behaviour, and computing with lo
+  // would make a subnormal 2^-150 that Intel cores take a microcode assist for (about 150 cycles a
+  // lane): a softmax over -inf masked scores ran 1.35x slower on an Intel Xeon for it.
+  float xc = x > hi ? hi : (x >= lo ? x : 0.0f);
   float n = std::nearbyint(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;

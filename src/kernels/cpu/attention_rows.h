@@ -21,10 +21,20 @@ namespace attention_rows {  // names of their own: another kernel header may wan
 
 #define STRIDER_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
-// vmath::exp on 16 lanes: the same range reduction and polynomial.
+// Probabilities below this are 0. exp(-86.3) is 3.4e-38, next to FLT_MIN (1.2e-38): against a
+// row sum of at least 1 (the row's maximum contributes exp(0)), a probability that small changes
+// no float32 output unless |v| exceeds 1e31. Below it the exact result is subnormal, and Intel
+// cores take a microcode assist (about 150 cycles a lane) for each subnormal result or operand,
+// in this exp and again in the block product that reads it; a causal mask's hidden lanes (-inf)
+// all took one. GPU kernels flush such values to zero the same way.
+constexpr float kFlushBelow = -86.3f;
+
+// vmath::exp on 16 lanes, the same range reduction and polynomial, with results under
+// kFlushBelow flushed to 0: every intermediate stays normal.
 STRIDER_AVX512 inline __m512 exp_avx512(__m512 x) {
-  const __m512 hi = _mm512_set1_ps(88.7228394f), lo = _mm512_set1_ps(-103.972084f);
-  const __m512 xc = _mm512_min_ps(_mm512_max_ps(x, lo), hi);  // NaN becomes lo here, NaN again below
+  const __m512 hi = _mm512_set1_ps(88.7228394f), lo = _mm512_set1_ps(kFlushBelow);
+  // Lanes below lo (and NaN) compute with 0 and are replaced below.
+  const __m512 xc = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ), _mm512_min_ps(x, hi));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
@@ -47,6 +57,13 @@ STRIDER_AVX512 inline __m512 exp_avx512(__m512 x) {
                               _mm512_set1_ps(std::numeric_limits<float>::infinity()));
   result = _mm512_mask_mov_ps(result, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), _mm512_setzero_ps());
   return _mm512_mask_mov_ps(result, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// The same for one float (the portable bodies).
+inline float exp_flushed(float x) {
+  const bool flushed = x < kFlushBelow;
+  const float e = vmath::exp(flushed ? 0.0f : x);
+  return flushed ? 0.0f : e;
 }
 
 // Lanes [begin, end) of the 16 starting at `at`.
@@ -111,7 +128,7 @@ inline float online_softmax_row(float* row, int64_t n, int64_t visible, float sc
   float sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < visible; ++c) {
-    const float e = vmath::exp(row[c] * scale - mx);
+    const float e = exp_flushed(row[c] * scale - mx);
     row[c] = e;
     sum += e;
   }
@@ -127,7 +144,7 @@ inline void probabilities_and_grads(float* scores, float* dprobs, int64_t n, int
 #pragma omp simd
   for (int64_t r = 0; r < n; ++r) {
     const bool seen = r < end && r >= first;
-    const float p = seen ? vmath::exp(scores[r] * scale - lse[r]) : 0.0f;
+    const float p = seen ? exp_flushed(scores[r] * scale - lse[r]) : 0.0f;
     scores[r] = p;
     dprobs[r] = p * (dprobs[r] - delta[r]) * scale;
   }
