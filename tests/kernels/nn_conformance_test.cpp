@@ -144,8 +144,9 @@ TEST(MatmulConformance, TransposedAndBatchedOperands) {
   EXPECT_TRUE(all_close(b1, b2, 1e-5, 1e-5));
 }
 
-// A row-major right operand of 1M+ elements reaches oneDNN as a column-major copy (the
-// gradient-input product of a large linear layer); the result must not change, nor the operand.
+// A row-major float32 right operand of 1M+ elements is reordered into the primitive's own layout
+// first (the gradient-input product of a large linear layer); the result must not change, nor the
+// operand.
 TEST(MatmulConformance, LargeRowMajorRightOperand) {
   Tensor a = testing::sample({520, 1024}, kFloat, 16), b = testing::sample({1024, 1030}, kFloat, 17);
   Tensor b_before = b.clone();

@@ -1,40 +1,31 @@
-#include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/matmul.h"
-#include "kernels/scratch.h"
 
 namespace strider::kernels::dnnl_ops {
 namespace {
 
-// oneDNN 2.x's float32 matmul reads a row-major [K, N] right operand (the gradient-input product
-// dy @ W of a linear layer, the weight-gradient product's x) without packing it; once it outgrows
-// the L2 cache it runs 10-14 points of the peak below the transposed layout, which it packs into
-// blocks first (measured from 1M elements up: bench/gpt_gemms_bench.cpp, docs/benchmarks.md). A
-// column-major copy costs less than that when the product has enough rows to amortize it (about
-// 400 at 12% of the product time saved per element copied), so such an operand is handed over
-// as one. Up to 8M elements: a bounded transient (32 MB), as large as was measured to pay.
-constexpr int64_t kPackFromElements = int64_t{1} << 20, kPackUpToElements = int64_t{8} << 20;
-constexpr int64_t kPackFromRows = 512;
+// Right operands oneDNN 2.x packs inside every product, and which run faster reordered
+// beforehand into the layout the primitive asks for (weights `any`), the reorder counted:
+// - float32 in row-major [K, N] (the gradient-input product dy @ W of a linear layer, the
+//   weight-gradient product's x): the matmul reads it without packing; once it outgrows the L2
+//   cache it runs 10-14 points of the peak below the transposed layout. From 1M elements the
+//   reorder pays where the product has the rows to amortize it. A column-major copy did as well
+//   on a Zen 5; on an Intel Xeon (Emerald Rapids) the reorder ran GPT-2-small's gradient-input
+//   products 3-13% faster than that copy, and 12-56% faster than none.
+// - bfloat16 in any plain layout: jit_brgemm_matmul_copy_b_bf16 took 5.3% of a GPT-2-small
+//   bfloat16 step's samples; reordered, its products ran 3 points of the peak higher.
+// (bench/gpt_gemms_bench.cpp, docs/benchmarks.md.) From 512 rows, up to 8M elements: a bounded
+// transient (32 MB). A copy per product, not cached: a FULL_SHARD weight is gathered anew for its
+// backward anyway.
+constexpr int64_t kReorderFromRows = 512, kReorderUpToElements = int64_t{8} << 20;
+constexpr int64_t kReorderFloatFromElements = int64_t{1} << 20;
 
-Tensor packed_if_slow(const Tensor& a, const Tensor& w) {
-  if (w.dtype() != kFloat || w.dim() != 2 || a.dim() != 2 || a.sizes()[0] < kPackFromRows) return w;
+bool reorders_right_operand(const Tensor& a, const Tensor& w) {
+  if (w.dim() != 2 || a.dim() != 2 || a.sizes()[0] < kReorderFromRows) return false;
   const int64_t k = w.sizes()[0], n = w.sizes()[1];
-  if (k * n < kPackFromElements || k * n > kPackUpToElements || w.strides()[1] != 1 || w.strides()[0] != n) return w;
-  Tensor packed = scratch_strided({k, n}, {1, k}, kFloat);
-  cpu::copy(packed, w);
-  return packed;
-}
-
-// oneDNN 2.x's bfloat16 matmul copies a plain right operand into its blocked layout of k-step
-// pairs inside the product (jit_brgemm_matmul_copy_b_bf16: 5.3% of a GPT-2-small bfloat16 step's
-// samples). Reordered beforehand into the layout the primitive asks for (weights `any`), the
-// products of such a step ran 3 points of the peak higher on the whole (bench/gpt_gemms_bench.cpp
-// --dtype bfloat16, docs/benchmarks.md), the reorder counted. From 512 rows (as above) whatever
-// the operand's size, up to the same 8M elements; a copy per product, not cached (a FULL_SHARD
-// weight is gathered anew for its backward anyway).
-bool reorders_bfloat16_operand(const Tensor& a, const Tensor& w) {
-  if (w.dtype() != kBFloat16 || w.dim() != 2 || a.dim() != 2 || a.sizes()[0] < kPackFromRows) return false;
-  return w.sizes()[0] * w.sizes()[1] <= kPackUpToElements;
+  if (k * n > kReorderUpToElements) return false;
+  if (w.dtype() == kBFloat16) return true;
+  return w.dtype() == kFloat && k * n >= kReorderFloatFromElements && w.strides()[1] == 1 && w.strides()[0] == n;
 }
 
 // `w` in the layout the primitive was created to take, in memory `keep` holds.
@@ -50,8 +41,8 @@ dnnl::memory in_primitive_layout(const dnnl::primitive& prim, const dnnl::memory
 
 void matmul(const Matmul& p) {
   const Tensor &out = p.out, &a = p.a, &bias = p.bias;
-  const Tensor w = packed_if_slow(a, p.w);
-  const bool reorder_w = reorders_bfloat16_operand(a, w);
+  const Tensor& w = p.w;
+  const bool reorder_w = reorders_right_operand(a, w);
   auto& cache = dnnl_ops::cache<dnnl::matmul>();
   KeyBuilder k("matmul");
   k.add(out).add(a).add(w).add(bias).add(int64_t{reorder_w});
