@@ -46,13 +46,8 @@ STRIDER_AVX512 inline __m512 exp_avx512(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
-  // 2^n in two halves so n up to 128 does not overflow.
-  const __m512i ni = _mm512_cvtps_epi32(n);
-  const __m512i n1 = _mm512_srai_epi32(ni, 1), n2 = _mm512_sub_epi32(ni, n1);
-  const __m512i bias = _mm512_set1_epi32(127);
-  const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
-  const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
-  __m512 result = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  // p 2^n in one instruction, exact as vmath's two power-of-two products are (n is at most 128).
+  __m512 result = _mm512_scalef_ps(p, n);
   result = _mm512_mask_mov_ps(result, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ),
                               _mm512_set1_ps(std::numeric_limits<float>::infinity()));
   result = _mm512_mask_mov_ps(result, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), _mm512_setzero_ps());
@@ -76,21 +71,24 @@ STRIDER_AVX512 inline __mmask16 lanes_avx512(int64_t at, int64_t begin, int64_t 
 
 // Forward: a row of n raw scores (n a multiple of 16) of which the first `visible` (>= 1) count
 // becomes exp(score * scale - max), the rest 0; the running max and sum move on; returns the
-// factor the row's output so far must be multiplied by.
-STRIDER_AVX512 inline float online_softmax_row_avx512(float* row, int64_t n, int64_t visible, float scale,
-                                                      float& row_max, float& row_sum) {
+// factor the row's output so far must be multiplied by. kMasked: some of the n are hidden (the
+// body without masks is for the blocks wholly visible, most of a causal pass's).
+template <bool kMasked>
+STRIDER_AVX512 inline float online_softmax_row_body_avx512(float* row, int64_t n, int64_t visible, float scale,
+                                                           float& row_max, float& row_sum) {
   const __m512 s = _mm512_set1_ps(scale), hidden = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   __m512 top = _mm512_set1_ps(row_max);
   for (int64_t c = 0; c < n; c += 16) {
-    const __m512 x = _mm512_mask_mul_ps(hidden, lanes_avx512(c, 0, visible), _mm512_loadu_ps(row + c), s);
+    const __m512 raw = _mm512_loadu_ps(row + c);
+    const __m512 x = kMasked ? _mm512_mask_mul_ps(hidden, lanes_avx512(c, 0, visible), raw, s) : _mm512_mul_ps(raw, s);
     top = _mm512_max_ps(top, x);
   }
   const float mx = _mm512_reduce_max_ps(top);
   const __m512 m = _mm512_set1_ps(mx);
   __m512 sum = _mm512_setzero_ps();
   for (int64_t c = 0; c < n; c += 16) {
-    const __m512 x = _mm512_mask_mov_ps(hidden, lanes_avx512(c, 0, visible),
-                                        _mm512_fmsub_ps(_mm512_loadu_ps(row + c), s, m));
+    const __m512 shifted = _mm512_fmsub_ps(_mm512_loadu_ps(row + c), s, m);
+    const __m512 x = kMasked ? _mm512_mask_mov_ps(hidden, lanes_avx512(c, 0, visible), shifted) : shifted;
     const __m512 e = exp_avx512(x);
     _mm512_storeu_ps(row + c, e);
     sum = _mm512_add_ps(sum, e);
@@ -101,21 +99,35 @@ STRIDER_AVX512 inline float online_softmax_row_avx512(float* row, int64_t n, int
   return alpha;
 }
 
+STRIDER_AVX512 inline float online_softmax_row_avx512(float* row, int64_t n, int64_t visible, float scale,
+                                                      float& row_max, float& row_sum) {
+  return visible >= n ? online_softmax_row_body_avx512<false>(row, n, visible, scale, row_max, row_sum)
+                      : online_softmax_row_body_avx512<true>(row, n, visible, scale, row_max, row_sum);
+}
+
 // Backward: for the n (a multiple of 16) queries of a key's row, p = exp(score * scale - lse) for
 // the queries [first, end) that see the key (0 for the others) and the score gradient
 // ds = p (dp - delta) scale, in place of the scores and the probability gradients.
-STRIDER_AVX512 inline void probabilities_and_grads_avx512(float* scores, float* dprobs, int64_t n, int64_t first,
-                                                          int64_t end, float scale, const float* lse,
-                                                          const float* delta) {
+template <bool kMasked>
+STRIDER_AVX512 inline void probabilities_and_grads_body_avx512(float* scores, float* dprobs, int64_t n, int64_t first,
+                                                               int64_t end, float scale, const float* lse,
+                                                               const float* delta) {
   const __m512 s = _mm512_set1_ps(scale), hidden = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t r = 0; r < n; r += 16) {
-    const __m512 x = _mm512_mask_mov_ps(hidden, lanes_avx512(r, first, end),
-                                        _mm512_fmsub_ps(_mm512_loadu_ps(scores + r), s, _mm512_loadu_ps(lse + r)));
+    const __m512 shifted = _mm512_fmsub_ps(_mm512_loadu_ps(scores + r), s, _mm512_loadu_ps(lse + r));
+    const __m512 x = kMasked ? _mm512_mask_mov_ps(hidden, lanes_avx512(r, first, end), shifted) : shifted;
     const __m512 p = exp_avx512(x);
     _mm512_storeu_ps(scores + r, p);
     const __m512 dp = _mm512_sub_ps(_mm512_loadu_ps(dprobs + r), _mm512_loadu_ps(delta + r));
     _mm512_storeu_ps(dprobs + r, _mm512_mul_ps(_mm512_mul_ps(p, dp), s));
   }
+}
+
+STRIDER_AVX512 inline void probabilities_and_grads_avx512(float* scores, float* dprobs, int64_t n, int64_t first,
+                                                          int64_t end, float scale, const float* lse,
+                                                          const float* delta) {
+  if (first <= 0 && end >= n) probabilities_and_grads_body_avx512<false>(scores, dprobs, n, first, end, scale, lse, delta);
+  else probabilities_and_grads_body_avx512<true>(scores, dprobs, n, first, end, scale, lse, delta);
 }
 
 #undef STRIDER_AVX512
