@@ -7,7 +7,10 @@ measured steps: no warm-up, no weight initialization, no peak loops before or af
 thread of the process, and names each sample by the first frame, leaf first, that matches a
 kind below; the communication thread's samples are its own kind.
 
-  perf script -F comm,pid,tid,time,ip,sym,dso -i perf0.data | bench/step_profile.py [--fraction 0.55]
+  perf script -F comm,pid,tid,time,ip,sym,dso -i perf0.data | bench/step_profile.py [--fraction 0.55] [--top 5]
+
+--top N also lists each kind's N most sampled frames: the frame that named the kind (the first
+matching one from the leaf), or the leaf where none did.
 """
 import argparse
 import re
@@ -59,19 +62,25 @@ def samples(stream):
         yield current
 
 
-def kind_of(sample, main_tids):
+def kind_and_frame(sample, main_tids):
     for frame in sample["frames"]:
         for kind, pattern in KINDS:
             if pattern.search(frame):
-                return kind
+                return kind, frame
+    leaf = sample["frames"][0] if sample["frames"] else "?"
     if sample["tid"] not in main_tids:
-        return COMM
-    return "other (autograd engine, modules, kernel)"
+        return COMM, leaf
+    return "other (autograd engine, modules, kernel)", leaf
+
+
+def kind_of(sample, main_tids):
+    return kind_and_frame(sample, main_tids)[0]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fraction", type=float, default=0.55)
+    ap.add_argument("--top", type=int, default=0, help="list each kind's N most sampled frames")
     args = ap.parse_args()
     all_samples = list(samples(sys.stdin))
     if not all_samples:
@@ -89,16 +98,21 @@ def main():
     first, last = min(matmul_times), max(matmul_times)
     start = last - args.fraction * (last - first)
     window = [s for s in all_samples if start <= s["time"] <= last]
-    counts = {}
+    counts, frames = {}, {}
     for s in window:
-        k = kind_of(s, main_tids)
+        k, frame = kind_and_frame(s, main_tids)
         if s["tid"] not in main_tids and k not in (matmul_kind,):
             k = COMM
         counts[k] = counts.get(k, 0) + 1
+        by_frame = frames.setdefault(k, {})
+        frame = re.sub(r"\+0x[0-9a-f]+", "", frame)[:120]
+        by_frame[frame] = by_frame.get(frame, 0) + 1
     total = sum(counts.values())
     print(f"{total} samples from {start:.2f} s to {last:.2f} s")
     for k, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         print(f"| {k} | {100.0 * n / total:.1f}% |")
+        for frame, m in sorted(frames[k].items(), key=lambda kv: -kv[1])[:args.top]:
+            print(f"|   {frame} | {100.0 * m / total:.1f}% |")
 
 
 if __name__ == "__main__":
