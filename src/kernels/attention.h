@@ -4,8 +4,9 @@
 // softmax (running max and sum, FlashAttention-2, Dao 2023). The forward saves each query row's
 // log-sum-exp of its scaled scores; the backward recomputes the probabilities block by block
 // from it. Causal masking is top-left aligned: query i sees keys 0..i.
-// The ordered list: cpu_bf16 (bfloat16 storage on CPUs with AVX512_BF16: bfloat16 block products
-// on vdpbf16ps with float32 accumulation, the probabilities and score gradients rounded to
+// The ordered list: cpu_bf16 (bfloat16 storage on CPUs with AVX512_BF16, unless they have AMX,
+// whose cores run vdpbf16ps at half the FMA's rate: bfloat16 block products on vdpbf16ps with
+// float32 accumulation, the probabilities and score gradients rounded to
 // bfloat16 for the products that take them; like the instruction, it reads and writes values
 // below bfloat16's normal range as zero), cpu (float32, bfloat16, float16 computed in float32),
 // both for rows of unit stride; then ref (float64 accumulation, any floating dtype and strides).
