@@ -10,7 +10,7 @@ kind below; the communication thread's samples are its own kind.
   perf script -F comm,pid,tid,time,ip,sym,dso -i perf0.data | bench/step_profile.py [--fraction 0.55] [--top 5]
 
 --top N also lists each kind's N most sampled frames: the frame that named the kind (the first
-matching one from the leaf), or the leaf where none did.
+matching one from the leaf), or the leaf where none did (and for the communication thread).
 """
 import argparse
 import re
@@ -82,6 +82,8 @@ def main():
     ap.add_argument("--fraction", type=float, default=0.55)
     ap.add_argument("--top", type=int, default=0, help="list each kind's N most sampled frames")
     args = ap.parse_args()
+    if args.top < 0:
+        sys.exit("step_profile.py: --top must be 0 or more")
     all_samples = list(samples(sys.stdin))
     if not all_samples:
         sys.exit("step_profile.py: no samples on stdin (perf script output expected)")
@@ -102,7 +104,7 @@ def main():
     for s in window:
         k, frame = kind_and_frame(s, main_tids)
         if s["tid"] not in main_tids and k not in (matmul_kind,):
-            k = COMM
+            k, frame = COMM, s["frames"][0] if s["frames"] else "?"
         counts[k] = counts.get(k, 0) + 1
         by_frame = frames.setdefault(k, {})
         frame = re.sub(r"\+0x[0-9a-f]+", "", frame)[:120]

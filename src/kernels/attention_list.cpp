@@ -16,10 +16,8 @@ std::string attention_rejects(const std::vector<const Tensor*>& tensors) {
 std::string attention_bf16_rejects(const std::vector<const Tensor*>& tensors) {
   if (tensors.front()->dtype() != kBFloat16) return "bfloat16 storage only (other dtypes take the float32 products)";
   if (!cpu_has(Isa::avx512_bf16)) return "needs AVX512_BF16 (vdpbf16ps), which this CPU (or STRIDER_MAX_CPU_ISA) lacks";
-  // Intel's cores with AMX run vdpbf16ps at half the FMA's rate (two Emerald Rapids cores: 127
-  // against 240 GFLOP/s), where AMD's run it at twice; there the float32 products took 0.6-0.8
-  // of this entry's time (docs/benchmarks.md).
-  if (cpu_has(Isa::amx_bf16)) return "on CPUs with AMX tiles vdpbf16ps runs slower than the float32 products";
+  // Where vdpbf16ps runs at half the FMA's rate, the float32 products are the faster (docs/benchmarks.md).
+  if (cpu_reports_amx()) return "this CPU (with AMX) runs vdpbf16ps slower than the float32 products";
   return attention_rejects(tensors);
 }
 }  // namespace cpu

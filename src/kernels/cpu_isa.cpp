@@ -33,14 +33,19 @@ bool has_v4_extras() {
   return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 28));  // AVX512CD
 }
 
+bool cpuid_reports_amx_bf16() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
+  return amx_bf16 && amx_tile;
+}
+
 // AMX-TILE and AMX-BF16 in CPUID, the tile state enabled in XCR0, and Linux's leave to use it
 // (arch_prctl(ARCH_REQ_XCOMP_PERM): the tile data is not in a process's state until it asks, the
 // request oneDNN makes itself before its AMX kernels).
 bool has_amx_bf16() {
+  if (!cpuid_reports_amx_bf16()) return false;
   unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
-  if (!amx_bf16 || !amx_tile) return false;
   if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE: xgetbv may run
   unsigned lo, hi;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -83,6 +88,12 @@ Isa detected_cpu_isa() {
 Isa cpu_isa() {
   static const Isa capped = capped_isa(std::getenv("STRIDER_MAX_CPU_ISA"), detected_cpu_isa());
   return capped;
+}
+
+bool cpu_reports_amx() {
+  static const bool reported =
+      cpuid_reports_amx_bf16() && capped_isa(std::getenv("STRIDER_MAX_CPU_ISA"), Isa::amx_bf16) == Isa::amx_bf16;
+  return reported;
 }
 
 const char* isa_name(Isa isa) {

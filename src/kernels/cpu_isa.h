@@ -23,6 +23,10 @@ Isa detected_cpu_isa();
 // "avx2", "avx512", ... (the spelling STRIDER_MAX_CPU_ISA takes).
 const char* isa_name(Isa isa);
 inline bool cpu_has(Isa level) { return cpu_isa() >= level; }
+// Whether CPUID reports AMX-BF16, granted by the OS or not: Intel's cores from Sapphire Rapids,
+// which run vdpbf16ps at half the FMA's rate. A cap below amx_bf16 says no, so that one machine
+// can run the paths of CPUs without AMX.
+bool cpu_reports_amx();
 // The level a STRIDER_MAX_CPU_ISA value (null or empty: no cap) leaves of `detected`.
 Isa capped_isa(const char* requested, Isa detected);
 

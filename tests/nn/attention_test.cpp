@@ -239,8 +239,11 @@ TEST(Attention, MisuseIsAnErrorNamingTheOp) {
 // (one thread, so every kernel runs on it).
 TEST(Attention, MaskedScoresMakeNoSubnormals) {
   constexpr unsigned kUnderflowOrDenormal = _MM_EXCEPT_UNDERFLOW | _MM_EXCEPT_DENORM;
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  struct OneThread {
+    int before = omp_get_max_threads();
+    OneThread() { omp_set_num_threads(1); }
+    ~OneThread() { omp_set_num_threads(before); }
+  } one_thread;
   Generator gen(7);
   Tensor q = randn({1, 2, 130, 64}, kFloat, &gen), k = randn({1, 2, 130, 64}, kFloat, &gen);
   Tensor v = randn({1, 2, 130, 64}, kFloat, &gen), dout = randn({1, 2, 130, 64}, kFloat, &gen);
@@ -253,13 +256,12 @@ TEST(Attention, MaskedScoresMakeNoSubnormals) {
   _mm_setcsr(_mm_getcsr() & ~_MM_EXCEPT_MASK);
   ops::softmax(scores, 1);
   EXPECT_EQ(_mm_getcsr() & kUnderflowOrDenormal, 0u) << "softmax";
-  omp_set_num_threads(threads);
 }
 
-// Probabilities under 3.4e-38 (scores more than 86.3 below their row's maximum) are 0 in the
-// blocked kernel, where the exact value would be subnormal. Small integers in q and k (times 16)
-// make scores that are exact in float32 and spread by about 60: most of a row's probabilities are
-// that small. The results stay with the float64 reference, which keeps every probability. (The
+// Probabilities under 3.3e-38 (scores more than 86.3 below their row's maximum) are 0 in the
+// blocked kernel (AttentionRows.* tests the threshold). Small integers in q and k (times 16) make
+// scores that are exact in float32 and spread widely: about 8% of the probabilities are that
+// small. The results stay with the float64 reference, which keeps every probability. (The
 // absolute tolerance is for dk: where one key takes nearly all of a row, its score gradient is
 // p (dp - delta) with dp and delta nearly equal, and their float32 rounding, times q's 16,
 // moves dk by up to 3e-5, with or without the flush: the bits are the same.)

@@ -1,8 +1,8 @@
 // Blocked attention (kernels/attention.h). Each head's operands are first copied into panels laid
 // out for the block products (K and V once per head, transposed where a product needs them that
 // way), then every block product runs on one register-tiled micro-kernel: float32 panels
-// (block_gemm_f32.h), or for bfloat16 storage on CPUs with vdpbf16ps, bfloat16 panels
-// (block_gemm_bf16.h) at twice the rate, with the probabilities and score gradients rounded to
+// (block_gemm_f32.h), or for bfloat16 storage on CPUs whose vdpbf16ps runs at twice the FMA's
+// rate, bfloat16 panels (block_gemm_bf16.h), with the probabilities and score gradients rounded to
 // bfloat16 for the products that take them, as FlashAttention-2 does for 16-bit inputs. The
 // softmax, the running statistics and every accumulator stay float32.
 #include <algorithm>

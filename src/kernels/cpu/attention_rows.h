@@ -2,9 +2,9 @@
 // The per-row steps between attention's block products (kernels/attention.h): the forward's
 // online softmax of a row of scores, and the backward's probabilities and score gradients. An
 // AVX-512 body (chosen at run time; functions named *_avx512 are compiled for it whatever the
-// file's level) and a portable one. The AVX-512 bodies work on whole vectors with the hidden
-// columns masked: the portable loops left scalar remainders (GCC peels and splits them) that took
-// a third of the forward's time.
+// file's level) and a portable one. The AVX-512 bodies work on whole vectors, with the hidden
+// columns masked in blocks that have any: the portable loops left scalar remainders (GCC peels
+// and splits them) that took a third of the forward's time.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,16 +21,14 @@ namespace attention_rows {  // names of their own: another kernel header may wan
 
 #define STRIDER_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
-// Probabilities below this are 0. exp(-86.3) is 3.4e-38, next to FLT_MIN (1.2e-38): against a
-// row sum of at least 1 (the row's maximum contributes exp(0)), a probability that small changes
-// no float32 output unless |v| exceeds 1e31. Below it the exact result is subnormal, and Intel
-// cores take a microcode assist (about 150 cycles a lane) for each subnormal result or operand,
-// in this exp and again in the block product that reads it; a causal mask's hidden lanes (-inf)
-// all took one. GPU kernels flush such values to zero the same way.
+// Probabilities (and rescale factors) below exp(-86.3) = 3.3e-38 are 0: from there down p 2^n
+// could leave the normal range (n < -125), and Intel cores take a microcode assist, about 150
+// cycles a lane, for each subnormal result or operand. Against a row sum of at least 1 such a
+// probability moves no float32 output unless |v| exceeds 1e31. GPU kernels flush the same way.
 constexpr float kFlushBelow = -86.3f;
 
-// vmath::exp on 16 lanes, the same range reduction and polynomial, with results under
-// kFlushBelow flushed to 0: every intermediate stays normal.
+// vmath::exp on 16 lanes (the same range reduction and polynomial, its multiply-adds fused: within
+// an ulp), with results under kFlushBelow flushed to 0: every intermediate stays normal.
 STRIDER_AVX512 inline __m512 exp_avx512(__m512 x) {
   const __m512 hi = _mm512_set1_ps(88.7228394f), lo = _mm512_set1_ps(kFlushBelow);
   // Lanes below lo (and NaN) compute with 0 and are replaced below.
@@ -93,7 +91,7 @@ STRIDER_AVX512 inline float online_softmax_row_body_avx512(float* row, int64_t n
     _mm512_storeu_ps(row + c, e);
     sum = _mm512_add_ps(sum, e);
   }
-  const float alpha = vmath::exp(row_max - mx);
+  const float alpha = exp_flushed(row_max - mx);
   row_sum = row_sum * alpha + _mm512_reduce_add_ps(sum);
   row_max = mx;
   return alpha;
@@ -136,7 +134,7 @@ inline float online_softmax_row(float* row, int64_t n, int64_t visible, float sc
   if (cpu_has(Isa::avx512)) return online_softmax_row_avx512(row, n, visible, scale, row_max, row_sum);
   float mx = row_max;
   for (int64_t c = 0; c < visible; ++c) mx = std::max(mx, row[c] * scale);
-  const float alpha = vmath::exp(row_max - mx);
+  const float alpha = exp_flushed(row_max - mx);
   float sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < visible; ++c) {

@@ -45,10 +45,8 @@ STRIDER_AVX512 inline void f32_rows_avx512(int64_t n, int64_t k, const float* a,
   }
 }
 
-// Six rows at a time: 24 accumulators, four B vectors and a broadcast of the 32 registers. Each
-// pass over the rows reads the B panel again, and attention's backward works on more panels than
-// L1 holds; with operands from L2, 64 x 64 x 64 products ran 8% faster in rows of six than of four
-// (Intel Xeon, Emerald Rapids; the same in L1).
+// Six rows at a time (24 accumulators, four B vectors, a broadcast): each pass over the rows reads
+// the B panel again, from L2 in attention's backward; 8% faster than four there (docs/benchmarks.md).
 STRIDER_AVX512 inline void f32_gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                                            int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   int64_t i = 0;

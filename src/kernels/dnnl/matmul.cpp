@@ -4,19 +4,12 @@
 namespace strider::kernels::dnnl_ops {
 namespace {
 
-// Right operands oneDNN 2.x packs inside every product, and which run faster reordered
-// beforehand into the layout the primitive asks for (weights `any`), the reorder counted:
-// - float32 in row-major [K, N] (the gradient-input product dy @ W of a linear layer, the
-//   weight-gradient product's x): the matmul reads it without packing; once it outgrows the L2
-//   cache it runs 10-14 points of the peak below the transposed layout. From 1M elements the
-//   reorder pays where the product has the rows to amortize it. A column-major copy did as well
-//   on a Zen 5; on an Intel Xeon (Emerald Rapids) the reorder ran GPT-2-small's gradient-input
-//   products 3-13% faster than that copy, and 12-56% faster than none.
-// - bfloat16 in any plain layout: jit_brgemm_matmul_copy_b_bf16 took 5.3% of a GPT-2-small
-//   bfloat16 step's samples; reordered, its products ran 3 points of the peak higher.
-// (bench/gpt_gemms_bench.cpp, docs/benchmarks.md.) From 512 rows, up to 8M elements: a bounded
-// transient (32 MB). A copy per product, not cached: a FULL_SHARD weight is gathered anew for its
-// backward anyway.
+// Right operands oneDNN 2.x packs inside every product run faster reordered beforehand into the
+// layout the primitive asks for (weights `any`), the reorder counted (bench/gpt_gemms_bench.cpp,
+// docs/benchmarks.md): float32 in row-major [K, N] from 1M elements (the gradient-input product
+// dy @ W, the weight gradient's x: read unpacked, they ran 10-14 points of the peak lower) and
+// bfloat16 in any plain layout. From 512 rows, to amortize it; up to 8M elements, a bounded
+// transient (32 MB); a copy per product, not cached: FULL_SHARD gathers a weight anew anyway.
 constexpr int64_t kReorderFromRows = 512, kReorderUpToElements = int64_t{8} << 20;
 constexpr int64_t kReorderFloatFromElements = int64_t{1} << 20;
 
