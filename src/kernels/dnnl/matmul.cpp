@@ -4,12 +4,13 @@
 namespace strider::kernels::dnnl_ops {
 namespace {
 
-// Right operands oneDNN 2.x packs inside every product run faster reordered beforehand into the
-// layout the primitive asks for (weights `any`), the reorder counted (bench/gpt_gemms_bench.cpp,
-// docs/benchmarks.md): float32 in row-major [K, N] from 1M elements (the gradient-input product
-// dy @ W, the weight gradient's x: read unpacked, they ran 10-14 points of the peak lower) and
-// bfloat16 in any plain layout. From 512 rows, to amortize it; up to 8M elements, a bounded
-// transient (32 MB); a copy per product, not cached: FULL_SHARD gathers a weight anew anyway.
+// Two kinds of right operand run faster reordered beforehand into the layout the primitive asks
+// for (weights `any`), the reorder counted (bench/gpt_gemms_bench.cpp, docs/benchmarks.md):
+// float32 in row-major [K, N] from 1M elements (the gradient-input product dy @ W, the weight
+// gradient's x), which oneDNN 2.x reads unpacked, 10-14 points of the peak slower; and bfloat16 in
+// any plain layout, which it packs inside every product. From 512 rows, to amortize it; up to 8M
+// elements, a bounded transient (32 MB); a copy per product, not cached: FULL_SHARD gathers a
+// weight anew anyway.
 constexpr int64_t kReorderFromRows = 512, kReorderUpToElements = int64_t{8} << 20;
 constexpr int64_t kReorderFloatFromElements = int64_t{1} << 20;
 
