@@ -4,12 +4,13 @@
 // softmax (running max and sum, FlashAttention-2, Dao 2023). The forward saves each query row's
 // log-sum-exp of its scaled scores; the backward recomputes the probabilities block by block
 // from it. Causal masking is top-left aligned: query i sees keys 0..i.
-// The ordered list: cpu_bf16 (bfloat16 storage on CPUs with AVX512_BF16, unless they have AMX,
-// whose cores run vdpbf16ps at half the FMA's rate: bfloat16 block products on vdpbf16ps with
-// float32 accumulation, the probabilities and score gradients rounded to
-// bfloat16 for the products that take them; like the instruction, it reads and writes values
-// below bfloat16's normal range as zero), cpu (float32, bfloat16, float16 computed in float32),
-// both for rows of unit stride; then ref (float64 accumulation, any floating dtype and strides).
+// The ordered list: cpu_amx (bfloat16 storage on CPUs whose AMX tiles this process may use) and
+// cpu_bf16 (bfloat16 storage on CPUs with AVX512_BF16 and without AMX, whose cores run vdpbf16ps
+// at half the FMA's rate): bfloat16 block products with float32 accumulation, the probabilities
+// and score gradients rounded to bfloat16 for the products that take them; like the
+// instructions, they read and write values below bfloat16's normal range as zero. Then cpu
+// (float32, bfloat16, float16 computed in float32), all three for rows of unit stride; then ref
+// (float64 accumulation, any floating dtype and strides).
 #include "kernels/implementation_list.h"
 #include "strider/core/tensor.h"
 
@@ -37,10 +38,13 @@ void attention_backward(const AttentionBackward& p, const Dispatch& d);
 namespace cpu {
 std::string attention_rejects(const std::vector<const Tensor*>& tensors);
 std::string attention_bf16_rejects(const std::vector<const Tensor*>& tensors);
+std::string attention_amx_rejects(const std::vector<const Tensor*>& tensors);
 void attention_forward(const AttentionForward& p);
 void attention_backward(const AttentionBackward& p);
 void attention_forward_bf16(const AttentionForward& p);
 void attention_backward_bf16(const AttentionBackward& p);
+void attention_forward_amx(const AttentionForward& p);
+void attention_backward_amx(const AttentionBackward& p);
 }  // namespace cpu
 namespace ref {
 void attention_forward(const AttentionForward& p);

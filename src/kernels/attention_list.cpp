@@ -1,5 +1,5 @@
-// The attention implementation lists: the blocked kernel with bfloat16 products (AVX512_BF16),
-// with float32 products, then the float64 oracle.
+// The attention implementation lists: the blocked kernel with bfloat16 products (on AMX tiles, or
+// AVX512_BF16's vdpbf16ps), with float32 products, then the float64 oracle.
 #include "kernels/attention.h"
 #include "kernels/cpu_isa.h"
 
@@ -20,10 +20,18 @@ std::string attention_bf16_rejects(const std::vector<const Tensor*>& tensors) {
   if (cpu_reports_amx()) return "this CPU (with AMX) runs vdpbf16ps slower than the float32 products";
   return attention_rejects(tensors);
 }
+std::string attention_amx_rejects(const std::vector<const Tensor*>& tensors) {
+  if (tensors.front()->dtype() != kBFloat16) return "bfloat16 storage only (other dtypes take the float32 products)";
+  if (!cpu_has(Isa::amx_bf16))
+    return "needs AMX-BF16 tiles this process may use, which this CPU (or Linux, or STRIDER_MAX_CPU_ISA) does not grant";
+  return attention_rejects(tensors);
+}
 }  // namespace cpu
 
 const ImplementationList<AttentionForward>& attention_forward_implementations() {
   static const ImplementationList<AttentionForward> list = {
+      {"cpu_amx", [](const AttentionForward& p) { return cpu::attention_amx_rejects({&p.q, &p.k, &p.v, &p.out}); },
+       cpu::attention_forward_amx},
       {"cpu_bf16", [](const AttentionForward& p) { return cpu::attention_bf16_rejects({&p.q, &p.k, &p.v, &p.out}); },
        cpu::attention_forward_bf16},
       {"cpu", [](const AttentionForward& p) { return cpu::attention_rejects({&p.q, &p.k, &p.v, &p.out}); },
@@ -35,6 +43,11 @@ const ImplementationList<AttentionForward>& attention_forward_implementations() 
 
 const ImplementationList<AttentionBackward>& attention_backward_implementations() {
   static const ImplementationList<AttentionBackward> list = {
+      {"cpu_amx",
+       [](const AttentionBackward& p) {
+         return cpu::attention_amx_rejects({&p.q, &p.k, &p.v, &p.out, &p.dout, &p.dq, &p.dk, &p.dv});
+       },
+       cpu::attention_backward_amx},
       {"cpu_bf16",
        [](const AttentionBackward& p) {
          return cpu::attention_bf16_rejects({&p.q, &p.k, &p.v, &p.out, &p.dout, &p.dq, &p.dk, &p.dv});

@@ -410,10 +410,12 @@ TEST(AttentionImplementationList, EveryAcceptingEntryMatchesTheReference) {
       ListWalk<kernels::AttentionForward> fwd{
           [&] { return kernels::AttentionForward{like(q, dtype), empty({2, 3, 70}, lse_dtype), q, k, v, 0.4, causal}; },
           [](const kernels::AttentionForward& p) { return std::vector<Tensor>{p.out, p.lse}; }, tolerance(dtype)};
-      // cpu_bf16 (bfloat16 products) takes bfloat16 where the CPU has AVX512_BF16 and not AMX
-      // (kernels_capped_avx512_bf16 runs it on an AMX CPU), cpu the rest.
-      const bool bf16_products = dtype == kBFloat16 && kernels::cpu_has(kernels::Isa::avx512_bf16) &&
-                                 !kernels::cpu_reports_amx();
+      // Bfloat16 products take bfloat16: cpu_amx where the tiles may be used, cpu_bf16 where the
+      // CPU has AVX512_BF16 and not AMX (kernels_capped_avx512_bf16 runs it on an AMX CPU); cpu
+      // takes the rest.
+      const bool bf16_products =
+          dtype == kBFloat16 && (kernels::cpu_has(kernels::Isa::amx_bf16) ||
+                                 (kernels::cpu_has(kernels::Isa::avx512_bf16) && !kernels::cpu_reports_amx()));
       const int accepting = dtype == kDouble ? 1 : bf16_products ? 3 : 2;
       EXPECT_EQ(walk_list(kernels::attention_forward_implementations(), fwd), accepting);
       kernels::AttentionForward f = fwd.fresh();

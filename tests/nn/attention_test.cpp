@@ -106,9 +106,9 @@ TEST(Attention, BlockedKernelMatchesTheReference) {
 }
 
 // 16-bit storage against the float64 reference on the values it holds. float16 computes in
-// float32; bfloat16 too, or on CPUs with vdpbf16ps in bfloat16 products with float32 accumulation,
-// the probabilities and score gradients rounded to bfloat16 for the products that take them
-// (ctest nn_attention_capped_avx512 runs the float32 form on such a CPU). Partial blocks, odd head
+// float32; bfloat16 too, or on CPUs with AMX or vdpbf16ps in bfloat16 products with float32
+// accumulation, the probabilities and score gradients rounded to bfloat16 for the products that
+// take them (ctests nn_attention_capped_* run the other forms on such a CPU). Partial blocks, odd head
 // sizes and lengths, more or fewer keys than queries, causal or not: every result within 1.5/256
 // of the reference in relative norm (measured on a Zen 4: 0.0014-0.0033 with bfloat16 products,
 // 0.0013-0.0021 in float32, where it is the results' own rounding), and elementwise within 3e-2.

@@ -1,10 +1,11 @@
 // Blocked attention (kernels/attention.h). Each head's operands are first copied into panels laid
 // out for the block products (K and V once per head, transposed where a product needs them that
 // way), then every block product runs on one register-tiled micro-kernel: float32 panels
-// (block_gemm_f32.h), or for bfloat16 storage on CPUs whose vdpbf16ps runs at twice the FMA's
-// rate, bfloat16 panels (block_gemm_bf16.h), with the probabilities and score gradients rounded to
-// bfloat16 for the products that take them, as FlashAttention-2 does for 16-bit inputs. The
-// softmax, the running statistics and every accumulator stay float32.
+// (block_gemm_f32.h), or for bfloat16 storage, bfloat16 panels: on AMX's tiles where the CPU has
+// them (block_gemm_amx.h), else on vdpbf16ps where that runs at twice the FMA's rate
+// (block_gemm_bf16.h), with the probabilities and score gradients rounded to bfloat16 for the
+// products that take them, as FlashAttention-2 does for 16-bit inputs. The softmax, the running
+// statistics and every accumulator stay float32.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/cpu/attention_rows.h"
+#include "kernels/cpu/block_gemm_amx.h"
 #include "kernels/cpu/block_gemm_bf16.h"
 #include "kernels/cpu/block_gemm_f32.h"
 #include "kernels/cpu/kernel_tables.h"
@@ -49,9 +51,12 @@ void store_row(const float* row, float scale, int64_t D, T* dst) {
 // How block products take their operands. A panels are row-major; a B panel of `ld` columns keeps
 // kPair consecutive k-steps of a column together: element (p, j) at
 // (p / kPair) * kPair * ld + j * kPair + p % kPair, so rows p0 (a multiple of kPair) and columns j0
-// start at p0 * ld + j0 * kPair.
+// start at p0 * ld + j0 * kPair. A Scope lives on each thread while it runs products.
+struct NoScope {};
+
 struct Float32Products {
   using E = float;
+  using Scope = NoScope;
   static constexpr int64_t kPair = 1;
   template <class T>
   static E from(T x) {
@@ -73,6 +78,7 @@ struct Float32Products {
 
 struct BFloat16Products {
   using E = uint16_t;  // bfloat16 bits
+  using Scope = NoScope;
   static constexpr int64_t kPair = 2;
   static E from(BFloat16 x) { return x.bits; }
   static void gemm(int64_t m, int64_t n, int64_t k, const E* a, int64_t lda, const E* b, int64_t ldb, float* c,
@@ -90,6 +96,15 @@ struct BFloat16Products {
   }
   static void store(const float* row, float scale, int64_t D, BFloat16* dst) {
     round_scaled_avx512(row, scale, D, reinterpret_cast<uint16_t*>(dst));
+  }
+};
+
+// The same panels and roundings, the products on the tiles.
+struct AmxProducts : BFloat16Products {
+  using Scope = AmxTiles;
+  static void gemm(int64_t m, int64_t n, int64_t k, const E* a, int64_t lda, const E* b, int64_t ldb, float* c,
+                   int64_t ldc, bool accumulate) {
+    block_gemm_amx_avx512(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
   }
 };
 
@@ -182,6 +197,7 @@ void forward_typed(const AttentionForward& p) {
   const float scale = static_cast<float>(p.scale);
   auto* lse = static_cast<float*>(p.lse.data());
   parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+    [[maybe_unused]] const typename P::Scope products_scope;
     // Operands: keys as B columns [Dp][Sc], values as B rows [Sp][Dp], a query block [kBlock][Dp],
     // the probabilities as an A operand [kBlock][kBlock]. Float: scores [kBlock][kBlock] and the
     // output block [kBlock][Dp].
@@ -246,6 +262,7 @@ void backward_typed(const AttentionBackward& p) {
   const float scale = static_cast<float>(p.scale);
   const auto* lse_all = static_cast<const float*>(p.lse.data());
   parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
+    [[maybe_unused]] const typename P::Scope products_scope;
     // Per head, as operands: q and dout as B rows [Lp][Dp] and B columns [Dp][Lc], k and v as A
     // rows [Sp][Dp], k as A columns [Dp][Sc]; per block, two A tiles and a B tile [kBlock][kBlock].
     // Float: dq transposed [Dp][Lc] (dq^T += k^T ds^T) and back [Lp][Dp], row statistics [Lp] x 2; per key block dk,
@@ -358,8 +375,22 @@ void attention_backward_bf16(const AttentionBackward& p) {
   backward_typed<BFloat16, BFloat16Products>(p);
 }
 
-extern const AttentionKernels attention_kernels{&attention_forward, &attention_backward, &attention_forward_bf16,
-                                                &attention_backward_bf16};
+// ... and here only on a CPU whose tiles Linux lets this process use.
+void attention_forward_amx(const AttentionForward& p) {
+  STRIDER_INTERNAL_ASSERT(p.q.dtype() == kBFloat16 && cpu_has(Isa::amx_bf16), "attention_forward_amx",
+                          "reached with dtype ", p.q.dtype(), " on ", isa_name(cpu_isa()));
+  forward_typed<BFloat16, AmxProducts>(p);
+}
+
+void attention_backward_amx(const AttentionBackward& p) {
+  STRIDER_INTERNAL_ASSERT(p.q.dtype() == kBFloat16 && cpu_has(Isa::amx_bf16), "attention_backward_amx",
+                          "reached with dtype ", p.q.dtype(), " on ", isa_name(cpu_isa()));
+  backward_typed<BFloat16, AmxProducts>(p);
+}
+
+extern const AttentionKernels attention_kernels{&attention_forward,      &attention_backward,
+                                                &attention_forward_bf16, &attention_backward_bf16,
+                                                &attention_forward_amx,  &attention_backward_amx};
 
 }  // namespace STRIDER_ISA_NAMESPACE
 }  // namespace strider::kernels::cpu

@@ -32,8 +32,9 @@ STRIDER_DECLARE_TABLES(isa_avx512)
 
 namespace {
 
-// avx512_bf16 and amx_bf16 (AMX is oneDNN's alone) run the avx512 copy; an entry that needs vdpbf16ps (attention's bfloat16 block
-// products) is an implementation-list entry of its own that rejects other CPUs.
+// avx512_bf16 and amx_bf16 run the avx512 copy; an entry that needs vdpbf16ps or the AMX tiles
+// (attention's bfloat16 block products) is an implementation-list entry of its own that rejects
+// other CPUs.
 template <class Table>
 [[maybe_unused]] const Table& pick(const Table& baseline, const Table& avx2, const Table& avx512) {
   switch (cpu_isa()) {
@@ -107,6 +108,8 @@ void attention_forward(const AttentionForward& p) { attentions().forward(p); }
 void attention_backward(const AttentionBackward& p) { attentions().backward(p); }
 void attention_forward_bf16(const AttentionForward& p) { attentions().forward_bf16(p); }
 void attention_backward_bf16(const AttentionBackward& p) { attentions().backward_bf16(p); }
+void attention_forward_amx(const AttentionForward& p) { attentions().forward_amx(p); }
+void attention_backward_amx(const AttentionBackward& p) { attentions().backward_amx(p); }
 void batch_norm_inference(const BatchNormForward& p) { batch_norms().batch_norm_inference(p); }
 void batch_norm_training_forward(const BatchNormForward& p) { batch_norms_training().forward(p); }
 void batch_norm_training_backward(const BatchNormBackward& p) { batch_norms_training().backward(p); }

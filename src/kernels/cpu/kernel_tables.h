@@ -32,6 +32,8 @@ struct AttentionKernels {
   void (*backward)(const AttentionBackward&);
   void (*forward_bf16)(const AttentionForward&);  // bfloat16 products: AVX512_BF16 CPUs only
   void (*backward_bf16)(const AttentionBackward&);
+  void (*forward_amx)(const AttentionForward&);  // bfloat16 products on AMX tiles: amx_bf16 CPUs only
+  void (*backward_amx)(const AttentionBackward&);
 };
 struct BatchNormInferenceKernels {
   void (*batch_norm_inference)(const BatchNormForward&);
