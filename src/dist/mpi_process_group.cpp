@@ -231,8 +231,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
       const int64_t item = static_cast<int64_t>(element_size(t.dtype()));
       detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
       char* base = static_cast<char*>(t.data());
-      detail::ring_reduce_scatter(c, base, base + blocks[rank_] * item, blocks, t.dtype(),
-                                  op == ReduceOp::Avg ? ReduceOp::Sum : op);
+      detail::ring_reduce_scatter(c, base, base + blocks[rank_] * item, blocks, t.dtype(), op);
       detail::ring_all_gather(c, base, blocks, t.dtype());
     } else {
       MPI_Request req;
@@ -240,8 +239,8 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
                               comm_->data_comm(), &req), this, "all_reduce");
       waiter.wait(&req);
       bytes_sent_ += 2 * t.nbytes() * (size_ - 1) / size_;
+      if (op == ReduceOp::Avg) detail::scale_in_place(t, 1.0 / size_);
     }
-    if (op == ReduceOp::Avg) detail::scale_in_place(t, 1.0 / size_);
   });
 }
 
@@ -313,8 +312,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
     const ReduceOp base_op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
     if (algo == Algorithm::Ring) {
       detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
-      detail::ring_reduce_scatter(c, in.data(), out.data(), detail::even_blocks(out.numel(), size_), in.dtype(),
-                                  base_op);
+      detail::ring_reduce_scatter(c, in.data(), out.data(), detail::even_blocks(out.numel(), size_), in.dtype(), op);
     } else {
       MPI_Request req;
       check_rc(MPI_Ireduce_scatter_block(in.data(), out.data(), static_cast<int>(out.numel()), mpi_type(in.dtype()),
@@ -322,8 +320,8 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
                this, "reduce_scatter");
       waiter.wait(&req);
       bytes_sent_ += out.nbytes() * (size_ - 1);
+      if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
     }
-    if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
   });
 }
 
@@ -370,7 +368,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
     const size_t item = element_size(in.dtype());
     if (algo == Algorithm::Ring) {
       detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
-      detail::ring_reduce_scatter_pieces(c, in.data(), pieces, out.data(), in.dtype(), base_op);
+      detail::ring_reduce_scatter_pieces(c, in.data(), pieces, out.data(), in.dtype(), op);
     } else {  // OpenMPI's reduce-scatter takes rank-major blocks: pack them
       Tensor packed = detail::flat_buffer(out.numel() * size_, in.dtype());
       for (int q = 0; q < size_; ++q)
@@ -382,8 +380,8 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                this, "reduce_scatter_pieces");
       waiter.wait(&req);
       bytes_sent_ += out.nbytes() * (size_ - 1);
+      if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
     }
-    if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
   });
 }
 

@@ -44,7 +44,7 @@ void exchange(const RingContext& c, const char* send, int64_t send_bytes, char* 
 // of the next.
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
-void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op);
+void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op, double scale);
 
 // Sends `send`, receives `count` elements from the left and, chunk by chunk as they land, has
 // reduce(dst + at, recv + at, first element, elements) write received (op) mine into dst (dst
@@ -72,7 +72,10 @@ void exchange_and_reduce(const RingContext& c, const char* send, int64_t send_by
   if (!sends.empty()) c.waiter.wait(sends.data(), static_cast<int>(sends.size()));
 }
 
-void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op) {
+// dst = a (op) b. A scale other than 1 (an average's last step) multiplies the sum, rounded to
+// the dtype, in double and rounds again: the bits the sum and a pass of scale_in_place after it
+// gave, in the pass that writes the sum.
+void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarType dtype, ReduceOp op, double scale) {
   dispatch_all(dtype, "reduce_scatter", [&]<class T>() {
     T* d = static_cast<T*>(dst);
     const T* x = static_cast<const T*>(a);
@@ -83,14 +86,21 @@ void reduce_blocks(void* dst, const void* a, const void* b, int64_t n, ScalarTyp
       if (op == ReduceOp::Max) {
 #pragma GCC ivdep
         for (int64_t i = 0; i < n; ++i) d[i] = x[i] > y[i] ? x[i] : y[i];
-      } else {
+      } else if (scale == 1.0) {
 #pragma GCC ivdep
         for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(x[i] + y[i]);
+      } else {
+#pragma GCC ivdep
+        for (int64_t i = 0; i < n; ++i) {
+          const T sum = static_cast<T>(x[i] + y[i]);
+          store_as(d[i], static_cast<double>(sum) * scale);
+        }
       }
     } else {  // bfloat16 / float16: through float32, rounded once per step
       for (int64_t i = 0; i < n; ++i) {
         const float p = static_cast<float>(x[i]), q = static_cast<float>(y[i]);
         store_as(d[i], op == ReduceOp::Max ? (p > q ? p : q) : p + q);
+        if (scale != 1.0) store_as(d[i], static_cast<double>(static_cast<float>(d[i])) * scale);
       }
     }
   });
@@ -122,7 +132,8 @@ constexpr int64_t kSegmentBytes = int64_t{8} << 20;
 
 // length(b): block b's elements. mine(b, first): block b's elements from `first` where they lie
 // contiguously, or null to have pack(dst, b, first, n) copy them. add(dst, recv, b, first, n):
-// dst = recv (op) this rank's elements [first, first + n) of block b.
+// dst = recv (op) this rank's elements [first, first + n) of block b; last: the step that writes
+// `out`.
 template <class Length, class Mine, class Pack, class Add>
 void segmented_ring_reduce_scatter(const RingContext& c, char* out, ScalarType dtype, Length&& length, Mine&& mine,
                                    Pack&& pack, Add&& add) {
@@ -149,12 +160,21 @@ void segmented_ring_reduce_scatter(const RingContext& c, char* out, ScalarType d
       }
       // (A block with nothing left in this segment receives nothing: no pointer past its end.)
       char* dst = s == c.size - 2 && part(got) > 0 ? out + first * item : recv;
+      const bool last = s == c.size - 2;
       exchange_and_reduce(c, from, part(sent) * item, recv, dst, part(got), dtype,
-                          [&](char* d, const char* r, int64_t at, int64_t n) { add(d, r, got, first + at, n); });
+                          [&](char* d, const char* r, int64_t at, int64_t n) { add(d, r, got, first + at, n, last); });
       std::swap(send, recv);
     }
   }
 }
+
+}  // namespace
+
+namespace {
+
+// Avg is Sum with the last step's sums scaled by 1 / size.
+ReduceOp base_op(ReduceOp op) { return op == ReduceOp::Avg ? ReduceOp::Sum : op; }
+double last_scale(const RingContext& c, ReduceOp op) { return op == ReduceOp::Avg ? 1.0 / c.size : 1.0; }
 
 }  // namespace
 
@@ -163,14 +183,16 @@ void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const 
   const int64_t item = static_cast<int64_t>(element_size(dtype));
   auto length = [&](int b) { return blocks[b + 1] - blocks[b]; };
   const char* src = static_cast<const char*>(in);
-  if (c.size == 1) {
+  if (c.size == 1) {  // an average of one is the value
     std::memmove(out, in, static_cast<size_t>(length(0) * item));
     return;
   }
   auto at = [&](int b, int64_t first) { return src + (blocks[b] + first) * item; };
   segmented_ring_reduce_scatter(
       c, static_cast<char*>(out), dtype, length, at, [](char*, int, int64_t, int64_t) {},
-      [&](char* d, const char* r, int b, int64_t first, int64_t n) { reduce_blocks(d, r, at(b, first), n, dtype, op); });
+      [&](char* d, const char* r, int b, int64_t first, int64_t n, bool last) {
+        reduce_blocks(d, r, at(b, first), n, dtype, base_op(op), last ? last_scale(c, op) : 1.0);
+      });
 }
 
 void ring_reduce_scatter_pieces(const RingContext& c, const void* in, const std::vector<Piece>& pieces, void* out,
@@ -191,9 +213,11 @@ void ring_reduce_scatter_pieces(const RingContext& c, const void* in, const std:
           std::memcpy(dst + at * static_cast<int64_t>(item), run, static_cast<size_t>(k) * item);
         });
       },
-      [&](char* d, const char* r, int b, int64_t first, int64_t n) {
+      [&](char* d, const char* r, int b, int64_t first, int64_t n, bool last) {
+        const double scale = last ? last_scale(c, op) : 1.0;
         for_each_piece_run(base, pieces, b, first, n, item, [&](int64_t at, const char* run, int64_t k) {
-          reduce_blocks(d + at * static_cast<int64_t>(item), r + at * static_cast<int64_t>(item), run, k, dtype, op);
+          reduce_blocks(d + at * static_cast<int64_t>(item), r + at * static_cast<int64_t>(item), run, k, dtype,
+                        base_op(op), scale);
         });
       });
 }

@@ -30,8 +30,9 @@ using BlockOffsets = std::vector<int64_t>;
 BlockOffsets even_blocks(int64_t block, int size);
 BlockOffsets split_blocks(int64_t count, int size);
 
-// out receives the reduction over all ranks of block `rank` of `in`. Sum and Max (Avg is Sum
-// then a scale, by the caller). `out` may alias block `rank` of `in`.
+// out receives the reduction over all ranks of block `rank` of `in`: Sum, Max, or Avg (the sum
+// scaled in the pass that writes it, with the bits of a sum followed by scale_in_place). `out`
+// may alias block `rank` of `in`.
 void ring_reduce_scatter(const RingContext& c, const void* in, void* out, const BlockOffsets& blocks,
                          ScalarType dtype, ReduceOp op);
 
