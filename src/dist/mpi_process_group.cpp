@@ -239,7 +239,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceO
                               comm_->data_comm(), &req), this, "all_reduce");
       waiter.wait(&req);
       bytes_sent_ += 2 * t.nbytes() * (size_ - 1) / size_;
-      if (op == ReduceOp::Avg) detail::scale_in_place(t, 1.0 / size_);
+      if (op == ReduceOp::Avg && size_ > 1) detail::scale_in_place(t, 1.0 / size_);
     }
   });
 }
@@ -320,7 +320,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
                this, "reduce_scatter");
       waiter.wait(&req);
       bytes_sent_ += out.nbytes() * (size_ - 1);
-      if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
+      if (op == ReduceOp::Avg && size_ > 1) detail::scale_in_place(out, 1.0 / size_);
     }
   });
 }
@@ -380,7 +380,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                this, "reduce_scatter_pieces");
       waiter.wait(&req);
       bytes_sent_ += out.nbytes() * (size_ - 1);
-      if (op == ReduceOp::Avg) detail::scale_in_place(out, 1.0 / size_);
+      if (op == ReduceOp::Avg && size_ > 1) detail::scale_in_place(out, 1.0 / size_);
     }
   });
 }

@@ -12,8 +12,8 @@ enum class Isa {
   avx2,         // AVX2 + FMA
   avx512,       // AVX-512 F/BW/VL/DQ (oneDNN's avx512_core)
   avx512_bf16,  // plus AVX512_BF16 (vdpbf16ps)
-  amx_bf16,     // plus AMX tiles with bfloat16 products (tdpbf16ps), granted by the OS: only
-                // oneDNN uses them, so the cap below it is what keeps oneDNN off them
+  amx_bf16,     // plus AMX tiles with bfloat16 products (tdpbf16ps), granted by the OS: oneDNN
+                // and attention's bfloat16 products use them; the cap below it keeps both off
 };
 
 // Detected once per process, after the cap; a bad STRIDER_MAX_CPU_ISA is a strider::Error.

@@ -1,5 +1,5 @@
 // Collectives against values computed locally, for several dtypes and uneven sizes. Runs under
-// `mpirun -np N` (CTest runs 1, 2 and 4 ranks) and as a plain process (world size 1).
+// `mpirun -np N` (CTest runs 1 to 4 ranks) and as a plain process (world size 1).
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
@@ -338,46 +338,49 @@ TEST(Collectives, RingReducesBlocksOfSeveralSegments) {
 // An average is the sum, rounded to the dtype, times 1 / size in double, rounded again: the ring
 // scales in the pass that writes the sum, so its bits must be those of the sum scaled after it
 // (values that round, so a second rounding or a float32 scale would show; at 3 ranks the scale is
-// inexact).
+// inexact), in every dtype, and in blocks of more than one of the ring's 8 MiB segments.
 TEST(Collectives, AverageIsTheSumScaledOnce) {
   const int r = pg->rank(), w = pg->size();
   auto scaled = [&](const Tensor& sum) { return (sum.to(kDouble) * (1.0 / w)).to(sum.dtype()); };
-  for (ScalarType dt : {kFloat, kBFloat16, kDouble}) {
+  auto check = [&](ScalarType dt, int64_t n) {
     Generator gen(17 + r);
-    const int64_t n = 3001;
-    Tensor values = randn({n * w}, kDouble, &gen).to(dt);
-#if STRIDER_WITH_MPI
-    auto* mpi = dynamic_cast<dist::MpiProcessGroup*>(pg.get());
-    ASSERT_NE(mpi, nullptr);
-    for (dist::Algorithm algo : {dist::Algorithm::Ring, dist::Algorithm::Mpi}) {
-      mpi->set_algorithm(dist::Collective::ReduceScatter, algo);
-      mpi->set_algorithm(dist::Collective::AllReduce, algo);
-#endif
-      Tensor sum = values.clone(), avg = values.clone();
-      pg->all_reduce(sum, dist::ReduceOp::Sum);
-      pg->all_reduce(avg, dist::ReduceOp::Avg);
-      EXPECT_TRUE(testing::all_close(avg, scaled(sum), 0, 0)) << "all_reduce " << to_string(dt);
-      Tensor block_sum = empty({n}, dt), block_avg = empty({n}, dt);
-      pg->reduce_scatter(block_sum, values, dist::ReduceOp::Sum);
-      pg->reduce_scatter(block_avg, values, dist::ReduceOp::Avg);
-      EXPECT_TRUE(testing::all_close(block_avg, scaled(block_sum), 0, 0)) << "reduce_scatter " << to_string(dt);
-      const std::vector<dist::Piece> pieces = {{0, 1000}, {1000 * w, n - 1000}};
-      Tensor piece_avg = empty({n}, dt);
-      pg->reduce_scatter_pieces_async(piece_avg, values, pieces, dist::ReduceOp::Avg)->wait();
-      Tensor packed = empty({n * w}, dt);
-      for (int q = 0; q < w; ++q) {
-        packed.narrow(0, q * n, 1000).copy_(values.narrow(0, q * 1000, 1000));
-        packed.narrow(0, q * n + 1000, n - 1000).copy_(values.narrow(0, 1000 * w + q * (n - 1000), n - 1000));
-      }
-      Tensor piece_sum = empty({n}, dt);
-      pg->reduce_scatter(piece_sum, packed, dist::ReduceOp::Sum);
-      EXPECT_TRUE(testing::all_close(piece_avg, scaled(piece_sum), 0, 0)) << "reduce_scatter_pieces " << to_string(dt);
-#if STRIDER_WITH_MPI
+    Tensor normal = randn({n * w}, kDouble, &gen);
+    Tensor values = (dt == kByte ? normal.abs() * 40.0 : is_floating_point(dt) ? normal : normal * 1e4).to(dt);
+    const std::string name = detail::str(to_string(dt), " n=", n);
+    Tensor sum = values.clone(), avg = values.clone();
+    pg->all_reduce(sum, dist::ReduceOp::Sum);
+    pg->all_reduce(avg, dist::ReduceOp::Avg);
+    EXPECT_TRUE(testing::all_close(avg, scaled(sum), 0, 0)) << "all_reduce " << name;
+    Tensor block_sum = empty({n}, dt), block_avg = empty({n}, dt);
+    pg->reduce_scatter(block_sum, values, dist::ReduceOp::Sum);
+    pg->reduce_scatter(block_avg, values, dist::ReduceOp::Avg);
+    EXPECT_TRUE(testing::all_close(block_avg, scaled(block_sum), 0, 0)) << "reduce_scatter " << name;
+    const int64_t head = n / 3;
+    const std::vector<dist::Piece> pieces = {{0, head}, {head * w, n - head}};
+    Tensor piece_avg = empty({n}, dt), packed = empty({n * w}, dt);
+    pg->reduce_scatter_pieces_async(piece_avg, values, pieces, dist::ReduceOp::Avg)->wait();
+    for (int q = 0; q < w; ++q) {
+      packed.narrow(0, q * n, head).copy_(values.narrow(0, q * head, head));
+      packed.narrow(0, q * n + head, n - head).copy_(values.narrow(0, head * w + q * (n - head), n - head));
     }
-    mpi->set_algorithm(dist::Collective::ReduceScatter, dist::Algorithm::Auto);
-    mpi->set_algorithm(dist::Collective::AllReduce, dist::Algorithm::Auto);
+    Tensor piece_sum = empty({n}, dt);
+    pg->reduce_scatter(piece_sum, packed, dist::ReduceOp::Sum);
+    EXPECT_TRUE(testing::all_close(piece_avg, scaled(piece_sum), 0, 0)) << "reduce_scatter_pieces " << name;
+  };
+#if STRIDER_WITH_MPI
+  auto* mpi = dynamic_cast<dist::MpiProcessGroup*>(pg.get());
+  ASSERT_NE(mpi, nullptr);
+  for (dist::Algorithm algo : {dist::Algorithm::Ring, dist::Algorithm::Mpi}) {
+    mpi->set_algorithm(dist::Collective::ReduceScatter, algo);
+    mpi->set_algorithm(dist::Collective::AllReduce, algo);
 #endif
+    for (ScalarType dt : {kFloat, kBFloat16, kHalf, kDouble, kLong, kInt, kByte}) check(dt, 3001);
+    check(kFloat, (int64_t{8} << 20) / 4 + 1001);  // two segments a block
+#if STRIDER_WITH_MPI
   }
+  mpi->set_algorithm(dist::Collective::ReduceScatter, dist::Algorithm::Auto);
+  mpi->set_algorithm(dist::Collective::AllReduce, dist::Algorithm::Auto);
+#endif
 }
 
 TEST(Collectives, SingleProcessGroupIsTheIdentity) {

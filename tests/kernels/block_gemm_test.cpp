@@ -79,7 +79,7 @@ void check_shapes(Gemm gemm) {
   std::mt19937 rng(5);
   for (int64_t m : {1, 5, 16, 17, 31, 32, 33, 48, 64, 70})
     for (int64_t n : {16, 32, 48, 64, 80})
-      for (int64_t k : {1, 2, 15, 31, 32, 33, 48, 64, 65, 96})
+      for (int64_t k : {0, 1, 2, 15, 31, 32, 33, 48, 64, 65, 96})
         for (bool accumulate : {false, true}) check(gemm, m, n, k, accumulate, rng);
 }
 

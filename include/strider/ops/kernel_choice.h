@@ -36,7 +36,8 @@ void set_kernel_autotune(bool on);
 bool kernel_autotune();
 
 // The instruction set strider's own kernels and oneDNN run with: the widest this CPU has
-// ("avx2", "avx512", "avx512_bf16", "amx_bf16": AMX tiles, which only oneDNN's kernels use),
+// ("avx2", "avx512", "avx512_bf16", "amx_bf16": AMX tiles, which oneDNN's kernels and attention's
+// bfloat16 products use),
 // capped by the environment variable STRIDER_MAX_CPU_ISA.
 // Below AVX-512, bfloat16 convolution, matmul, normalization and pooling compute in float32.
 std::string cpu_isa_name();

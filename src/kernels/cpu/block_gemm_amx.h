@@ -21,8 +21,8 @@ inline namespace STRIDER_ISA_NAMESPACE {
 #define STRIDER_AMX_TILE __attribute__((target("amx-tile")))  // no wider vectors than the file's level
 
 // The tiles' shapes for as long as it lives on this thread: all eight 16 rows x 64 bytes (C in
-// tiles 0-3, A in 4-5, B in 6-7). Its end returns the tiles to their initial state, so the
-// thread's saved context shrinks again; oneDNN configures its own before each of its kernels.
+// tiles 0-3, A in 4-5, B in 6-7). Its end returns the tiles to their initial state, which the
+// kernel's context switches then skip saving; oneDNN configures its own before each of its kernels.
 class AmxTiles {
  public:
   STRIDER_AMX_TILE AmxTiles() {
@@ -49,9 +49,12 @@ class AmxTiles {
 
 // MT x NT tiles of C (16 rows x 16 columns each; MT, NT 1 or 2) over k32 (a multiple of 32)
 // k-steps. Strides in bytes: A rows lda * 2, B pair-rows (2 ldb elements) ldb * 4, C rows ldc * 4.
+// GCC 12's tile loads and stores do not tell the compiler which memory they read or write: the
+// barriers at entry and exit keep the panels' stores before them and C's reads after them.
 template <int MT, int NT>
 STRIDER_AMX_AVX512 inline void amx_tiles_avx512(int64_t k32, const uint16_t* a, int64_t lda, const uint16_t* b,
                                                 int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  __asm__ volatile("" : : : "memory");
   const int64_t sa = lda * 2, sb = ldb * 4, sc = ldc * 4;
   float* c1 = c + 16 * ldc;
   if (accumulate) {
@@ -79,6 +82,7 @@ STRIDER_AMX_AVX512 inline void amx_tiles_avx512(int64_t k32, const uint16_t* a, 
   if constexpr (NT == 2) _tile_stored(1, c + 16, sc);
   if constexpr (MT == 2) _tile_stored(2, c1, sc);
   if constexpr (MT == 2 && NT == 2) _tile_stored(3, c1 + 16, sc);
+  __asm__ volatile("" : : : "memory");
 }
 
 // The whole product, with block_gemm_bf16_avx512's arguments and conditions (k rounded up to even
@@ -105,7 +109,8 @@ STRIDER_AMX_AVX512 inline void block_gemm_amx_avx512(int64_t m, int64_t n, int64
       }
     }
   }
-  if (k32 < k && m16 > 0)
+  // The k-steps past k32 (and with k = 0, the zeros a product without accumulation writes).
+  if (m16 > 0 && (k32 < k || k == 0))
     block_gemm_bf16_avx512(m16, n, k - k32, a + k32, lda, b + k32 * ldb, ldb, c, ldc, accumulate || k32 > 0);
   if (m16 < m) block_gemm_bf16_avx512(m - m16, n, k, a + m16 * lda, lda, b, ldb, c + m16 * ldc, ldc, accumulate);
 }
