@@ -58,6 +58,8 @@ struct Float32Products {
   using E = float;
   using Scope = NoScope;
   static constexpr int64_t kPair = 1;
+  // Head columns are padded with zeros to a multiple of this (the products' k-steps over them).
+  static constexpr int64_t kHeadPadding = kLanes;
   template <class T>
   static E from(T x) {
     return static_cast<float>(x);
@@ -80,6 +82,7 @@ struct BFloat16Products {
   using E = uint16_t;  // bfloat16 bits
   using Scope = NoScope;
   static constexpr int64_t kPair = 2;
+  static constexpr int64_t kHeadPadding = kLanes;
   static E from(BFloat16 x) { return x.bits; }
   static void gemm(int64_t m, int64_t n, int64_t k, const E* a, int64_t lda, const E* b, int64_t ldb, float* c,
                    int64_t ldc, bool accumulate) {
@@ -102,6 +105,7 @@ struct BFloat16Products {
 // The same panels and roundings, the products on the tiles.
 struct AmxProducts : BFloat16Products {
   using Scope = AmxTiles;
+  static constexpr int64_t kHeadPadding = 32;  // a tile's k-steps: no score product falls to vdpbf16ps
   static void gemm(int64_t m, int64_t n, int64_t k, const E* a, int64_t lda, const E* b, int64_t ldb, float* c,
                    int64_t ldc, bool accumulate) {
     block_gemm_amx_avx512(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
@@ -193,7 +197,7 @@ template <class T, class P>
 void forward_typed(const AttentionForward& p) {
   using E = typename P::E;
   const int64_t B = p.q.sizes()[0], H = p.q.sizes()[1], L = p.q.sizes()[2], D = p.q.sizes()[3], S = p.k.sizes()[2];
-  const int64_t Dp = round_up(D, kLanes), Sp = round_up(S, kBlock), Sc = column_panel_width(Sp);
+  const int64_t Dp = round_up(D, P::kHeadPadding), Sp = round_up(S, kBlock), Sc = column_panel_width(Sp);
   const float scale = static_cast<float>(p.scale);
   auto* lse = static_cast<float*>(p.lse.data());
   parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
@@ -257,7 +261,7 @@ template <class T, class P>
 void backward_typed(const AttentionBackward& p) {
   using E = typename P::E;
   const int64_t B = p.q.sizes()[0], H = p.q.sizes()[1], L = p.q.sizes()[2], D = p.q.sizes()[3], S = p.k.sizes()[2];
-  const int64_t Dp = round_up(D, kLanes), Lp = round_up(L, kBlock), Sp = round_up(S, kBlock);
+  const int64_t Dp = round_up(D, P::kHeadPadding), Lp = round_up(L, kBlock), Sp = round_up(S, kBlock);
   const int64_t Lc = column_panel_width(Lp), Sc = column_panel_width(Sp);
   const float scale = static_cast<float>(p.scale);
   const auto* lse_all = static_cast<const float*>(p.lse.data());
