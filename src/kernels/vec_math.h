@@ -93,12 +93,11 @@ inline float tanh(float x) {
   return ax < 0.625f ? small : big;
 }
 
-// erfc with relative error below 1.2e-7 everywhere (the Chebyshev fit of Numerical Recipes'
-// erfcc), so gelu keeps its relative accuracy far into the negative tail where 1 + erf(x)
-// would cancel.
-inline float erfc(float x) {
-  float z = std::fabs(x);
-  float t = 1.0f / (1.0f + 0.5f * z);
+// The exponent of erfc's fit, erfc(x) = t exp(-x^2 + P(t)) for x >= 0, t = 1 / (1 + x / 2): the
+// Chebyshev fit of Numerical Recipes' erfcc, relative error below 1.2e-7 everywhere, so gelu keeps
+// its relative accuracy far into the negative tail where 1 + erf(x) would cancel. P(t) lies in
+// [-1.2656, 0] for t in [0, 1].
+inline float erfc_fit_exponent(float t) {
   float p = 0.17087277f;
   p = p * t - 0.82215223f;
   p = p * t + 1.48851587f;
@@ -109,7 +108,30 @@ inline float erfc(float x) {
   p = p * t + 0.37409196f;
   p = p * t + 1.00002368f;
   p = p * t - 1.26551223f;
-  float ans = t * exp(-z * z + p);
+  return p;
+}
+
+// exp(p) for p in P's range [-1.2656, 0]: the Taylor series about -0.6328 to degree 9 (truncation
+// under 6e-9 relative), no range reduction, a third of exp's instructions.
+inline float exp_of_erfc_fit(float p) {
+  const float d = p + 0.6328f;
+  float s = 2.75573192e-6f;
+  s = s * d + 2.48015873e-5f;
+  s = s * d + 1.98412698e-4f;
+  s = s * d + 1.38888889e-3f;
+  s = s * d + 8.33333333e-3f;
+  s = s * d + 4.16666667e-2f;
+  s = s * d + 1.66666667e-1f;
+  s = s * d + 0.5f;
+  s = s * d + 1.0f;
+  s = s * d + 1.0f;
+  return s * 0.531102638f;  // exp(-0.6328f)
+}
+
+inline float erfc(float x) {
+  float z = std::fabs(x);
+  float t = 1.0f / (1.0f + 0.5f * z);
+  float ans = t * exp(-z * z + erfc_fit_exponent(t));
   return x >= 0.0f ? ans : 2.0f - ans;
 }
 
@@ -122,11 +144,16 @@ inline float erf(float x) {
 
 inline float gelu(float x) { return 0.5f * x * erfc(-x * 0.70710678118654752f); }
 
-// g * d/dx gelu(x) = g (Phi(x) + x phi(x)), in one pass (the composed gradient took eleven).
+// g * d/dx gelu(x) = g (Phi(x) + x phi(x)), in one pass (the composed gradient took eleven), with
+// one exp: e = exp(-x^2 / 2) is the PDF's and erfc's exp(-z^2) at z = |x| / sqrt(2), so
+// Phi(x) = erfc(-x / sqrt(2)) / 2 takes t e exp(P(t)) with exp(P) from its short series: faster
+// than two exps, as accurate (docs/benchmarks.md).
 inline float gelu_backward(float g, float x) {
-  const float cdf = 0.5f * erfc(-x * 0.70710678118654752f);
-  const float pdf = exp(-0.5f * x * x) * 0.3989422804014327f;
-  return g * (cdf + x * pdf);
+  const float e = exp(-0.5f * x * x);
+  const float t = 1.0f / (1.0f + 0.5f * std::fabs(x * 0.70710678118654752f));
+  const float tail = t * e * exp_of_erfc_fit(erfc_fit_exponent(t));  // erfc(|x| / sqrt(2))
+  const float cdf = 0.5f * (x <= 0.0f ? tail : 2.0f - tail);
+  return g * (cdf + x * e * 0.3989422804014327f);
 }
 
 // g * d/dx of the tanh form 0.5 x (1 + tanh(u)), u = k (x + c x^3): 0.5 (1 + tanh(u)) is s =
