@@ -12,7 +12,12 @@ namespace strider::kernels {
 inline namespace STRIDER_ISA_NAMESPACE {
 namespace vmath {
 
-inline float exp(float x) {
+// Always inlined: a call left in a `#pragma omp simd` loop makes the loop scalar (GCC stopped
+// inlining gelu_backward into the bfloat16 kernel once it grew; scripts/check-vmath-vectorized.sh
+// checks every floating dtype's kernel).
+#define STRIDER_VMATH [[gnu::always_inline]] inline
+
+STRIDER_VMATH float exp(float x) {
   const float hi = 88.7228394f, lo = -103.972084f;
   // Below lo (the result is 0, set at the end) and NaN (returned as NaN at the end) compute with
   // 0: converting NaN to an integer below would be undefined behaviour, and computing with lo
@@ -40,7 +45,7 @@ inline float exp(float x) {
   return x != x ? x : result;
 }
 
-inline float log(float x) {
+STRIDER_VMATH float log(float x) {
   uint32_t u = std::bit_cast<uint32_t>(x);
   int32_t e = static_cast<int32_t>((u >> 23) & 0xff) - 126;
   float m = std::bit_cast<float>((u & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
@@ -76,9 +81,9 @@ inline float log(float x) {
   return x != x ? x : r;
 }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+STRIDER_VMATH float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
-inline float tanh(float x) {
+STRIDER_VMATH float tanh(float x) {
   float ax = std::fabs(x);
   // Large |x|: 1 - 2 / (exp(2|x|) + 1); small |x|: odd polynomial (avoids cancellation).
   float big = 1.0f - 2.0f / (exp(2.0f * ax) + 1.0f);
@@ -97,7 +102,7 @@ inline float tanh(float x) {
 // Chebyshev fit of Numerical Recipes' erfcc, relative error below 1.2e-7 everywhere, so gelu keeps
 // its relative accuracy far into the negative tail where 1 + erf(x) would cancel. P(t) lies in
 // [-1.2656, 0] for t in [0, 1].
-inline float erfc_fit_exponent(float t) {
+STRIDER_VMATH float erfc_fit_exponent(float t) {
   float p = 0.17087277f;
   p = p * t - 0.82215223f;
   p = p * t + 1.48851587f;
@@ -113,7 +118,7 @@ inline float erfc_fit_exponent(float t) {
 
 // exp(p) for p in P's range [-1.2656, 0]: the Taylor series about -0.6328 to degree 9 (truncation
 // under 6e-9 relative), no range reduction, a third of exp's instructions.
-inline float exp_of_erfc_fit(float p) {
+STRIDER_VMATH float exp_of_erfc_fit(float p) {
   const float d = p + 0.6328f;
   float s = 2.75573192e-6f;
   s = s * d + 2.48015873e-5f;
@@ -128,27 +133,27 @@ inline float exp_of_erfc_fit(float p) {
   return s * 0.531102638f;  // exp(-0.6328f)
 }
 
-inline float erfc(float x) {
+STRIDER_VMATH float erfc(float x) {
   float z = std::fabs(x);
   float t = 1.0f / (1.0f + 0.5f * z);
   float ans = t * exp(-z * z + erfc_fit_exponent(t));
   return x >= 0.0f ? ans : 2.0f - ans;
 }
 
-inline float erf(float x) {
+STRIDER_VMATH float erf(float x) {
   // Near zero 1 - erfc(x) cancels; the Taylor series is exact to float precision there.
   float z = x * x;
   float s = x * (1.1283791671f + z * (-0.3761263890f + z * (0.1128379167f + z * -0.0268661706f)));
   return std::fabs(x) < 0.25f ? s : 1.0f - erfc(x);
 }
 
-inline float gelu(float x) { return 0.5f * x * erfc(-x * 0.70710678118654752f); }
+STRIDER_VMATH float gelu(float x) { return 0.5f * x * erfc(-x * 0.70710678118654752f); }
 
 // g * d/dx gelu(x) = g (Phi(x) + x phi(x)), in one pass (the composed gradient took eleven), with
 // one exp: e = exp(-x^2 / 2) is the PDF's and erfc's exp(-z^2) at z = |x| / sqrt(2), so
 // Phi(x) = erfc(-x / sqrt(2)) / 2 takes t e exp(P(t)) with exp(P) from its short series: faster
 // than two exps, as accurate (docs/benchmarks.md).
-inline float gelu_backward(float g, float x) {
+STRIDER_VMATH float gelu_backward(float g, float x) {
   const float e = exp(-0.5f * x * x);
   const float t = 1.0f / (1.0f + 0.5f * std::fabs(x * 0.70710678118654752f));
   const float tail = t * e * exp_of_erfc_fit(erfc_fit_exponent(t));  // erfc(|x| / sqrt(2))
@@ -159,12 +164,14 @@ inline float gelu_backward(float g, float x) {
 // g * d/dx of the tanh form 0.5 x (1 + tanh(u)), u = k (x + c x^3): 0.5 (1 + tanh(u)) is s =
 // sigmoid(2u) and 1 - tanh(u)^2 is 4 s (1 - s), each computed without the cancellation of
 // 1 + tanh(u) in the negative tail.
-inline float gelu_tanh_backward(float g, float x) {
+STRIDER_VMATH float gelu_tanh_backward(float g, float x) {
   const float k = 0.7978845608028654f, c = 0.044715f;
   const float u2 = 2.0f * k * (x + c * x * x * x);
   const float s = 1.0f / (1.0f + exp(-u2)), rest = 1.0f / (1.0f + exp(u2));  // s and 1 - s
   return g * (s + 2.0f * x * s * rest * k * (1.0f + 3.0f * c * x * x));
 }
+
+#undef STRIDER_VMATH
 
 }  // namespace vmath
 }  // namespace STRIDER_ISA_NAMESPACE

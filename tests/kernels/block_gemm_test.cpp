@@ -4,6 +4,7 @@
 // k-steps past 32, odd k), with and without accumulation; nothing outside C's m x n changes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -39,7 +40,8 @@ void check(Gemm gemm, int64_t m, int64_t n, int64_t k, bool accumulate, std::mt1
   std::normal_distribution<float> normal;
   const int64_t ke = k + k % 2;  // k rounded up to even: A's column k zero, B's row k finite
   const int64_t lda = ke + 8, ldb = n + 16, ldc = n + 16, rows_c = m + 3;
-  std::vector<uint16_t> a(m * lda, bf16_bits(7.0f)), b(ke / 2 * 2 * ldb, bf16_bits(-3.0f));
+  // At least one pair-row: with k = 0 the kernels still form pointers into B (never read).
+  std::vector<uint16_t> a(m * lda, bf16_bits(7.0f)), b(std::max<int64_t>(ke / 2, 1) * 2 * ldb, bf16_bits(-3.0f));
   std::vector<double> av(m * ke, 0.0), bv(ke * n, 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < ke; ++p) {
