@@ -159,18 +159,14 @@ void segmented_ring_reduce_scatter(const RingContext& c, char* out, ScalarType d
         from = send;
       }
       // (A block with nothing left in this segment receives nothing: no pointer past its end.)
-      char* dst = s == c.size - 2 && part(got) > 0 ? out + first * item : recv;
       const bool last = s == c.size - 2;
+      char* dst = last && part(got) > 0 ? out + first * item : recv;
       exchange_and_reduce(c, from, part(sent) * item, recv, dst, part(got), dtype,
                           [&](char* d, const char* r, int64_t at, int64_t n) { add(d, r, got, first + at, n, last); });
       std::swap(send, recv);
     }
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Avg is Sum with the last step's sums scaled by 1 / size.
 ReduceOp base_op(ReduceOp op) { return op == ReduceOp::Avg ? ReduceOp::Sum : op; }
