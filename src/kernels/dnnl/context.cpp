@@ -150,6 +150,35 @@ dnnl::memory allocate(const dnnl::memory::desc& d, Tensor& keep) {
   return dnnl::memory(d, engine(), keep.data());
 }
 
+std::optional<cpu::BlockedPanels> blocked_panels_of(const dnnl::memory::desc& want) {
+  const dnnl_memory_desc_t& d = want.data;
+  if (d.ndims != 2 || d.format_kind != dnnl_blocked || d.offset0 != 0) return std::nullopt;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  cpu::BlockedPanels p;
+  p.rows = d.dims[0];
+  p.cols = d.dims[1];
+  if (d.data_type == dnnl_f32 && b.inner_nblks == 2 && b.inner_idxs[0] == 0 && b.inner_idxs[1] == 1) {
+    p.row_block = b.inner_blks[0];
+    p.element_size = 4;
+  } else if (d.data_type == dnnl_bf16 && b.inner_nblks == 3 && b.inner_idxs[0] == 0 && b.inner_idxs[1] == 1 &&
+             b.inner_idxs[2] == 0 && b.inner_blks[2] == 2) {
+    p.row_block = b.inner_blks[0] * 2;
+    p.element_size = 2;
+  } else {
+    return std::nullopt;
+  }
+  p.col_block = b.inner_blks[1];
+  p.row_block_stride = b.strides[0];
+  p.col_block_stride = b.strides[1];
+  if (p.row_block <= 0 || p.col_block <= 0) return std::nullopt;
+  const int64_t padded_rows = (p.rows + p.row_block - 1) / p.row_block * p.row_block;
+  const int64_t padded_cols = (p.cols + p.col_block - 1) / p.col_block * p.col_block;
+  if (d.padded_dims[0] != padded_rows || d.padded_dims[1] != padded_cols ||
+      want.get_size() != static_cast<size_t>(padded_rows * padded_cols * p.element_size))
+    return std::nullopt;
+  return p;
+}
+
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst) {
   auto pd = created_or_declined("a reorder", [&] {
     return dnnl::reorder::primitive_desc(engine(), src.get_desc(), engine(), dst.get_desc(), attr());

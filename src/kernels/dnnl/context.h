@@ -6,9 +6,11 @@
 
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "kernels/cpu/blocked_panels.h"
 #include "kernels/implementation_list.h"
 #include "kernels/scratch.h"
 #include "strider/core/context.h"
@@ -72,6 +74,10 @@ dnnl::memory weights_in(const Tensor& weight, const dnnl::memory::desc& user, co
 // Bytes held by reordered weight copies (for tests and memory accounting).
 int64_t cached_weight_bytes();
 void reorder_into(const dnnl::memory& src, const dnnl::memory& dst);
+// The blocked layout `want` as kernels/cpu/blocked_panels.h describes it: two dimensions, float32
+// in 16 x N blocks (BA16a<N>b) or bfloat16 in 16 pairs x N (BA16a<N>b2a), no padding but the
+// blocks'; nullopt for any other layout.
+std::optional<cpu::BlockedPanels> blocked_panels_of(const dnnl::memory::desc& want);
 
 // Key builder: every field that changes the primitive goes in.
 class KeyBuilder {

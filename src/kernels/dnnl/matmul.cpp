@@ -1,3 +1,4 @@
+#include "kernels/cpu/blocked_panels.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/matmul.h"
 
@@ -8,7 +9,8 @@ namespace {
 // for (weights `any`), the reorder counted (bench/gpt_gemms_bench.cpp, docs/benchmarks.md):
 // float32 in row-major [K, N] from 1M elements (the gradient-input product dy @ W, the weight
 // gradient's x), which oneDNN 2.x reads unpacked, 10-14 points of the peak slower; and bfloat16 in
-// any plain layout, which it packs inside every product. From 512 rows, to amortize it; up to 8M
+// any plain layout, which it packs inside every product. The copy is kernels/cpu/blocked_panels.h's
+// where it can take the source, else oneDNN's reorder. From 512 rows, to amortize it; up to 8M
 // elements, a bounded transient (32 MB); a copy per product, not cached: FULL_SHARD gathers a
 // weight anew anyway.
 constexpr int64_t kReorderFromRows = 512, kReorderUpToElements = int64_t{8} << 20;
@@ -22,12 +24,19 @@ bool reorders_right_operand(const Tensor& a, const Tensor& w) {
   return w.dtype() == kFloat && k * n >= kReorderFloatFromElements && w.strides()[1] == 1 && w.strides()[0] == n;
 }
 
-// `w` in the layout the primitive was created to take, in memory `keep` holds.
-dnnl::memory in_primitive_layout(const dnnl::primitive& prim, const dnnl::memory& w, Tensor& keep) {
+// `w` in the layout the primitive was created to take, in memory `keep` holds: packed by
+// kernels/cpu/blocked_panels.h where it can, else by oneDNN's reorder (the same bytes, slower).
+dnnl::memory in_primitive_layout(const dnnl::primitive& prim, const Tensor& w, Tensor& keep) {
   const dnnl::memory::desc want(*dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_weights_md, 0));
-  if (want == w.get_desc()) return w;
+  const dnnl::memory user = memory_of(w);
+  if (want == user.get_desc()) return user;
   dnnl::memory reordered = allocate(want, keep);
-  reorder_into(w, reordered);
+  const std::optional<cpu::BlockedPanels> panels = blocked_panels_of(want);
+  const int64_t row_stride = w.strides()[0], col_stride = w.strides()[1];
+  if (panels && cpu::pack_blocked_rejects(*panels, row_stride, col_stride).empty())
+    cpu::pack_blocked(w.data(), row_stride, col_stride, *panels, reordered.get_data_handle());
+  else
+    reorder_into(user, reordered);
   return reordered;
 }
 
@@ -57,7 +66,7 @@ void matmul(const Matmul& p) {
     return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr(), engine()));
   });
   Tensor reordered_bytes;
-  const dnnl::memory wm = reorder_w ? in_primitive_layout(prim, memory_of(w), reordered_bytes) : memory_of(w);
+  const dnnl::memory wm = reorder_w ? in_primitive_layout(prim, w, reordered_bytes) : memory_of(w);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, memory_of(a)}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, memory_of(out)}};
   if (bias.defined()) args.emplace(DNNL_ARG_BIAS, memory_of(desc_of(bias_sizes, bias_strides, bias.dtype()), bias));
