@@ -119,8 +119,11 @@ Tensor ToChannelsLast::operator()(const Tensor& x, const SampleContext&) const {
   STRIDER_CHECK(x.defined() && (x.dim() == 3 || x.dim() == 4), "ToChannelsLast",
                 "expected an image [C, H, W] or a batch [N, C, H, W], got ",
                 x.defined() ? x.sizes() : IntArrayRef());
-  if (x.dim() == 4) return x.contiguous(MemoryFormat::ChannelsLast);
-  return x.permute({1, 2, 0}).contiguous().permute({2, 0, 1});
+  // x.to(memory_format=torch.channels_last), not contiguous(): with one channel an NCHW batch is
+  // also channels-last dense, and contiguous() would keep its NCHW strides. An image goes as a
+  // batch of one, so it too gets {1, W * C, C} whatever C is.
+  if (x.dim() == 4) return x.to(MemoryFormat::ChannelsLast);
+  return x.unsqueeze(0).to(MemoryFormat::ChannelsLast).squeeze(0);
 }
 
 }  // namespace strider::data

@@ -74,7 +74,9 @@ Batch DataLoader::make_batch(const std::vector<int64_t>& idx, int64_t begin, int
   }
   Tensor x = (raw.to(kFloat) * (1.0 / (255.0 * o_.std))) - (o_.mean / o_.std);
   if (o_.dtype != kFloat) x = x.to(o_.dtype);
-  if (o_.memory_format != MemoryFormat::Contiguous) x = x.contiguous(o_.memory_format);
+  // to(), as PyTorch's x.to(memory_format=...): contiguous() would keep a one-channel batch's NCHW
+  // strides (it is channels-last dense as well).
+  if (o_.memory_format != MemoryFormat::Contiguous) x = x.to(o_.memory_format);
   return {x, target};
 }
 

@@ -68,6 +68,10 @@ TEST(TransformTest, ToFloatDividesBy255AndToChannelsLastKeepsValues) {
   Tensor image_cl = data::ToChannelsLast{}(f);
   EXPECT_EQ(image_cl.strides(), IntArrayRef({1, 15, 3}));
   EXPECT_TRUE(same_tensor(image_cl, f));
+  // One channel: NCHW strides are channels-last dense too, but x.to(memory_format=
+  // torch.channels_last) gives (784, 1, 28, 1) in PyTorch, and what follows takes its layout from them.
+  EXPECT_EQ(data::ToChannelsLast{}(zeros({4, 1, 28, 28})).strides(), IntArrayRef({784, 1, 28, 1}));
+  EXPECT_EQ(data::ToChannelsLast{}(zeros({1, 28, 28})).strides(), IntArrayRef({1, 28, 1}));
   EXPECT_THROW((data::Normalize{{0.5}, {0.5}}(image_3x4x5())), Error);  // integer image: ToFloat first
   EXPECT_THROW((data::Normalize{{0.5, 0.5}, {0.5, 0.5}}(f)), Error);  // 2 values, 3 channels
 }

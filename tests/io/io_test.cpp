@@ -65,6 +65,7 @@ TEST(DataLoader, BatchesNormalizesAndLaysOut) {
     while (auto b = loader.next()) {
       ++batches;
       EXPECT_TRUE(b->input.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_EQ(b->input.stride(1), 1) << "one channel: PyTorch's to(channels_last) strides, not NCHW's";
       EXPECT_NEAR(amax(b->input).item<double>(), 2.0, 1e-6);  // (1 - 0.5) / 0.25
       for (double v : testing::values(b->target)) seen.insert(static_cast<int64_t>(v));
     }
