@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
+#include <cstdlib>
 #include <functional>
+#include <string>
 
 namespace strider {
 namespace {
@@ -72,6 +74,42 @@ TEST(Errors, FactoryArguments) {
   expect_error([] { arange(0, 10, -1); }, {"[arange]", "step"});
   expect_error([] { from_blob(nullptr, {2}, kFloat); }, {"[from_blob]", "null"});
   expect_error([] { empty_strided({2, 3}, {1}); }, {"[empty_strided]"});
+}
+
+}  // namespace
+}  // namespace strider
+
+namespace strider {
+namespace {
+
+// STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE and STRIDER_AUTOTUNE reach a user's own program, not
+// only the tools: the library reads them when its context is made (ops_env_switches_on runs this
+// with all three set to 1; env_switch_rejects_a_bad_value with a misspelt one).
+TEST(EnvSwitches, FollowTheEnvironment) {
+  const auto on = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::string(v) == "1";
+  };
+  EXPECT_EQ(memory_format_check_enabled(), on("STRIDER_CHECK_MEMORY_FORMAT"));
+  EXPECT_EQ(kernel_verbose(), on("STRIDER_VERBOSE"));
+  EXPECT_EQ(kernel_autotune(), on("STRIDER_AUTOTUNE"));
+}
+
+}  // namespace
+}  // namespace strider
+
+namespace strider {
+namespace {
+
+// Brace lists as torch.tensor takes them: the element type picks the dtype.
+TEST(Factory, TensorFromABraceList) {
+  EXPECT_EQ(tensor({1.5, 2.5}).dtype(), kFloat);
+  EXPECT_EQ(tensor({1.5, 2.5}).to_string(), "tensor([1.5000, 2.5000])");
+  EXPECT_EQ(tensor({1, 2, 3}).dtype(), kLong);
+  EXPECT_EQ(tensor({1, 2, 3}).to_string(), "tensor([1, 2, 3])");
+  EXPECT_EQ(tensor({true, false}).dtype(), kBool);
+  EXPECT_EQ(tensor({1.0, 2.0}, kDouble).dtype(), kDouble);
+  EXPECT_EQ(tensor({int64_t{1} << 40}).item<int64_t>(), int64_t{1} << 40);
 }
 
 }  // namespace

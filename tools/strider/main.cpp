@@ -23,14 +23,6 @@ namespace {
 
 // An on/off environment switch: unset, empty or "0" is off, "1" is on, anything else an error
 // (a typo must not silently leave a mode off).
-bool env_switch(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v || std::string(v) == "0") return false;
-  STRIDER_CHECK(std::string(v) == "1", "strider", "environment variable ", name, "='", v,
-                "' is not a switch; set it to 1 (on) or 0 (off), or unset it");
-  return true;
-}
-
 void show(const char* what, const Tensor& t) {
   std::cout << "  " << what << ": sizes " << t.sizes() << " strides " << t.strides()
             << "  contiguous=" << t.is_contiguous()
@@ -170,14 +162,23 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // "--threads: Value 0 not in range [1 - 256]" and a usage hint
+    // --help and --version print as CLI11 formats them; a bad flag is one line, as every other
+    // error here: "strider: --threads: Value 0 not in range [1 - 256] (...)".
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string command = "strider";
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      command += " " + sub->get_name();
+    }
+    std::cerr << "strider: " << e.what() << " (" << command << " --help lists the flags)\n";
+    return e.get_exit_code();
   }
   tools::apply_model_defaults(*train_cmd, t);
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
-    set_memory_format_check(env_switch("STRIDER_CHECK_MEMORY_FORMAT"));
-    set_kernel_verbose(env_switch("STRIDER_VERBOSE"));
-    set_kernel_autotune(env_switch("STRIDER_AUTOTUNE"));
+    // The library reads STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE and STRIDER_AUTOTUNE when its
+    // context is made: here, so that a bad value is this line's error.
+    (void)Context::process();
     if (demo_cmd->parsed()) return demo();
     if (ckpt.inspect->parsed()) return tools::ckpt_inspect(ck.path, ck.json);
     if (ckpt.verify->parsed()) return tools::ckpt_verify(ck.paths);

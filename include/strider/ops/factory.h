@@ -3,6 +3,9 @@
 // MemoryFormat::Preserve (SPEC §6.1: a dense input's strides are copied exactly, a non-dense one
 // is densified keeping its dimension order).
 #include <functional>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
 
 #include "strider/core/generator.h"
 #include "strider/core/tensor.h"
@@ -35,6 +38,18 @@ Tensor scalar_tensor(const Scalar& value, std::optional<ScalarType> dtype = std:
 // A 1-d tensor copied from `values`.
 Tensor tensor(const std::vector<double>& values, ScalarType dtype = kFloat);
 Tensor tensor(const std::vector<int64_t>& values, ScalarType dtype = kLong);
+// tensor({1.5, 2.5}), tensor({1, 2, 3}), tensor({true, false}): as torch.tensor, float32 for
+// floating values, int64 for integers and bool for bools unless `dtype` says otherwise. (A list
+// mixing integers and floating values has no one element type: write 1.0 for 1.)
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(std::initializer_list<T> values,
+              ScalarType dtype = std::is_same_v<T, bool> ? kBool : (std::is_floating_point_v<T> ? kFloat : kLong)) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return tensor(std::vector<int64_t>(values.begin(), values.end()), dtype);
+  else
+    return tensor(std::vector<double>(values.begin(), values.end()), dtype);
+}
 
 Tensor empty_like(const Tensor& t, MemoryFormat fmt = MemoryFormat::Preserve);
 Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Preserve);

@@ -23,11 +23,11 @@ class KernelPreferenceGuard {
 };
 
 // Logs "strider: <op> -> <implementation>[; <other> rejected: <why>]" for every kernel dispatch
-// (the tools honour STRIDER_VERBOSE=1 by calling this).
+// (on from the start with STRIDER_VERBOSE=1, strider/core/context.h).
 void set_kernel_verbose(bool on);
 bool kernel_verbose();
 
-// Autotune (process-wide, off by default; the tools honour STRIDER_AUTOTUNE=1): the first call
+// Autotune (process-wide, off unless STRIDER_AUTOTUNE=1, strider/core/context.h): the first call
 // of each convolution shape times oneDNN's implementations on its own buffers and keeps the
 // fastest for the rest of the run, as cudnn.benchmark does. The pick depends on timing, so
 // results may differ in the last bits from run to run; deterministic mode refuses it.
