@@ -1,7 +1,7 @@
 // The right operands of a GPT-2-small layer's bfloat16 matmuls (2048 tokens) packed into the
 // blocked layout oneDNN's brgemm asks for: oneDNN 2.6's reorder against kernels/cpu/blocked_panels.h,
 // with a memcpy of the same bytes (the floor of any copy) alongside; medians of alternated rounds,
-// one table row per operand (issue 32 §2).
+// one table row per operand, after a warm-up that checks both write the same bytes (issue 32 §2).
 //
 //   OMP_NUM_THREADS=1 build/bench/strider_bench_blocked_panels [rounds]
 #include <algorithm>
@@ -75,6 +75,16 @@ int main(int argc, char** argv) {
                             dnnl_ops::engine(), src.data());
     const dnnl::memory to(want, dnnl_ops::engine());
     std::vector<char> copy(static_cast<size_t>(src.numel()) * 2);
+    // A warm-up of each, and the check that both write the same bytes.
+    dnnl_ops::reorder_into(from, to);
+    std::vector<char> theirs(static_cast<const char*>(to.get_data_handle()),
+                             static_cast<const char*>(to.get_data_handle()) + want.get_size());
+    kernels::cpu::pack_blocked(src.data(), row_stride, col_stride, *panels, to.get_data_handle());
+    std::memcpy(copy.data(), src.data(), copy.size());
+    if (std::memcmp(theirs.data(), to.get_data_handle(), theirs.size()) != 0) {
+      std::fprintf(stderr, "strider_bench_blocked_panels: the packed bytes differ from oneDNN's for %s\n", o.what);
+      return 1;
+    }
     std::vector<double> times[3];
     for (int r = 0; r < rounds; ++r) {
       auto t0 = std::chrono::steady_clock::now();

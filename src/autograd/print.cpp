@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "strider/autograd/node.h"
@@ -18,9 +19,20 @@ namespace {
 
 constexpr int64_t kThreshold = 1000, kEdgeItems = 3, kLineWidth = 80;
 
-double value_at(const Tensor& t, int64_t offset_elems) {
+// One element: floating values as double (exact for every floating dtype), integers and bools as
+// themselves (a double would lose int64's digits past 2^53).
+struct Element {
+  double value = 0;
+  long long integer = 0;
+};
+
+Element element_at(const Tensor& t, int64_t offset_elems) {
   return dispatch_all(t.dtype(), "print", [&]<class T>() {
-    return static_cast<double>(static_cast<opmath_t<T>>(static_cast<const T*>(t.data())[offset_elems]));
+    const T v = static_cast<const T*>(t.data())[offset_elems];
+    Element e;
+    if constexpr (std::is_integral_v<T>) e.integer = static_cast<long long>(v);
+    else e.value = static_cast<double>(static_cast<opmath_t<T>>(v));
+    return e;
   });
 }
 
@@ -35,15 +47,15 @@ std::string non_finite(double v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf"
 // _Formatter: one mode and width for every element printed.
 class Formatter {
  public:
-  Formatter(ScalarType dtype, const std::vector<double>& values) : floating_(is_floating_point(dtype)) {
+  Formatter(ScalarType dtype, const std::vector<Element>& values) : floating_(is_floating_point(dtype)) {
     if (!floating_) {
       boolean_ = dtype == kBool;
-      for (double v : values) widen(unpadded(v));
+      for (const Element& e : values) widen(unpadded(e));
       return;
     }
     std::vector<double> nonzero_finite;
-    for (double v : values)
-      if (std::isfinite(v) && v != 0) nonzero_finite.push_back(v);
+    for (const Element& e : values)
+      if (std::isfinite(e.value) && e.value != 0) nonzero_finite.push_back(e.value);
     if (nonzero_finite.empty()) return;  // integer mode, width 1
     double min_abs = INFINITY, max_abs = 0;
     for (double v : nonzero_finite) {
@@ -52,18 +64,19 @@ class Formatter {
       max_abs = std::max(max_abs, std::fabs(v));
     }
     scientific_ = max_abs / min_abs > 1000.0 || max_abs > 1e8 || (!integer_ && min_abs < 1e-4);
-    for (double v : nonzero_finite) widen(unpadded(v));
+    for (double v : nonzero_finite) widen(unpadded(Element{v, 0}));
   }
 
   int width() const { return width_; }
-  std::string format(double v) const {
-    std::string s = unpadded(v);
+  std::string format(const Element& e) const {
+    std::string s = unpadded(e);
     return std::string(width_ > static_cast<int>(s.size()) ? width_ - s.size() : 0, ' ') + s;
   }
 
  private:
-  std::string unpadded(double v) const {
-    if (!floating_) return boolean_ ? (v != 0 ? "True" : "False") : std::to_string(static_cast<long long>(v));
+  std::string unpadded(const Element& e) const {
+    if (!floating_) return boolean_ ? (e.integer != 0 ? "True" : "False") : std::to_string(e.integer);
+    const double v = e.value;
     if (!std::isfinite(v)) return non_finite(v);
     if (scientific_) return printf_string("%.4e", v);
     if (integer_) return printf_string("%.0f", v) + ".";
@@ -78,9 +91,9 @@ class Formatter {
 // The indices of one dimension that are printed: all, or the edges around "...".
 bool skips_middle(const Tensor& t, int64_t dim, bool summarize) { return summarize && t.sizes()[dim] > 2 * kEdgeItems; }
 
-void collect(const Tensor& t, int64_t dim, int64_t offset, bool summarize, std::vector<double>& out) {
+void collect(const Tensor& t, int64_t dim, int64_t offset, bool summarize, std::vector<Element>& out) {
   if (dim == t.dim()) {
-    out.push_back(value_at(t, offset));
+    out.push_back(element_at(t, offset));
     return;
   }
   const int64_t n = t.sizes()[dim];
@@ -99,7 +112,7 @@ std::string vector_str(const Tensor& t, int64_t offset, int indent, bool summari
       items.emplace_back(" ...");
       i = n - kEdgeItems;
     }
-    items.push_back(f.format(value_at(t, offset + i * t.strides()[dim])));
+    items.push_back(f.format(element_at(t, offset + i * t.strides()[dim])));
   }
   const int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / (f.width() + 2));
   std::string s = "[";
@@ -169,11 +182,11 @@ std::string Tensor::to_string() const {
   } else {
     if (dtype() != kFloat && dtype() != kLong && dtype() != kBool) suffixes.push_back(dtype_suffix);
     const bool summarize = numel() > kThreshold;
-    std::vector<double> values;
+    std::vector<Element> values;
     collect(*this, 0, 0, summarize, values);
     const Formatter f(dtype(), values);
     // Offsets are relative to the view: data() already includes its storage offset.
-    body = dim() == 0 ? f.format(value_at(*this, 0)) : tensor_str(*this, 0, 0, indent, summarize, f);
+    body = dim() == 0 ? f.format(element_at(*this, 0)) : tensor_str(*this, 0, 0, indent, summarize, f);
   }
   if (const auto node = grad_fn()) suffixes.push_back("grad_fn=<" + node->name() + ">");
   else if (requires_grad()) suffixes.push_back("requires_grad=True");

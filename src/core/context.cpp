@@ -1,38 +1,15 @@
 #include "strider/core/context.h"
 
-#include <cstdlib>
-#include <string>
-
 #include "core/caching_cpu_allocator.h"
-#include "strider/core/error.h"
 
 namespace strider {
-namespace {
-
-// A switch from the environment: unset, empty or 0 is off, 1 is on, anything else an error (a
-// misspelt value must not leave a check silently off).
-bool env_switch(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v || std::string(v) == "0") return false;
-  STRIDER_CHECK(std::string(v) == "1", name, "environment variable ", name, "='", v,
-                "' is not a switch; set it to 1 (on) or 0 (off), or unset it");
-  return true;
-}
-
-}  // namespace
 
 Context& Context::process() {
   static Context* const context = new Context;  // never destroyed: see context.h
   return *context;
 }
 
-// The switches first: a bad value throws before anything is allocated.
-Context::Context() {
-  memory_format_check = env_switch("STRIDER_CHECK_MEMORY_FORMAT");
-  kernel_verbose = env_switch("STRIDER_VERBOSE");
-  kernel_autotune = env_switch("STRIDER_AUTOTUNE");
-  allocator_ = new detail::CachingCpuAllocator;
-}
+Context::Context() : allocator_(new detail::CachingCpuAllocator) {}
 
 Allocator& Context::allocator() { return *allocator_; }
 

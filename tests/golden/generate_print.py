@@ -39,6 +39,9 @@ CASES = {
     "float16": torch.tensor([0.5, 1.25], dtype=torch.float16),
     "int32": torch.tensor([1, -20], dtype=torch.int32),
     "uint8": torch.tensor([1, 200], dtype=torch.uint8),
+    "int64_past_2_to_the_53": torch.tensor([2**62 + 1, -(2**63), 2**63 - 1]),
+    "bfloat16": torch.tensor([0.1, -2.5, 300.0], dtype=torch.bfloat16),
+    "scalar_requires_grad": torch.tensor(2.0, requires_grad=True),
 }
 
 

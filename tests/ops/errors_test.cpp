@@ -82,17 +82,34 @@ TEST(Errors, FactoryArguments) {
 namespace strider {
 namespace {
 
-// STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE and STRIDER_AUTOTUNE reach a user's own program, not
-// only the tools: the library reads them when its context is made (ops_env_switches_on runs this
-// with all three set to 1; env_switch_rejects_a_bad_value with a misspelt one).
-TEST(EnvSwitches, FollowTheEnvironment) {
-  const auto on = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr && std::string(v) == "1";
-  };
-  EXPECT_EQ(memory_format_check_enabled(), on("STRIDER_CHECK_MEMORY_FORMAT"));
-  EXPECT_EQ(kernel_verbose(), on("STRIDER_VERBOSE"));
-  EXPECT_EQ(kernel_autotune(), on("STRIDER_AUTOTUNE"));
+// apply_environment_switches() is what the tools call first and what a user's own program calls
+// to honour STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE and STRIDER_AUTOTUNE.
+TEST(EnvSwitches, AppliedOnRequestAndMisspeltValuesNamed) {
+  struct Restore {
+    ~Restore() {
+      unsetenv("STRIDER_CHECK_MEMORY_FORMAT");
+      unsetenv("STRIDER_VERBOSE");
+      unsetenv("STRIDER_AUTOTUNE");
+      set_memory_format_check(false);
+      set_kernel_verbose(false);
+      set_kernel_autotune(false);
+    }
+  } restore;
+  setenv("STRIDER_CHECK_MEMORY_FORMAT", "1", 1);
+  setenv("STRIDER_AUTOTUNE", "0", 1);
+  apply_environment_switches();
+  EXPECT_TRUE(memory_format_check_enabled());
+  EXPECT_FALSE(kernel_verbose());
+  EXPECT_FALSE(kernel_autotune());
+  setenv("STRIDER_VERBOSE", "yes", 1);  // not a switch: an error, and nothing changes
+  try {
+    apply_environment_switches();
+    ADD_FAILURE() << "STRIDER_VERBOSE=yes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("STRIDER_VERBOSE='yes' is not a switch"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(memory_format_check_enabled());
+  EXPECT_FALSE(kernel_verbose());
 }
 
 }  // namespace
@@ -110,6 +127,8 @@ TEST(Factory, TensorFromABraceList) {
   EXPECT_EQ(tensor({true, false}).dtype(), kBool);
   EXPECT_EQ(tensor({1.0, 2.0}, kDouble).dtype(), kDouble);
   EXPECT_EQ(tensor({int64_t{1} << 40}).item<int64_t>(), int64_t{1} << 40);
+  EXPECT_EQ(tensor({uint64_t{7}}).item<int64_t>(), 7);
+  EXPECT_THROW(tensor({uint64_t{1} << 63}), Error);  // would wrap to a negative int64
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // file, alone or under mpirun), `launch` (a supervisor that restarts a failed job), `bench model`,
 // `ckpt` (inspect, verify, reshard, consolidate), and `demo`, a tour of the
 // memory-format API that prints what PyTorch prints for the same calls.
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -21,8 +20,6 @@ using namespace strider;
 
 namespace {
 
-// An on/off environment switch: unset, empty or "0" is off, "1" is on, anything else an error
-// (a typo must not silently leave a mode off).
 void show(const char* what, const Tensor& t) {
   std::cout << "  " << what << ": sizes " << t.sizes() << " strides " << t.strides()
             << "  contiguous=" << t.is_contiguous()
@@ -176,9 +173,7 @@ int main(int argc, char** argv) {
   tools::apply_model_defaults(*train_cmd, t);
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
-    // The library reads STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE and STRIDER_AUTOTUNE when its
-    // context is made: here, so that a bad value is this line's error.
-    (void)Context::process();
+    apply_environment_switches();
     if (demo_cmd->parsed()) return demo();
     if (ckpt.inspect->parsed()) return tools::ckpt_inspect(ck.path, ck.json);
     if (ckpt.verify->parsed()) return tools::ckpt_verify(ck.paths);

@@ -49,8 +49,6 @@ class Context {
   MemoryStats memory_stats() const;
   void reset_peak_memory();
   Generator& default_generator() { return generator_; }
-  // Off unless STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE, STRIDER_AUTOTUNE is 1 when the
-  // context is made (any value but 0, 1 or empty is an error then); the setters change them after.
   std::atomic<bool> memory_format_check{false};
   std::atomic<bool> kernel_verbose{false};
   std::atomic<bool> kernel_autotune{false};

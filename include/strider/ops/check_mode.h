@@ -3,8 +3,8 @@
 // While on, any op that receives a channels-last input and returns a 4-d output that is not
 // channels-last throws strider::Error naming the op and the inputs' shapes and strides. Ops whose
 // documented output is contiguous (reductions, softmax, layer_norm, linear; SPEC §9, §13) are
-// exempt: losing the format there is the rule, not a bug. On from the start with
-// STRIDER_CHECK_MEMORY_FORMAT=1 (strider/core/context.h).
+// exempt: losing the format there is the rule, not a bug. STRIDER_CHECK_MEMORY_FORMAT=1 turns it
+// on through apply_environment_switches() (strider/ops/kernel_choice.h), as the tools do.
 #include <initializer_list>
 
 #include "strider/core/tensor.h"

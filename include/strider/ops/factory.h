@@ -2,11 +2,13 @@
 // Tensor creation. `options` carries dtype and memory format; *_like functions default to
 // MemoryFormat::Preserve (SPEC §6.1: a dense input's strides are copied exactly, a non-dense one
 // is densified keeping its dimension order).
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <type_traits>
 #include <vector>
 
+#include "strider/core/error.h"
 #include "strider/core/generator.h"
 #include "strider/core/tensor.h"
 
@@ -45,8 +47,12 @@ template <class T>
   requires std::is_arithmetic_v<T>
 Tensor tensor(std::initializer_list<T> values,
               ScalarType dtype = std::is_same_v<T, bool> ? kBool : (std::is_floating_point_v<T> ? kFloat : kLong)) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t))
+      for (T v : values)
+        STRIDER_CHECK(v <= static_cast<T>(INT64_MAX), "tensor", "value ", v, " does not fit int64");
     return tensor(std::vector<int64_t>(values.begin(), values.end()), dtype);
+  }
   else
     return tensor(std::vector<double>(values.begin(), values.end()), dtype);
 }

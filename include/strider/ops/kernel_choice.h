@@ -23,11 +23,11 @@ class KernelPreferenceGuard {
 };
 
 // Logs "strider: <op> -> <implementation>[; <other> rejected: <why>]" for every kernel dispatch
-// (on from the start with STRIDER_VERBOSE=1, strider/core/context.h).
+// (STRIDER_VERBOSE=1 through apply_environment_switches()).
 void set_kernel_verbose(bool on);
 bool kernel_verbose();
 
-// Autotune (process-wide, off unless STRIDER_AUTOTUNE=1, strider/core/context.h): the first call
+// Autotune (process-wide, off by default; STRIDER_AUTOTUNE=1 through apply_environment_switches()): the first call
 // of each convolution shape times oneDNN's implementations on its own buffers and keeps the
 // fastest for the rest of the run, as cudnn.benchmark does. The pick depends on timing, so
 // results may differ in the last bits from run to run; deterministic mode refuses it.
@@ -41,5 +41,12 @@ bool kernel_autotune();
 // capped by the environment variable STRIDER_MAX_CPU_ISA.
 // Below AVX-512, bfloat16 convolution, matmul, normalization and pooling compute in float32.
 std::string cpu_isa_name();
+
+// What the strider tools do first: STRIDER_CHECK_MEMORY_FORMAT, STRIDER_VERBOSE and
+// STRIDER_AUTOTUNE from the environment applied to set_memory_format_check, set_kernel_verbose and
+// set_kernel_autotune (unset, empty or 0 is off, 1 is on; any other value throws strider::Error
+// naming the variable, so a misspelt value never leaves a check silently off). The library reads
+// no switch by itself: call this first in your own main to honour them.
+void apply_environment_switches();
 
 }  // namespace strider

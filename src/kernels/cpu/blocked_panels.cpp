@@ -46,9 +46,9 @@ void edge_block(const char* src, int64_t row_stride, int64_t col_stride, const B
     }
 }
 
-// out row i (16 32-bit elements, out_stride apart) = column i of the 16 rows at in (in_stride apart).
-STRIDER_AVX512 inline void transpose16x16_avx512(const uint32_t* in, int64_t in_stride, uint32_t* out,
-                                                 int64_t out_stride) {
+// out row i (16 32-bit elements, out_stride bytes apart) = column i of the 16 rows at in
+// (in_stride bytes apart). Byte addresses: a bfloat16 pair may start at any even byte.
+STRIDER_AVX512 inline void transpose16x16_avx512(const char* in, int64_t in_stride, char* out, int64_t out_stride) {
   __m512i r[16], t[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(in + i * in_stride);
   for (int i = 0; i < 8; ++i) {
@@ -94,14 +94,12 @@ STRIDER_AVX512 void rows_in_pairs_avx512(const uint16_t* src, int64_t row_stride
 }
 
 // Transposed bfloat16 (k contiguous): each pair (k, k + 1) of column n is one 32-bit element.
-STRIDER_AVX512 void pairs_transposed_avx512(const uint16_t* src, int64_t col_stride, const BlockedPanels& to,
-                                            uint16_t* block) {
-  const uint32_t* pairs = reinterpret_cast<const uint32_t*>(src);
-  uint32_t* out = reinterpret_cast<uint32_t*>(block);
+STRIDER_AVX512 void pairs_transposed_avx512(const char* src, int64_t col_stride, const BlockedPanels& to,
+                                            char* block) {
   for (int64_t kp = 0; kp < to.row_block / 2; kp += 16)
     for (int64_t n = 0; n < to.col_block; n += 16)
-      transpose16x16_avx512(pairs + n * (col_stride / 2) + kp, col_stride / 2, out + kp * to.col_block + n,
-                            to.col_block);
+      transpose16x16_avx512(src + (n * col_stride + 2 * kp) * 2, col_stride * 2, block + (kp * to.col_block + n) * 4,
+                            to.col_block * 4);
 }
 
 }  // namespace
@@ -146,8 +144,7 @@ void pack_blocked(const void* src, int64_t row_stride, int64_t col_stride, const
         rows_in_pairs_avx512(reinterpret_cast<const uint16_t*>(origin), row_stride, to,
                              reinterpret_cast<uint16_t*>(block));
       } else {
-        pairs_transposed_avx512(reinterpret_cast<const uint16_t*>(origin), col_stride, to,
-                                reinterpret_cast<uint16_t*>(block));
+        pairs_transposed_avx512(origin, col_stride, to, block);
       }
     }
   });

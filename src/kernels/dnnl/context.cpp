@@ -140,7 +140,8 @@ void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> 
     stream().wait();
   } catch (const dnnl::error& e) {
     STRIDER_CHECK(false, "onednn", "a primitive failed while running on this CPU (", isa_in_use(), "): ", e.what(),
-                  "; rerun with STRIDER_VERBOSE=1 to see which op, and report it with that log");
+                  "; rerun with set_kernel_verbose(true) (STRIDER_VERBOSE=1 with the strider tools) to see which op, and "
+                  "report it with that log");
   }
 }
 
@@ -152,7 +153,9 @@ dnnl::memory allocate(const dnnl::memory::desc& d, Tensor& keep) {
 
 std::optional<cpu::BlockedPanels> blocked_panels_of(const dnnl::memory::desc& want) {
   const dnnl_memory_desc_t& d = want.data;
-  if (d.ndims != 2 || d.format_kind != dnnl_blocked || d.offset0 != 0) return std::nullopt;
+  if (d.ndims != 2 || d.format_kind != dnnl_blocked || d.offset0 != 0 || d.padded_offsets[0] != 0 ||
+      d.padded_offsets[1] != 0)
+    return std::nullopt;
   const dnnl_blocking_desc_t& b = d.format_desc.blocking;
   cpu::BlockedPanels p;
   p.rows = d.dims[0];

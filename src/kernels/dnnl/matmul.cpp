@@ -1,3 +1,6 @@
+#include <cstdio>
+#include <string>
+
 #include "kernels/cpu/blocked_panels.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/matmul.h"
@@ -33,10 +36,16 @@ dnnl::memory in_primitive_layout(const dnnl::primitive& prim, const Tensor& w, T
   dnnl::memory reordered = allocate(want, keep);
   const std::optional<cpu::BlockedPanels> panels = blocked_panels_of(want);
   const int64_t row_stride = w.strides()[0], col_stride = w.strides()[1];
-  if (panels && cpu::pack_blocked_rejects(*panels, row_stride, col_stride).empty())
+  const std::string rejected = panels ? cpu::pack_blocked_rejects(*panels, row_stride, col_stride)
+                                      : "oneDNN asked for a layout it does not write";
+  if (rejected.empty()) {
     cpu::pack_blocked(w.data(), row_stride, col_stride, *panels, reordered.get_data_handle());
-  else
-    reorder_into(user, reordered);
+    return reordered;
+  }
+  if (Context::process().kernel_verbose)
+    std::fprintf(stderr, "strider: matmul right operand -> oneDNN reorder; blocked_panels rejected: %s\n",
+                 rejected.c_str());
+  reorder_into(user, reordered);
   return reordered;
 }
 
