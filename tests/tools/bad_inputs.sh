@@ -214,6 +214,24 @@ if [ -n "$python" ]; then
 else
   echo "crafted manifests: no python3 here to re-seal them"
 fi
+# ---- values that would read as not given, or parse as another number
+expect "--resume given empty" "--resume: an empty value" train "${gpt[@]}" --resume "" --out "$work/x"
+expect "--image-folder given empty" "--image-folder: an empty value" train --image-folder "" --out "$work/x"
+expect "--export-model given empty" "--export-model: an empty value" train "${gpt[@]}" --export-model "" --out "$work/x"
+expect "--seed -1" "--seed: '-1' is not a whole number" train "${gpt[@]}" --seed -1 --out "$work/x"
+expect "--seed past 2^64" "does not fit an unsigned 64-bit integer" train "${gpt[@]}" --seed 99999999999999999999 --out "$work/x"
+expect "--lr not a number" "--lr: 'abc' is not a number" train "${gpt[@]}" --lr abc --out "$work/x"
+expect "--lr below its bound" "not in range 1e-12 to 1000" train "${gpt[@]}" --lr 1e-13 --out "$work/x"
+# ---- one run's checkpoints per --out: a fresh run, or a rollback, beside another run's
+if timeout 120 "$strider" train "${gpt[@]}" --checkpoint-every 1 --out "$work/mixed" > /dev/null 2>&1; then
+  expect "a fresh run into another run's --out" "already holds another run's checkpoints" train "${gpt[@]}" \
+    --out "$work/mixed"
+  expect "a rollback beside the abandoned steps" "holds checkpoints past the resumed step 1" train "${gpt[@]}" \
+    --resume "$work/mixed/checkpoint-000000001" --out "$work/mixed"
+else
+  failed=$((failed + 1)); echo "FAIL: the run for the --out checks did not train"
+fi
+tried=$((tried + 1))
 # ---- the offline tools, on good and crafted checkpoints
 mkdir -p "$work/taken"
 rank_file=rank-00000-of-00001.safetensors size=$(stat -c %s "$ckpt/$rank_file")

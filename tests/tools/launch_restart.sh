@@ -4,7 +4,7 @@
 #  1. kill -9 of one of 3 ranks mid-run: relaunched on 3 ranks from the latest checkpoint;
 #  2. (as root, on 2 emulated hosts x 2 ranks) SIGSTOP of a whole host: the heartbeat names it,
 #     and the job is relaunched without that host, on 2 ranks, from the latest checkpoint;
-#  3. a job that fails every time stops after --max-restarts, saying so;
+#  3. a job that cannot start stops at its first failure; one killed with no restarts left stops;
 #  4. with in-memory snapshots (--memory-snapshot-every 2, no checkpoint file until the end):
 #     kill -9 of one of 3 ranks: relaunched from the snapshot, redoing at most 2 steps;
 #  5. (as root, on 2 emulated hosts x 2 ranks, snapshots in each host's own /dev/shm, their
@@ -128,15 +128,30 @@ else
   echo "skipped the emulated-host cases: they need root and network namespaces that can be entered: ${why:-not root}"
 fi
 
-# 3. Failing every time: stops after --max-restarts.
+# 3. A command that cannot start (its text file is missing) stops at its first failure: a restart
+#    runs the same command and would fail the same way. A rank killed once more than
+#    --max-restarts allows stops after the restarts, saying so.
 run="$work/hopeless"
-"$strider" launch -n 2 --max-restarts 1 --launcher "$mpirun --oversubscribe --bind-to none" -- \
+"$strider" launch -n 2 --max-restarts 3 --launcher "$mpirun --oversubscribe --bind-to none" -- \
   "$strider" train --model gpt --text-file /nonexistent --out "$run" > /dev/null 2> "$run.err"
 code=$?
-if [ $code -ne 0 ] && grep -q "stopping: the job failed .* all 1 restarts (--max-restarts) are used" "$run.err"; then
-  echo "a job that always fails: stopped after 1 restart, exit $code"
+if [ $code -ne 0 ] && grep -q "stopping: .*no step recorded; a restart runs the same command and would fail the same way" \
+     "$run.err" && [ "$(grep -c "strider launch: starting" "$run.err")" -eq 1 ] && ! grep -q "restart 1" "$run.err"; then
+  echo "a job that cannot start: stopped at its first failure, exit $code"
 else
-  echo "a job that always fails: FAILED (exit $code)"; tail -n 5 "$run.err"; failures=$((failures + 1))
+  echo "a job that cannot start: FAILED (exit $code)"; tail -n 5 "$run.err"; failures=$((failures + 1))
+fi
+run="$work/no-restarts-left"
+"$strider" launch -n 2 --max-restarts 0 --launcher "$mpirun --oversubscribe --bind-to none" -- \
+  "$strider" "${train[@]}" --out "$run" > /dev/null 2> "$run.err" &
+launch=$!
+sleep 1; for _ in $(seq 1 100); do [ -n "$(ranks_of "$run")" ] && break; sleep 0.1; done
+hit_after "$run" 4 kill_a_rank "$run"
+wait "$launch"; code=$?
+if [ $code -ne 0 ] && grep -q "stopping: the job failed .* all 0 restarts (--max-restarts) are used" "$run.err"; then
+  echo "a rank killed with no restarts left: stopped, exit $code"
+else
+  echo "a rank killed with no restarts left: FAILED (exit $code)"; tail -n 5 "$run.err"; failures=$((failures + 1))
 fi
 echo "launch checks failed: $failures"
 [ "$failures" -eq 0 ]

@@ -96,6 +96,15 @@ struct Attempt {
   Clock::time_point failed_at;
 };
 
+// A restart runs the same command. An error a rank raised (or a failure no rank explained) before
+// the job recorded any step is the command's own (a flag, a file, the launcher) and recurs, as
+// does the same error again with no step since. Killed, frozen and lost ranks are restarted.
+bool restart_cannot_help(const Attempt& now, const Attempt* before, bool progressed) {
+  if (progressed) return false;
+  if (now.failure.kind != JobFailure::Kind::Failed && now.failure.kind != JobFailure::Kind::None) return false;
+  return before == nullptr || (before->failure.kind == now.failure.kind && before->failure.line == now.failure.line);
+}
+
 // Runs the job once: passes its output through, ends it if it does not end by itself within
 // the grace period after a rank froze or a host was lost. After a failure (`previous`), says
 // when the relaunched job is training again (its "resuming" line).
@@ -203,11 +212,18 @@ int run_launch(const LaunchOptions& o) {
       say(start);
     }
     const Attempt failed = last;
+    const int64_t reached_before = last_recorded_step(run_dir);
     last = run_once(argv, o.end_grace, restart > 0 ? &failed : nullptr);
     if (last.exit_code == 0) {
       say("the job finished" + (restart ? " after " + std::to_string(restart) + " restarts" : std::string()));
       std::filesystem::remove(live_hostfile);
       return 0;
+    }
+    if (restart_cannot_help(last, restart > 0 ? &failed : nullptr, last_recorded_step(run_dir) > reached_before)) {
+      say("stopping: " + last.failure.describe() + " (exit code " + std::to_string(last.exit_code) +
+          ") with no step recorded" + (restart > 0 ? " since the last restart failed the same way" : "") +
+          "; a restart runs the same command and would fail the same way");
+      return last.exit_code;
     }
     if (restart >= o.max_restarts) {
       say("stopping: the job failed (" + last.failure.describe() + ", exit code " + std::to_string(last.exit_code) +

@@ -35,6 +35,23 @@ void set_up_process(const TrainOptions& o) {
                 o.out_dir, "': ", ec ? ec.message() : "a file of that name is in the way");
 }
 
+// The checkpoints in --out must all belong to this run: a fresh run beside another run's would
+// be cleaned up by its keep-last rule and --resume would pick the other's latest; a leg resumed
+// from an earlier step (a rollback) would leave the abandoned run's later checkpoints as the
+// latest. `resumed_step`: -1 for a fresh run.
+void check_out_holds_only_this_run(const TrainOptions& o, int64_t resumed_step) {
+  std::string later;
+  for (const checkpoint::CommittedCheckpoint& c : checkpoint::committed_checkpoints(o.out_dir))
+    if (c.step > resumed_step) later += (later.empty() ? "" : ", ") + std::to_string(c.step);
+  if (later.empty()) return;
+  STRIDER_CHECK(resumed_step >= 0, "train", "--out ", o.out_dir, " already holds another run's checkpoints (steps ",
+                later, "); a fresh run there would mix with them. Continue that run with --resume ", o.out_dir,
+                ", or give an empty --out");
+  STRIDER_CHECK(false, "train", "--out ", o.out_dir, " holds checkpoints past the resumed step ", resumed_step,
+                " (steps ", later, ") from the run this leg replaces, and they would stay its latest. Move them out of ",
+                o.out_dir, ", or write this leg to another --out");
+}
+
 // pg: the world under --fsdp (null for --fsdp none).
 int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   set_up_process(o);
@@ -57,6 +74,7 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
                                                .data = &state.position, .user = &state.run_info};
   RunCheckpoints checkpoints(o, par.pg, checkpointed);
   if (!o.resume.empty()) state.global_step = resume(o, *task, checkpointed, par, schedule, checkpoints.memory());
+  check_out_holds_only_this_run(o, o.resume.empty() ? -1 : state.global_step);
 
   // After the resume: a refused checkpoint leaves the run's metrics.jsonl as it was.
   RunReport report(o, *task, schedule, par.lead(), par.world);

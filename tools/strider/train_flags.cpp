@@ -1,5 +1,6 @@
 #include "train_flags.h"
 
+#include <charconv>
 #include <sstream>
 #include <type_traits>
 
@@ -15,6 +16,52 @@ std::string join(const std::vector<std::string>& names, const std::string& betwe
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : between) + n;
   return out;
+}
+
+std::string shortest(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// CLI11's Range prints its bounds with %f (--lr's 1e-12 read "0.000000") and calls a word "not in
+// range": the value is parsed whole here first, then compared.
+CLI::Validator decimal_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is not a number";
+        if (!(v >= lo && v <= hi)) return "Value " + text + " not in range " + shortest(lo) + " to " + shortest(hi);
+        return "";
+      },
+      "[" + shortest(lo) + " - " + shortest(hi) + "]");
+}
+
+// Every integer flag parses as a whole number of its type, all of it: CLI11 clamps an overflow
+// (--seed 99999999999999999999 ran as 2^64 - 1) and reads -1 into an unsigned seed.
+template <class T>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        T v{};
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (error == std::errc::result_out_of_range) return "'" + text + "' does not fit " + (std::is_signed_v<T> ? "a signed" : "an unsigned") + " " + std::to_string(8 * sizeof(T)) + "-bit integer";
+        if (error != std::errc() || end != text.data() + text.size())
+          return "'" + text + "' is not a whole number" + (std::is_signed_v<T> ? "" : " (0 or more)");
+        return "";
+      },
+      "", "WHOLE_NUMBER");
+}
+
+// A path or name given empty (an unset shell variable, --resume "$RUN") would read as not given.
+const CLI::Validator& non_empty() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty value (an unset shell variable?); give it a value or leave the flag out" : "";
+      },
+      "", "NON_EMPTY");
+  return check;
 }
 
 std::vector<std::string> parallel_names() {
@@ -87,9 +134,9 @@ std::vector<TrainFlag> training_flags() {
        join(optimizer_names(), " | ") + " (gpt: adamw)"},
       {"--epochs", &O::epochs, Agree, CLI::Range(1, 1'000'000), "passes over the training data"},
       {"--batch-size", &O::batch_size, Agree, count, "samples per optimizer step, over all ranks"},
-      {"--lr", &O::lr, Agree, CLI::Range(1e-12, 1e3), "peak learning rate (warmup, then cosine decay; gpt: 1e-3)"},
-      {"--weight-decay", &O::weight_decay, Agree, CLI::Range(0.0, 1e3), "(gpt: 0.01)"},
-      {"--label-smoothing", &O::label_smoothing, Agree, CLI::Range(0.0, 0.999999), "in [0, 1)"},
+      {"--lr", &O::lr, Agree, decimal_range(1e-12, 1e3), "peak learning rate (warmup, then cosine decay; gpt: 1e-3)"},
+      {"--weight-decay", &O::weight_decay, Agree, decimal_range(0.0, 1e3), "(gpt: 0.01)"},
+      {"--label-smoothing", &O::label_smoothing, Agree, decimal_range(0.0, 0.999999), "in [0, 1)"},
       {"--max-steps", &O::max_steps, Agree, steps,
        "stop after this many optimizer steps in all, saving; the learning-rate schedule still spans --epochs, so a "
        "run can be split into legs that --resume each other",
@@ -166,9 +213,9 @@ std::vector<TrainFlag> parallel_flags() {
        "--deterministic: micro-batches per global batch; every world size compared must divide it (default: "
        "--batch-size, one sample each)",
        Unset},
-      {"--collective-timeout", &O::collective_timeout, Agree, CLI::Range(0.001, 86400.0),
+      {"--collective-timeout", &O::collective_timeout, Agree, decimal_range(0.001, 86400.0),
        "seconds a collective may wait for the other ranks before the job ends naming them"},
-      {"--heartbeat-timeout", &O::heartbeat_timeout, Agree, CLI::Range(0.05, 86400.0),
+      {"--heartbeat-timeout", &O::heartbeat_timeout, Agree, decimal_range(0.05, 86400.0),
        "seconds a rank may send no heartbeat (stopped, frozen, its host unreachable) before the job ends naming it; "
        "a slow step or disk does not stop the heartbeat"},
   };
@@ -216,8 +263,11 @@ void add_train_flags(CLI::App& command, TrainOptions& o) {
           if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
             return command.add_flag(value ? f.name + ",!--no-" + f.name.substr(2) : f.name, value, f.help);
           } else {
+            using T = std::decay_t<decltype(value)>;
             CLI::Option* added = command.add_option(f.name, value, f.help);
             if (f.default_in_help == Default::Shown) added->capture_default_str();
+            if constexpr (std::is_same_v<T, std::string>) added->check(non_empty());
+            if constexpr (std::is_integral_v<T>) added->check(whole_number<T>());
             return added;
           }
         },
