@@ -23,18 +23,44 @@ bool is_image_name(const std::string& name) {
   return false;
 }
 
-// Image files under `dir`, sorted by (directory, name) as torchvision's sorted(os.walk(...)) gives.
-std::vector<std::pair<std::string, std::string>> images_under(const fs::path& dir) {
-  std::vector<std::pair<std::string, std::string>> found;
+using Found = std::vector<std::pair<std::string, std::string>>;
+
+// Walks `dir` into `found`, following directory links. `walking` holds the
+// real directories from / down to `dir`: a link back to one of them would be
+// walked forever (a link to "." or to a parent, or two links leading to each other), so it is an
+// error naming the link. Two links to the same directory elsewhere list it twice, as os.walk does.
+void walk(const fs::path& dir, std::vector<fs::path>& walking, Found& found) {
   std::error_code ec;
-  const auto opts = fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied;
-  for (auto it = fs::recursive_directory_iterator(dir, opts, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
     std::error_code ec2;
-    if (!it->is_directory(ec2) && is_image_name(it->path().filename().string()))
-      found.emplace_back(it->path().parent_path().string(), it->path().filename().string());
+    if (it->is_directory(ec2)) {
+      const fs::path real = fs::canonical(it->path(), ec2);
+      if (ec2) continue;  // vanished or unreadable: skipped, as any entry it cannot read
+      STRIDER_CHECK(std::find(walking.begin(), walking.end(), real) == walking.end(), kOp, it->path().string(),
+                    " leads back to ", real.string(), ", a directory it is inside of: the folder would be walked "
+                    "forever. Remove the link or point it elsewhere");
+      walking.push_back(real);
+      walk(it->path(), walking, found);
+      walking.pop_back();
+    } else if (is_image_name(it->path().filename().string())) {
+      found.emplace_back(dir.string(), it->path().filename().string());
+    }
   }
   STRIDER_CHECK(!ec, kOp, "cannot list ", dir.string(), ": ", ec.message());
+}
+
+// Image files under `dir`, sorted by (directory, name) as torchvision's sorted(os.walk(...)) gives.
+Found images_under(const fs::path& dir) {
+  Found found;
+  std::error_code ec;
+  const fs::path real = fs::canonical(dir, ec);
+  STRIDER_CHECK(!ec, kOp, "cannot resolve ", dir.string(), ": ", ec.message());
+  // The class folder's ancestors count as walked too: a link to the root (or to /) is caught at
+  // the link, not after walking everything under it.
+  std::vector<fs::path> walking;
+  for (fs::path p = real; walking.empty() || p != walking.back(); p = p.parent_path()) walking.push_back(p);
+  walk(dir, walking, found);
   std::sort(found.begin(), found.end());
   return found;
 }

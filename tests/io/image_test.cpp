@@ -111,5 +111,33 @@ TEST(ImageFolder, ListsClassesAndFilesSortedAsTorchvision) {
   fs::remove_all(bare);
 }
 
+// Directory links are followed (a link to a directory elsewhere lists its images), but one that
+// leads back to a directory it sits in is an error naming it: the walk would never end (a link
+// to a parent, or two links leading to each other), or list the same images forever (a link to ".").
+TEST(ImageFolder, NamesADirectoryLinkLoopInsteadOfWalkingForever) {
+  const fs::path root = testing::temp_path("loops");
+  fs::remove_all(root);
+  for (const char* d : {"cat", "dog", "elsewhere"}) fs::create_directories(root / d);
+  fs::copy_file(data_path("images/rgb.png"), root / "cat/a.png");
+  fs::copy_file(data_path("images/rgb.png"), root / "dog/a.png");
+  fs::copy_file(data_path("images/gray.png"), root / "elsewhere/b.png");
+  fs::create_directory_symlink("../elsewhere", root / "dog/more");
+  EXPECT_EQ(io::ImageFolder(root.string()).size(), 4);  // elsewhere/b.png as a class, and through dog/more
+  for (auto [link, target] : {std::pair<const char*, const char*>{"cat/self", "."}, {"cat/up", ".."},
+                              {"cat/root", "../.."}}) {
+    SCOPED_TRACE(link);
+    fs::create_directory_symlink(target, root / link);
+    const std::string msg = error_of([&] { io::ImageFolder g(root.string()); });
+    EXPECT_NE(msg.find((root / link).string() + " leads back to"), std::string::npos) << msg;
+    fs::remove(root / link);
+  }
+  // Two links leading to each other: neither is inside the other's directory.
+  fs::create_directory_symlink("../dog", root / "elsewhere/to_dog");
+  fs::remove(root / "dog/more");
+  fs::create_directory_symlink("../elsewhere", root / "dog/more");
+  EXPECT_NE(error_of([&] { io::ImageFolder g(root.string()); }).find("leads back to"), std::string::npos);
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace strider

@@ -1,6 +1,7 @@
 // Image classification on a folder of images (--image-folder root/<class>/<file>.png|jpg|jpeg):
-// the class count from the folder, the channels from its first image, held-out accuracy on
-// --val-image-folder or on a seeded 10% of the training folder.
+// the class count from the folder, every image in RGB (torchvision's ImageFolder converts each
+// with PIL's convert("RGB"); taking the channels from one image made a folder gray when its first
+// image was), held-out accuracy on --val-image-folder or on a seeded 10% of the training folder.
 #include <sstream>
 
 #include "data_feed.h"
@@ -12,17 +13,16 @@ namespace {
 
 constexpr double kValFraction = 0.1;
 
-// ImageNet's channel statistics (gray: their luma-weighted mean), the usual choice for photos.
-data::Normalize normalization(int64_t channels) {
-  if (channels == 1) return {{0.449}, {0.226}};
-  return {{0.485, 0.456, 0.406}, {0.229, 0.224, 0.225}};
-}
+constexpr int64_t kChannels = 3;
+
+// ImageNet's channel statistics, the usual choice for photos.
+data::Normalize normalization() { return {{0.485, 0.456, 0.406}, {0.229, 0.224, 0.225}}; }
 
 // small_cnn's classifier is sized for Fashion-MNIST's 28x28 images (7x7 maps after two pools).
 constexpr int64_t kSmallCnnSide = 28;
 
 // The side every image is brought to (--image-size; small_cnn's 28; or the first image's shorter
-// side) and the channels (the first image's).
+// side), in RGB.
 io::ImageFolderOptions folder_options(const TrainOptions& o) {
   STRIDER_CHECK(o.model != "small_cnn" || o.image_size == 0 || o.image_size == kSmallCnnSide, "train",
                 "--model small_cnn takes ", kSmallCnnSide, "x", kSmallCnnSide, " images (its classifier is sized for "
@@ -31,7 +31,7 @@ io::ImageFolderOptions folder_options(const TrainOptions& o) {
   Tensor first = probe.image(0);
   int64_t side = o.image_size > 0 ? o.image_size : std::min(first.size(1), first.size(2));
   if (o.model == "small_cnn") side = kSmallCnnSide;
-  return {.image_size = side, .channels = first.size(0)};
+  return {.image_size = side, .channels = kChannels};
 }
 
 class ImageFolderTask final : public TrainTask {
@@ -84,7 +84,7 @@ class ImageFolderTask final : public TrainTask {
     auto sampler = std::make_shared<data::DistributedSampler>(
         train_->size(), data::DistributedSamplerOptions{
                             .num_replicas = world, .rank = rank, .shuffle = true, .seed = o_.seed, .drop_last = true});
-    const data::Normalize norm = normalization(options_.channels);
+    const data::Normalize norm = normalization();
     train_loader_ = std::make_unique<data::DataLoader>(
         train_, data::DataLoaderOptions{
                     .batch_size = batch_per_rank, .seed = o_.seed, .drop_last = true, .num_workers = o_.data_workers,

@@ -3,7 +3,8 @@
 // Classes are the root's subdirectories sorted by name (byte order, as Python sorts UTF-8 names)
 // and numbered from 0; each class's images are found recursively and listed sorted by
 // (directory, file name), as torchvision's make_dataset walks them. Extensions match case-
-// insensitively; other files are skipped. Symbolic links are followed.
+// insensitively; other files are skipped. Symbolic links are followed; one that leads back to a
+// directory it is inside of is an error (it would be walked forever).
 #include <cstdint>
 #include <string>
 #include <vector>
