@@ -10,6 +10,7 @@
 
 #include "strider/core/error.h"
 #include "strider/core/tensor_impl.h"
+#include "strider/fsdp/options.h"
 #include "strider/io/crc32c.h"
 #include "strider/io/file_io.h"
 #include "strider/io/safetensors.h"
@@ -168,6 +169,18 @@ uint64_t TensorRecord::row_bytes() const {
 }
 
 std::string model_key(const std::string& name) { return "model/" + name; }
+// A recorded strategy must be one strider writes (local, ddp or an FSDP strategy): a forged or
+// mistyped one would otherwise surface later as if the user's own --strategy were wrong.
+void check_strategy_name(const std::string& strategy, const std::string& path, const std::string& whose) {
+  if (strategy == "local" || strategy == "ddp") return;
+  try {
+    fsdp::parse_sharding_strategy(strategy);
+  } catch (const Error&) {
+    STRIDER_CHECK(false, kOp, path, ": ", whose, " strategy '", strategy,
+                  "' is not one strider writes (local, ddp or an FSDP strategy)");
+  }
+}
+
 std::string optimizer_key(const std::string& param, const std::string& state_key) {
   return "optim/" + param + "/" + state_key;
 }
@@ -251,9 +264,11 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   m.world_size = r.count(j, "world_size", "the manifest", kMaxWorld);
   STRIDER_CHECK(m.world_size >= 1, kOp, path, ": world_size is 0");
   m.strategy = r.string(j, "strategy", "the manifest");
+  check_strategy_name(m.strategy, path, "the manifest's");
   for (const Json& u : r.array(j, "units", "the manifest")) {
     const std::string where = "units[" + std::to_string(m.units.size()) + "]";
     UnitRecord rec{r.string(u, "name", where), r.string(u, "strategy", where), {}};
+    check_strategy_name(rec.strategy, path, where + "'s");
     for (const Json& p : r.array(u, "params", where)) {
       STRIDER_CHECK(p.is_string(), kOp, path, ": ", where, ".params must hold strings");
       rec.params.push_back(p.get<std::string>());

@@ -89,7 +89,7 @@ std::string FlightRecorder::tail(size_t count) const {
       std::snprintf(times, sizeof times, "RUNNING for %.0f ms", ms(Clock::now() - e.started_at));
     else
       std::snprintf(times, sizeof times, "queued for %.0f ms", ms(Clock::now() - e.queued_at));
-    s << "  #" << seq << " step " << e.sig.step << " " << e.sig.describe() << ": " << times << " (issued at +"
+    s << "  #" << seq << " forward " << e.sig.step << " " << e.sig.describe() << ": " << times << " (issued at +"
       << static_cast<int64_t>(ms(e.queued_at - origin_)) << " ms)\n";
   }
   return s.str();

@@ -193,6 +193,11 @@ if [ -n "$python" ]; then
   expect "inspect an empty files list" "$want" ckpt inspect "$work/nofiles"
   expect "reshard an empty files list" "$want" ckpt reshard "$work/nofiles" "$work/r" --world-size 2 --strategy ddp
   expect "consolidate an empty files list" "$want" ckpt consolidate "$work/nofiles" "$work/c.safetensors"
+  # A strategy strider does not write: named with the manifest, not blamed on --strategy.
+  rm -rf "$work/bogus"; cp -r "$ckpt" "$work/bogus"; reseal "$work/bogus" strategy > /dev/null
+  want="manifest.json: the manifest's strategy 'bogus' is not one strider writes"
+  expect "verify an unknown strategy" "$want" ckpt verify "$work/bogus"
+  expect "reshard an unknown strategy" "$want" ckpt reshard "$work/bogus" "$work/r" --world-size 2 --strategy ddp
   # One tensor sent to another's bytes of the same size in the same (checksummed) file.
   rm -rf "$work/pointed"; cp -r "$ckpt" "$work/pointed"
   read -r first other <<< "$(reseal "$work/pointed" point)"

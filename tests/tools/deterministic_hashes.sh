@@ -10,7 +10,7 @@ set -euo pipefail
 bin=$1 out=$2
 shift 2
 mpirun=("$@")
-mkdir -p "$out"
+rm -rf "$out"; mkdir -p "$out"  # each run writes fresh run directories: the trainer refuses another run's
 args=(train --model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 2 --n-embd 64 --seq 32
       --batch-size 12 --optimizer adamw --lr 1e-3 --fsdp-min-params 10000
       --epochs 1 --limit-batches 20 --json)

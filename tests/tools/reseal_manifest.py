@@ -4,6 +4,7 @@ is valid but whose content does not describe the files. Prints what it changed.
 Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   empty-files  the files list emptied (tensors still point into it)
   point        the first tensor with a same-size neighbour in its file sent to that neighbour's bytes
+  strategy     the recorded strategy changed to one strider does not write ('bogus')
   swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
                at the offset of that file's half (names, dtypes, shapes and offsets still agree)"""
 import json
@@ -51,6 +52,9 @@ def main():
         a, b = pair
         tensors[a]["shards"][0]["offset"] = tensors[b]["shards"][0]["offset"]
         print(a, b)
+    elif edit == "strategy":
+        manifest["strategy"] = "bogus"
+        print("strategy: bogus")
     elif edit == "swap-rows":
         key = next(k for k, t in sorted(tensors.items()) if len(t["shards"]) == 2
                    and len(set(shard_bytes(t))) == 1 and t["shards"][0]["file"] != t["shards"][1]["file"])

@@ -36,7 +36,7 @@ gpt=(--model gpt --n-layer 1 --n-embd 16 --n-head 2 --seq 16 --batch-size 8 --li
      --threads 1 --no-progress --json)
 expect_run "tokens, held-out tail" "its last 10%, 3514 tokens, held out for validation" "${gpt[@]}" \
            --tokens "$work/train.bin" --out "$work/t1"
-expect_run "tokens, vocabulary from the file" "vocabulary 123" "${gpt[@]}" --tokens "$work/train.bin" --out "$work/t1"
+expect_run "tokens, vocabulary from the file" "vocabulary 123" "${gpt[@]}" --tokens "$work/train.bin" --out "$work/t1b"
 expect_run "tokens with --val-tokens, uint32" "validation '$work/val32.bin', 4000 tokens" "${gpt[@]}" \
            --tokens "$work/train32.bin" --val-tokens "$work/val32.bin" --token-dtype uint32 --out "$work/t2"
 expect_run "tokens with --vocab-size" "vocab_size=256" "${gpt[@]}" --tokens "$work/train.bin" --vocab-size 256 \
@@ -59,7 +59,7 @@ cnn=(--batch-size 8 --limit-batches 4 --epochs 2 --threads 1 --no-progress --jso
 expect_run "image folder, held-out share" "a seeded 10%, 4 images, held out for validation" --model resnet18 \
            --image-folder "$work/images" --image-size 16 "${cnn[@]}" --out "$work/i1"
 expect_run "image folder, 3 classes, RGB" "3 classes, 44 training images, 3x28x28" --model small_cnn \
-           --image-folder "$work/images" "${cnn[@]}" --out "$work/i1"
+           --image-folder "$work/images" "${cnn[@]}" --out "$work/i1b"
 expect_run "image folder with a validation folder" "validation '$work/val_images', 12 images" --model resnet18 \
            --image-folder "$work/images" --val-image-folder "$work/val_images" --image-size 16 "${cnn[@]}" \
            --dtype bfloat16 --out "$work/i2"

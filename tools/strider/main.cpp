@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
     return e.get_exit_code();
   }
   tools::apply_model_defaults(*train_cmd, t);
+  tools::choose_default_out(*train_cmd, t);
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
     apply_environment_switches();

@@ -1,6 +1,8 @@
 #include "train_flags.h"
 
 #include <charconv>
+#include <cstdlib>
+#include <iostream>
 #include <sstream>
 #include <type_traits>
 
@@ -124,7 +126,7 @@ std::vector<TrainFlag> training_flags() {
        "--image-folder: the validation images, same classes (default: a seeded 10% of --image-folder held out)",
        Unset},
       {"--image-size", &O::image_size, Agree, CLI::Range(int64_t{1}, int64_t{1} << 14),
-       "--image-folder: resize and center-crop every image to this side (default: the first image's shorter side)",
+       "--image-folder: resize and center-crop every image to this side (default: the first image's shorter side; --model small_cnn: 28)",
        Unset},
       {"--data-workers", &O::data_workers, Local, CLI::Range(int64_t{0}, int64_t{64}),
        "--tokens / --image-folder: loader threads reading and decoding ahead of the step (0: in the training "
@@ -293,6 +295,18 @@ void apply_model_defaults(const CLI::App& command, TrainOptions& o) {
   if (command.count("--optimizer") == 0) o.optimizer = "adamw";
   if (command.count("--lr") == 0) o.lr = 1e-3;
   if (command.count("--weight-decay") == 0) o.weight_decay = 0.01;
+}
+
+void choose_default_out(const CLI::App& command, TrainOptions& o) {
+  if (command.count("--out") > 0 || !o.resume.empty()) return;
+  const std::string base = o.out_dir;
+  for (int n = 2; !checkpoint::committed_checkpoints(o.out_dir).empty(); ++n) o.out_dir = base + "-" + std::to_string(n);
+  if (o.out_dir == base) return;
+  // Before MPI starts: the launcher's rank variables tell which process says it.
+  for (const char* rank : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* v = std::getenv(rank); v && std::string(v) != "0") return;
+  std::cerr << "strider: " << base << " holds an earlier run; this one writes to " << o.out_dir << " (--resume "
+            << base << " continues the earlier run)\n";
 }
 
 }  // namespace strider::tools

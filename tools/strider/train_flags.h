@@ -51,4 +51,9 @@ std::vector<std::string> describe_for_ranks(const TrainOptions& options);
 // those of the three flags the command line did not give.
 void apply_model_defaults(const CLI::App& command, TrainOptions& options);
 
+// Without --out (and without --resume), a fresh run writes to the first of strider-run,
+// strider-run-2, ... that holds no run's checkpoints: running the default job again starts a new
+// run beside the last (an explicit --out holding another run is an error, train.cpp).
+void choose_default_out(const CLI::App& command, TrainOptions& options);
+
 }  // namespace strider::tools

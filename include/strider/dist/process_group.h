@@ -102,7 +102,8 @@ class ProcessGroup {
   virtual void set_heartbeat_timeout(std::chrono::milliseconds t) { heartbeat_timeout_ = t; }
   std::chrono::milliseconds heartbeat_timeout() const { return heartbeat_timeout_; }
 
-  // The training step messages name (DDP and FSDP count their training forwards here).
+  // The training forward messages name ("training forward 12"): DDP and FSDP count the forwards
+  // this process ran in training mode, micro-batches included, so it is not the optimizer step.
   void set_step(int64_t step) { step_.store(step); }
   int64_t step() const { return step_.load(); }
 
