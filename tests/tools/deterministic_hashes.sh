@@ -44,7 +44,8 @@ for run in "full_shard 2" "full_shard 3" "full_shard 4" "shard_grad_op 2" "shard
            "hybrid_shard 4 --shard-group-size 2 --optimizer-in-backward"; do
   read -r strategy np extra <<<"$run"
   # shellcheck disable=SC2086  # extra holds flags
-  got=$(digest "$strategy-np$np" "$np" --deterministic --micro-batches 12 --fsdp "$strategy" $extra)
+  runs=$((${runs:-0} + 1))  # a directory per run: some strategy and rank count pairs run twice
+  got=$(digest "$runs-$strategy-np$np" "$np" --deterministic --micro-batches 12 --fsdp "$strategy" $extra)
   echo "W=$np $strategy $extra: $got"
   [ "$got" = "$want" ] || { echo "  differs from W=1" >&2; status=1; }
 done

@@ -75,6 +75,12 @@ expect_run "image folder, resumed" "params_sha256" --model small_cnn --image-fol
            --resume "$work/il" --out "$work/il"
 [ -n "$want" ] && [ "$(digests "$last_out")" = "$want" ] || fail "image folder: the resumed run differs"
 tried=$((tried + 1))
+# The epoch the second leg resumed in the middle of: its train_loss averages all of its batches,
+# those of the first leg too (the checkpoint carries them), as the uninterrupted run's does.
+loss_of() { sed -n 's/.*"train_loss":\([^,}]*\).*/\1/p' "$1/metrics.jsonl" | tail -n 1; }
+[ -n "$(loss_of "$work/iw")" ] && [ "$(loss_of "$work/il")" = "$(loss_of "$work/iw")" ] ||
+  fail "image folder: the resumed epoch's train_loss $(loss_of "$work/il") is not the whole epoch's $(loss_of "$work/iw")"
+tried=$((tried + 1))
 
 # `strider bench loader` on both (docs/benchmarks.md has the full-size figures).
 for what in "--image-folder $work/images --model small_cnn --batch 4" \

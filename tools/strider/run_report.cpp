@@ -51,7 +51,7 @@ void RunReport::step(int64_t epoch, int64_t global_step, double loss, const Epoc
   if (!lead_ || !o_.progress || o_.json || !due) return;
   const double rate = static_cast<double>(e.samples * world_) / std::max(e.seconds, 1e-9);
   const double eta = (schedule_.stop_step - global_step) * (e.seconds / e.trained);
-  print_progress(epoch + 1, o_.epochs, e.batch, steps, e.loss_sum / e.trained, rate, task_.sample_unit(), eta, tty_);
+  print_progress(epoch + 1, o_.epochs, e.batch, steps, e.mean_loss(), rate, task_.sample_unit(), eta, tty_);
 }
 
 void RunReport::end_of_epoch(int64_t epoch, int64_t global_step, const EpochCounts& e, const EvalResult& score,

@@ -23,7 +23,12 @@ struct EpochCounts {
   int64_t samples = 0;  // samples this rank trained
   double loss_sum = 0;  // of the global batches' losses
   double seconds = 0;
-  double mean_loss() const { return loss_sum / static_cast<double>(std::max<int64_t>(trained, 1)); }
+  // The batches before a resume point, trained by the legs before it (from the checkpoint).
+  int64_t carried_batches = 0;
+  double carried_loss_sum = 0;
+  double mean_loss() const {
+    return (carried_loss_sum + loss_sum) / static_cast<double>(std::max<int64_t>(carried_batches + trained, 1));
+  }
 };
 
 // One line of JSON; bytes that are not UTF-8 (paths from flags may hold them) are replaced
