@@ -23,13 +23,25 @@ Tensor reduce(const Tensor& per_item, Reduction r) {
   return per_item;
 }
 
+// The target of a class-index loss must be [N] for input [N, C], and [N, d1, ..., dk] for
+// [N, C, d1, ..., dk]: the same element count in another shape would pair items with the wrong
+// pixels (PyTorch: "size mismatch").
+void check_class_targets(const char* op, const Tensor& input, const Tensor& target) {
+  STRIDER_CHECK(target.dtype() == kLong, op, "expected int64 class indices as targets, got ", target.dtype(),
+                " (class-probability targets are not offered)");
+  DimVector expected = {input.sizes()[0]};
+  for (int64_t d = 2; d < input.dim(); ++d) expected.push_back(input.sizes()[d]);
+  STRIDER_CHECK(target.sizes() == IntArrayRef(expected), op, "input ", input.sizes(), " needs a target of shape ",
+                IntArrayRef(expected), " (the input's sizes without the class dim 1), got ", target.sizes());
+}
+
 // Gathers -log_probs[i, target[i]] (0 for ignored targets) into a [N] tensor.
-Tensor pick(const Tensor& lp, const Tensor& target, int64_t ignore_index) {
+Tensor pick(const char* op, const Tensor& lp, const Tensor& target, int64_t ignore_index) {
   const int64_t n = lp.sizes()[0], c = lp.sizes()[1];
   Tensor out = empty({n}, lp.dtype());
   Tensor t = target.contiguous();
   const int64_t* tp = t.data_ptr<int64_t>();
-  dispatch_floating(lp.dtype(), "nll_loss", [&]<class T>() {
+  dispatch_floating(lp.dtype(), op, [&]<class T>() {
     const T* p = static_cast<const T*>(lp.data());
     T* o = out.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) {
@@ -38,17 +50,18 @@ Tensor pick(const Tensor& lp, const Tensor& target, int64_t ignore_index) {
         o[i] = T(0.0f);
         continue;
       }
-      STRIDER_CHECK(k >= 0 && k < c, "nll_loss", "target ", k, " is out of bounds for ", c, " classes (row ", i, ")");
+      STRIDER_CHECK(k >= 0 && k < c, op, "target ", k, " is out of bounds for ", c, " classes (row ", i, ")");
       o[i] = static_cast<T>(-static_cast<opmath_t<T>>(p[i * lp.strides()[0] + k * lp.strides()[1]]));
     }
   });
   return out;
 }
 
-}  // namespace
-
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
-  STRIDER_CHECK(target.dtype() == kLong, "nll_loss", "expected int64 class targets, got ", target.dtype());
+// nll_loss, its errors naming `op` (cross_entropy calls it on its log-softmax).
+Tensor nll_loss_named(const char* op, const Tensor& log_probs, const Tensor& target, Reduction reduction,
+                      int64_t ignore_index) {
+  STRIDER_CHECK(log_probs.dim() >= 2, op, "expected input [N, C, ...], got ", log_probs.sizes());
+  check_class_targets(op, log_probs, target);
   Tensor lp = log_probs, tg = target;
   if (lp.dim() > 2) {
     // [N, C, d...] -> [N*d..., C]
@@ -58,12 +71,10 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
     lp = lp.permute(perm).reshape({-1, log_probs.sizes()[1]});
     tg = tg.reshape({-1});
   }
-  STRIDER_CHECK(lp.dim() == 2 && tg.dim() == 1 && tg.sizes()[0] == lp.sizes()[0], "nll_loss",
-                "expected log-probabilities [N, C] and targets [N], got ", log_probs.sizes(), " and ", target.sizes());
   Tensor per_item;
   {
     autograd::NoGradGuard g;
-    per_item = pick(lp, tg, ignore_index);
+    per_item = pick(op, lp, tg, ignore_index);
   }
   Tensor valid;
   {
@@ -98,13 +109,20 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
   return reduce(per_item, reduction);
 }
 
+}  // namespace
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index) {
+  return nll_loss_named("nll_loss", log_probs, target, reduction, ignore_index);
+}
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction, double label_smoothing,
                      int64_t ignore_index) {
   STRIDER_CHECK(logits.dim() >= 2, "cross_entropy", "expected logits [N, C, ...], got ", logits.sizes());
   STRIDER_CHECK(label_smoothing >= 0 && label_smoothing <= 1, "cross_entropy", "label_smoothing must be in [0, 1], got ",
                 label_smoothing);
+  check_class_targets("cross_entropy", logits, target);
   Tensor lp = log_softmax(logits, 1);
-  Tensor nll = nll_loss(lp, target, reduction, ignore_index);
+  Tensor nll = nll_loss_named("cross_entropy", lp, target, reduction, ignore_index);
   if (label_smoothing == 0) return nll;
   // Smoothed: (1 - eps) * nll + eps * mean over classes of -log p (over non-ignored items).
   Tensor uniform = neg(mean(lp, {1}));

@@ -5,6 +5,7 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/autograd/node.h"
 #include "strider/ops/factory.h"
 
 namespace strider::optim {
@@ -43,6 +44,11 @@ void Optimizer::add_param_group(ParamGroup group) {
   for (const auto& [n, p] : group.params) {
     STRIDER_CHECK(p.defined() && is_floating_point(p.dtype()), display_name(), "parameter '", n, "' of ", where,
                   " must be a defined floating-point tensor");
+    // A tensor computed from others never receives a .grad(): stepping it would silently do nothing.
+    STRIDER_CHECK(p.is_leaf(), display_name(), "parameter '", n, "' of ", where, " is not a leaf tensor (it has ",
+                  p.grad_fn() ? p.grad_fn()->name() : std::string("a grad_fn"),
+                  "), so backward never gives it a gradient; pass the leaf it was computed from, or detach() it "
+                  "and set requires_grad_() (PyTorch: can't optimize a non-leaf Tensor)");
     auto named = group_by_name.find(n);
     STRIDER_CHECK(named == group_by_name.end(), display_name(), "parameter '", n, "' of ", where, " is already in ",
                   named->second == g ? std::string("that group") : group_name(named->second),

@@ -87,6 +87,13 @@ TEST(ParamGroups, WrongOptionsAndDuplicatesAreNamedErrors) {
       error_of([&] { optim::SGD({{.params = {{"w", w}}}, {.params = {{"w2", w}}}}, {.lr = 0.1}); });
   EXPECT_NE(twice.find("same tensor as parameter 'w'"), std::string::npos) << twice;
   EXPECT_THROW(optim::SGD({{.params = {{"w", w}}}, {.params = {{"w", b}}}}, {.lr = 0.1}), Error) << "a name twice";
+  // A tensor computed from a leaf never receives a gradient: stepping it would do nothing.
+  Tensor leaf = ones({3}).requires_grad_();
+  const Tensor doubled = leaf * 2.0;
+  const std::string non_leaf = error_of([&] { optim::SGD({{"w", doubled}}, {.lr = 0.1}); });
+  EXPECT_NE(non_leaf.find("parameter 'w' of param group 0 is not a leaf tensor (it has MulBackward"),
+            std::string::npos) << non_leaf;
+  EXPECT_NE(non_leaf.find("can't optimize a non-leaf Tensor"), std::string::npos) << non_leaf;
   EXPECT_THROW(optim::SGD({{.params = {{"w", w}}, .options = {.lr = -1.0}}}, {.lr = 0.1}), Error);
   EXPECT_THROW(optim::SGD({{.params = {{"w", w}}, .options = {.nesterov = true}}}, {.lr = 0.1}), Error)
       << "nesterov without momentum";
