@@ -15,22 +15,26 @@ LRScheduler::LRScheduler(Optimizer& opt) : opt_(opt) {
   }
 }
 
-void LRScheduler::step() { set_last_step(last_step_ + 1); }
+void LRScheduler::step() { advance(last_step_ + 1, /*chained=*/true); }
 
-void LRScheduler::set_last_step(int64_t step) {
+void LRScheduler::set_last_step(int64_t step) { advance(step, /*chained=*/false); }
+
+double LRScheduler::next_lr(int64_t step, size_t group, double) const { return lr_at(step, group); }
+
+void LRScheduler::advance(int64_t step, bool chained) {
   STRIDER_CHECK(step >= 0, "LRScheduler", "the step must be >= 0, got ", step);
   STRIDER_CHECK(base_lrs_.size() == opt_.num_param_groups(), "LRScheduler", "the optimizer has ",
                 opt_.num_param_groups(), " param groups but the scheduler was built for ", base_lrs_.size(),
                 " (add_param_group after building a scheduler); build the scheduler after adding the groups");
-  apply(step);
+  apply(step, chained);
   last_step_ = step;
   last_lr_.clear();
   for (size_t g = 0; g < opt_.num_param_groups(); ++g) last_lr_.push_back(opt_.lr(g));
 }
 
-void LRScheduler::apply(int64_t step) {
-  std::vector<double> lrs;
-  for (size_t g = 0; g < base_lrs_.size(); ++g) lrs.push_back(lr_at(step, g));  // all computed before any is set
+void LRScheduler::apply(int64_t step, bool chained) {
+  std::vector<double> lrs;  // all computed before any is set
+  for (size_t g = 0; g < base_lrs_.size(); ++g) lrs.push_back(chained ? next_lr(step, g, opt_.lr(g)) : lr_at(step, g));
   for (size_t g = 0; g < lrs.size(); ++g) opt_.set_lr(g, lrs[g]);
 }
 
@@ -41,6 +45,10 @@ StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma) : LRScheduler(op
 
 double StepLR::lr_at(int64_t step, size_t group) const {
   return base_lrs_.at(group) * std::pow(gamma_, static_cast<double>(step / step_size_));
+}
+
+double StepLR::next_lr(int64_t step, size_t, double current) const {
+  return step == 0 || step % step_size_ != 0 ? current : current * gamma_;
 }
 
 CosineWithWarmup::CosineWithWarmup(Optimizer& opt, int64_t warmup, int64_t total, double min_lr)

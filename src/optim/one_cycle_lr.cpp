@@ -102,8 +102,8 @@ double OneCycleLR::momentum_at(int64_t step, size_t group) const {
                 phase->momentum_to_max ? g.max_momentum : g.base_momentum, pct);
 }
 
-void OneCycleLR::apply(int64_t step) {
-  LRScheduler::apply(step);
+void OneCycleLR::apply(int64_t step, bool chained) {
+  LRScheduler::apply(step, chained);
   if (!o_.cycle_momentum) return;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const double m = momentum_at(step, g);

@@ -152,6 +152,59 @@ TEST(Schedulers, LaterSchedulersStartFromInitialLr) {
   EXPECT_EQ(opt->lr(1), 0.5);
 }
 
+// StepLR is chainable, as PyTorch's: it scales the current lr, so it composes with LambdaLR, a
+// StepLR built after another keeps the decayed lr, and an lr set by hand carries on. The values
+// are PyTorch 1.13's (SGD on one [2] parameter at lr 0.1, each scheduler stepped after
+// opt.step(); printed by /usr/bin/python3 with torch.optim.lr_scheduler's LambdaLR and StepLR).
+TEST(Schedulers, StepLRChainsLikePyTorch) {
+  auto one_group = [] {
+    return optim::make_optimizer("sgd", std::vector<optim::ParamGroup>{{.params = {{"a", zeros({2}, kDouble).requires_grad_()}}}},
+                                 optim::GroupOptions{.lr = 0.1});
+  };
+  {  // LambdaLR(0.9^e) then StepLR(2, 0.5)
+    auto opt = one_group();
+    optim::LambdaLR a(*opt, [](int64_t e) { return std::pow(0.9, static_cast<double>(e)); });
+    optim::StepLR b(*opt, 2, 0.5);
+    std::vector<double> lrs = {opt->lr(0)};
+    for (int i = 0; i < 5; ++i) {
+      a.step();
+      b.step();
+      lrs.push_back(opt->lr(0));
+    }
+    const std::vector<double> torch = {0.1, 0.09000000000000001, 0.04050000000000001, 0.0729, 0.032805,
+                                       0.05904900000000001};
+    for (size_t i = 0; i < torch.size(); ++i) EXPECT_DOUBLE_EQ(lrs[i], torch[i]) << "step " << i;
+  }
+  {  // StepLR(1, 0.5) stepped once, then a second StepLR(2, 0.1)
+    auto opt = one_group();
+    optim::StepLR first(*opt, 1, 0.5);
+    first.step();
+    optim::StepLR second(*opt, 2, 0.1);
+    std::vector<double> lrs = {opt->lr(0)};
+    for (int i = 0; i < 3; ++i) {
+      second.step();
+      lrs.push_back(opt->lr(0));
+    }
+    const std::vector<double> torch = {0.05, 0.05, 0.005000000000000001, 0.005000000000000001};
+    for (size_t i = 0; i < torch.size(); ++i) EXPECT_DOUBLE_EQ(lrs[i], torch[i]) << "step " << i;
+    EXPECT_EQ(second.base_lrs(), std::vector<double>{0.1}) << "its base is still the initial_lr";
+  }
+  {  // StepLR(2, 0.5), one step, then the lr set by hand to 0.3
+    auto opt = one_group();
+    optim::StepLR s(*opt, 2, 0.5);
+    s.step();
+    opt->set_lr(0, 0.3);
+    std::vector<double> lrs;
+    for (int i = 0; i < 3; ++i) {
+      s.step();
+      lrs.push_back(opt->lr(0));
+    }
+    EXPECT_EQ(lrs, (std::vector<double>{0.15, 0.15, 0.075}));
+    s.set_last_step(2);  // resuming uses the closed form: base * gamma^(2 / 2)
+    EXPECT_DOUBLE_EQ(opt->lr(0), 0.05);
+  }
+}
+
 // Not a PyTorch schedule: its comment says what it does; this checks the comment.
 TEST(Schedulers, CosineWithWarmupStartsAtBaseOverWarmupPerGroup) {
   auto opt = two_groups("sgd", 1.0, 0.5);
