@@ -293,9 +293,10 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
     if (j["optimizer"].contains("param_steps")) {
       const Json& steps = j["optimizer"]["param_steps"];
       STRIDER_CHECK(steps.is_object(), kOp, path, ": optimizer.param_steps must be an object");
+      // A parameter steps only when the optimizer does, so it cannot count more steps.
       for (auto& [name, v] : steps.items())
         m.optimizer_param_steps[name] = static_cast<int64_t>(
-            r.unsigned_value(v, "optimizer.param_steps." + name, static_cast<uint64_t>(INT64_MAX)));
+            r.unsigned_value(v, "optimizer.param_steps." + name, static_cast<uint64_t>(m.optimizer_steps)));
     }
   }
   if (j.contains("scheduler")) m.scheduler_step = r.count(j["scheduler"], "step", "scheduler");

@@ -266,6 +266,22 @@ TEST(Checkpoint, AnEmptyFilesListIsNamedByEveryTool) {
   fs::remove_all(root);
 }
 
+// A parameter steps only when the optimizer does: a re-sealed manifest that gives one more steps
+// than the optimizer is refused by every reader, naming the field.
+TEST(Checkpoint, AParameterWithMoreStepsThanItsOptimizerIsRefused) {
+  const std::string root = temp_dir("param_steps");
+  TrainRun a = make_run(1, 1);
+  const std::string saved = checkpoint::Checkpointer(root + "/run", nullptr).save(1, state_of(a));
+  const std::string name = a.model->named_parameters().front().first;
+  reseal_manifest(saved, [&](checkpoint::Manifest& m) {
+    ASSERT_FALSE(m.optimizer.empty());
+    m.optimizer_param_steps[name] = m.optimizer_steps + 1;
+  });
+  for (const auto& [tool, e] : errors_of_every_tool(saved, root))
+    EXPECT_NE(e.find("optimizer.param_steps." + name + " is 2, above its limit 1"), std::string::npos) << tool << ": " << e;
+  fs::remove_all(root);
+}
+
 TEST(Checkpoint, AFileThatIsNotARegularFileOrTooLargeIsRefusedBeforeReading) {
   const std::string root = temp_dir("manifest_kind");
   TrainRun a = make_run(1, 1);

@@ -198,6 +198,9 @@ if [ -n "$python" ]; then
   want="manifest.json: the manifest's strategy 'bogus' is not one strider writes"
   expect "verify an unknown strategy" "$want" ckpt verify "$work/bogus"
   expect "reshard an unknown strategy" "$want" ckpt reshard "$work/bogus" "$work/r" --world-size 2 --strategy ddp
+  # An optimizer step count the run cannot have taken (Adam's bias correction would follow it).
+  rm -rf "$work/steps"; cp -r "$ckpt" "$work/steps"; reseal "$work/steps" optimizer-steps > /dev/null
+  resume "resume an optimizer with 10^15 steps" "says its optimizer took 1000000000000000 steps in a run of" "$work/steps"
   # One tensor sent to another's bytes of the same size in the same (checksummed) file.
   rm -rf "$work/pointed"; cp -r "$ckpt" "$work/pointed"
   read -r first other <<< "$(reseal "$work/pointed" point)"

@@ -6,7 +6,8 @@ Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   point        the first tensor with a same-size neighbour in its file sent to that neighbour's bytes
   strategy     the recorded strategy changed to one strider does not write ('bogus')
   swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
-               at the offset of that file's half (names, dtypes, shapes and offsets still agree)"""
+               at the offset of that file's half (names, dtypes, shapes and offsets still agree)
+  optimizer-steps  the optimizer's step count set to 10^15 (its per-parameter counts left alone)"""
 import json
 import sys
 
@@ -62,6 +63,9 @@ def main():
         s0["file"], s1["file"] = s1["file"], s0["file"]
         s0["offset"], s1["offset"] = s1["offset"], s0["offset"]
         print(key)
+    elif edit == "optimizer-steps":
+        manifest["optimizer"]["steps"] = 10 ** 15
+        print("optimizer.steps: 10^15")
     else:
         sys.exit("unknown edit " + edit)
     with open(path, "w", encoding="utf-8") as f:

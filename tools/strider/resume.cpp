@@ -66,6 +66,12 @@ int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::T
   STRIDER_CHECK(o.reset_optimizer || saved.optimizer == state.optimizer->name(), "train", from, " holds ",
                 saved.optimizer, " state but this run uses --optimizer ", state.optimizer->name(),
                 "; use the same optimizer, or --reset-optimizer to start with fresh optimizer state");
+  // The trainer steps its optimizer once a step (fewer after --reset-optimizer): more would be a
+  // count edited by hand, and Adam's bias correction would silently follow it.
+  STRIDER_CHECK(o.reset_optimizer || saved.optimizer_steps <= saved.step, "train", from, " says its optimizer took ",
+                saved.optimizer_steps, " steps in a run of ", saved.step,
+                " steps (manifest field optimizer.steps); the file was edited or is not this trainer's. Resume from "
+                "another checkpoint, or pass --reset-optimizer to start with fresh optimizer state");
   checkpoint::load(from, state, par.pg.get(), {.optimizer = !o.reset_optimizer});
   STRIDER_CHECK(state.user->at("model") == task.model_signature(), "train", "internal: the model signature changed");
   const checkpoint::DataPosition& position = *state.data;
