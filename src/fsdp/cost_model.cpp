@@ -215,7 +215,10 @@ namespace {
 struct UnitTraffic {
   int64_t shard_forward = 0, shard_backward = 0, replica = 0;
   int64_t shard_regather = 0;  // the part of shard_backward that gathers again (the rest reduces)
-  int64_t total() const { return shard_forward + shard_backward + replica; }
+  // With each reduction, the all-reduce over the world of which parameters a backward reached
+  // (FlatParamUnit::launch_reached: a float32 per parameter).
+  int64_t reached = 0;
+  int64_t total() const { return shard_forward + shard_backward + replica + reached; }
 };
 
 UnitTraffic unit_traffic(const UnitLayout& u) {
@@ -225,6 +228,8 @@ UnitTraffic unit_traffic(const UnitLayout& u) {
   const int64_t full = u.layout.full_numel() * u.compute_bytes, grads = rounds * wire_bytes(u),
                 shard_grads = rounds * chunk_bytes(u);
   UnitTraffic t;
+  const int64_t world = static_cast<int64_t>(s) * r, mask = 4 * static_cast<int64_t>(u.layout.params().size());
+  t.reached = rounds * (2 * mask * (world - 1) / world);
   // NoShard: one all-reduce of the gradients among the replicas (deterministic mode: its
   // all-to-all and all-gather halves, the same bytes).
   if (!flat(u)) {
@@ -285,8 +290,10 @@ LinkTraffic leaving(const UnitLayout& u, const UnitTraffic& t, int ranks_per_hos
                 "link_traffic_per_step", "host ", host, " with ", ranks_per_host,
                 " ranks per host does not fit the world of ", world, " ranks");
   const int64_t shard_edges = edges_leaving(host, world, s, ranks_per_host, false),
-                replica_edges = edges_leaving(host, world, s, ranks_per_host, true);
-  return {t.shard_forward * shard_edges, t.shard_backward * shard_edges + t.replica * replica_edges, 0, 0};
+                replica_edges = edges_leaving(host, world, s, ranks_per_host, true),
+                world_edges = edges_leaving(host, world, world, ranks_per_host, false);
+  return {t.shard_forward * shard_edges,
+          t.shard_backward * shard_edges + t.replica * replica_edges + t.reached * world_edges, 0, 0};
 }
 
 }  // namespace
@@ -316,6 +323,7 @@ std::vector<UnitLinkBytes> link_bytes_per_unit(const std::vector<UnitLayout>& un
     gather.shard_forward = t.shard_forward;
     regather.shard_backward = t.shard_regather;
     reduce.shard_backward = t.shard_backward - t.shard_regather;
+    reduce.reached = t.reached;  // launched with the reduction
     replica.replica = t.replica;
     out.push_back({.name = u.name,
                    .is_root = u.is_root,

@@ -70,6 +70,7 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
                : make_averaging_codec(layout_.shard_numel(), tree.reduce_dtype(dtype_));
   grads_in_place_ = codec_->reduces_in_place(grad_dtype());
   grad_seen_.assign(params_.size(), 0);
+  reached_anywhere_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
   allocate_flat_buffers();
   place_params();
@@ -387,7 +388,12 @@ void FlatParamUnit::read_ahead_shards(int direction) {
 }
 
 void FlatParamUnit::pre_forward() {
-  if (is_root() && module_.is_training()) tree_->pg->set_step(tree_->pg->step() + 1);  // named in messages
+  if (is_root() && module_.is_training()) {  // named in messages, by the hybrid groups' collectives too
+    const int64_t step = tree_->pg->step() + 1;
+    tree_->pg->set_step(step);
+    for (const auto& g : {tree_->groups->made_hybrid().shard, tree_->groups->made_hybrid().replica})
+      if (g) g->set_step(step);
+  }
   if (is_root() && tree_->tier) {  // the optimizer step is over: page the sharded state out
     for (FlatParamUnit* u : tree_->units) u->release_consumed_grads();
     // A streamed step wrote each parameter's state back as it went.
@@ -570,16 +576,34 @@ void FlatParamUnit::release_grad_buffer() {
   }
 }
 
+void FlatParamUnit::launch_reached() {
+  reached_ = zeros({static_cast<int64_t>(params_.size())}, kFloat);
+  float* mask = reached_.data_ptr<float>();
+  for (size_t i = 0; i < params_.size(); ++i)
+    // A gradient still on the parameter came from no_sync micro-batches before this backward.
+    mask[i] = params_[i].requires_grad && (grad_seen_[i] || params_[i].full.grad().defined()) ? 1.0f : 0.0f;
+  dist::CollectiveLabel label("unit '" + name_ + "' parameters reached");
+  reached_work_ = tree_->groups->world()->all_reduce_async(reached_, dist::ReduceOp::Max);
+}
+
 void FlatParamUnit::launch_reduce() {
   const int n = plan_.shards();
+  launch_reached();
   if (grads_in_place_) {
     if (!grad_flat_.defined()) prepare_grad_buffer();  // no gradient came
     release_grad_buffer();  // the buffer is the collective's until it is done
   } else {
     if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
-    for (size_t i = 0; i < params_.size(); ++i)  // parameters this backward did not reach: zero
-      if (!grad_seen_[i])
-        for (int q = 0; q < n; ++q) codec_->encode(grad_flat_, q, layout_[i].shard_offset, Tensor(), layout_[i].chunk_numel());
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (grad_seen_[i]) continue;
+      if (params_[i].full.grad().defined()) {  // reached only by no_sync micro-batches: theirs travels
+        pack_grad(i);
+        params_[i].full.set_grad(Tensor());
+        continue;
+      }
+      for (int q = 0; q < n; ++q)  // not reached here: zeros
+        codec_->encode(grad_flat_, q, layout_[i].shard_offset, Tensor(), layout_[i].chunk_numel());
+    }
   }
   ++tree_->stats.reduce_scatters;
   tree_->stats.reduced_bytes += grad_flat_.nbytes();
@@ -682,10 +706,22 @@ void FlatParamUnit::deliver_gradients() {
     if (g.defined() && !g.is_same(reduced_)) tree_->stats.copied_bytes += g.nbytes();
   }
   reduced_ = Tensor();
+  if (reached_work_) {
+    AddElapsed t(tree_->stats.reduce_wait_seconds);
+    reached_work_->wait();
+    reached_work_.reset();
+    const float* mask = reached_.data_ptr<float>();
+    for (size_t i = 0; i < params_.size(); ++i) reached_anywhere_[i] |= mask[i] > 0.0f;
+    reached_ = Tensor();
+  }
   if (!g.defined()) return;  // deterministic mode: micro-batches of this step are still to come
+  std::vector<char> reached(params_.size(), 0);
+  reached.swap(reached_anywhere_);
   for (size_t i = 0; i < params_.size(); ++i) {
     ParamSlot& s = params_[i];
-    if (!s.requires_grad) continue;
+    // No rank's backward reached it: its gradient stays as it was (none after zero_grad), so the
+    // optimizer leaves it alone as it would in one process.
+    if (!s.requires_grad || !reached[i]) continue;
     Tensor view = g.as_strided(s.shard.sizes(), s.shard.strides(), layout_[i].shard_offset);
     // Sharded gradients accumulate across backwards without zero_grad; NoShard's own tensors
     // already carried the earlier gradient into this reduction.

@@ -1,11 +1,13 @@
 // FSDP's state-dict types (full, sharded, local): what state_dict() returns and what
 // load_state_dict() takes, following PyTorch's FullyShardedDataParallel.state_dict_type.
 #include <algorithm>
+#include <exception>
 #include <optional>
 #include <set>
 
 #include "fsdp/flat_param_unit.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/dist/consistency.h"
 #include "strider/fsdp/fully_sharded_data_parallel.h"
 #include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
@@ -131,62 +133,77 @@ void FullyShardedDataParallel::load_full_state_dict(const std::map<std::string, 
 nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::string, Tensor>& state,
                                                           StateDictType type, bool strict) {
   autograd::NoGradGuard no_grad;
-  const nn::StateDictOrigin origin = nn::state_dict_origin(state);
-  STRIDER_CHECK(origin.kind == type, kOp, "got ", nn::describe(origin), " but the model's state-dict type is ",
-                nn::to_string(type), "; set_state_dict_type({.type = StateDictType::",
-                origin.kind == StateDictType::Full ? "Full" : origin.kind == StateDictType::Sharded ? "Sharded" : "Local",
-                "}) before loading it");
-  if (type == StateDictType::Local)
-    STRIDER_CHECK(origin.world == pg_->size() && origin.rank == pg_->rank(), kOp, "got ", nn::describe(origin),
-                  " on rank ", pg_->rank(), " of ", pg_->size(),
-                  ": a local state dict loads only into the rank and world size that wrote it; use a sharded or "
-                  "full state dict to change them");
-
-  // Plan every copy (destination rows, source rows) and check it before the first one runs.
+  // Plan every copy and check it on every rank before the first one runs anywhere: a rank that
+  // failed alone would leave the others' shards loaded (half a model).
   std::vector<Copy> copies;
-  std::set<std::string> used;
-  std::vector<std::string> missing, unexpected;
-  auto entry = [&](const std::string& name) -> const Tensor* {
-    auto it = state.find(name);
-    if (it == state.end()) {
-      missing.push_back(name);
-      return nullptr;
-    }
-    used.insert(name);
-    STRIDER_CHECK(it->second.defined(), kOp, "entry '", name, "' is an undefined tensor");
-    return &it->second;
-  };
-  for (FlatParamUnit* u : tree_->units)
-    for (size_t i = 0; i < u->params().size(); ++i) {
-      const ParamSlot& s = u->params()[i];
-      const Tensor* src = entry(s.full_name);
-      if (!src) continue;
-      const DimVector& sizes = u->layout()[i].sizes;
-      const int64_t offset = u->own_rows(i).begin, rows = u->own_rows(i).size();
-      if (type == StateDictType::Local) {
-        STRIDER_CHECK(src->sizes() == s.shard.sizes(), kOp, "local shard '", s.full_name, "' has shape ", src->sizes(),
-                      " but this rank's shard is ", s.shard.sizes());
-        copies.push_back({s.shard, *src});
-      } else if (type == StateDictType::Full) {
-        STRIDER_CHECK(src->sizes() == IntArrayRef(sizes), kOp, "parameter '", s.full_name, "' has shape ",
-                      src->sizes(), " in the state dict but ", IntArrayRef(sizes), " in the model");
-        if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset, rows)});
-      } else if (auto c = copy_from_sharded_entry(state, s, sizes, *src, offset, rows, pg_->rank(), used)) {
-        copies.push_back(*c);
+  nn::IncompatibleKeys keys;
+  std::string error;
+  std::exception_ptr failure;
+  try {
+    const nn::StateDictOrigin origin = nn::state_dict_origin(state);
+    STRIDER_CHECK(origin.kind == type, kOp, "got ", nn::describe(origin), " but the model's state-dict type is ",
+                  nn::to_string(type), "; set_state_dict_type({.type = StateDictType::",
+                  origin.kind == StateDictType::Full ? "Full" : origin.kind == StateDictType::Sharded ? "Sharded" : "Local",
+                  "}) before loading it");
+    if (type == StateDictType::Local)
+      STRIDER_CHECK(origin.world == pg_->size() && origin.rank == pg_->rank(), kOp, "got ", nn::describe(origin),
+                    " on rank ", pg_->rank(), " of ", pg_->size(),
+                    ": a local state dict loads only into the rank and world size that wrote it; use a sharded or "
+                    "full state dict to change them");
+
+    std::set<std::string> used;
+    std::vector<std::string> missing, unexpected;
+    auto entry = [&](const std::string& name) -> const Tensor* {
+      auto it = state.find(name);
+      if (it == state.end()) {
+        missing.push_back(name);
+        return nullptr;
       }
+      used.insert(name);
+      STRIDER_CHECK(it->second.defined(), kOp, "entry '", name, "' is an undefined tensor");
+      return &it->second;
+    };
+    for (FlatParamUnit* u : tree_->units)
+      for (size_t i = 0; i < u->params().size(); ++i) {
+        const ParamSlot& s = u->params()[i];
+        const Tensor* src = entry(s.full_name);
+        if (!src) continue;
+        const DimVector& sizes = u->layout()[i].sizes;
+        const int64_t offset = u->own_rows(i).begin, rows = u->own_rows(i).size();
+        if (type == StateDictType::Local) {
+          STRIDER_CHECK(src->sizes() == s.shard.sizes(), kOp, "local shard '", s.full_name, "' has shape ", src->sizes(),
+                        " but this rank's shard is ", s.shard.sizes());
+          copies.push_back({s.shard, *src});
+        } else if (type == StateDictType::Full) {
+          STRIDER_CHECK(src->sizes() == IntArrayRef(sizes), kOp, "parameter '", s.full_name, "' has shape ",
+                        src->sizes(), " in the state dict but ", IntArrayRef(sizes), " in the model");
+          if (rows > 0) copies.push_back({s.shard.narrow(0, 0, rows), src->narrow(0, offset, rows)});
+        } else if (auto c = copy_from_sharded_entry(state, s, sizes, *src, offset, rows, pg_->rank(), used)) {
+          copies.push_back(*c);
+        }
+      }
+    for (auto& [name, b] : named_buffers()) {
+      const Tensor* src = entry(name);
+      if (!src) continue;
+      STRIDER_CHECK(src->sizes() == b.sizes(), kOp, "buffer '", name, "' has shape ", src->sizes(),
+                    " in the state dict but ", b.sizes(), " in the model");
+      copies.push_back({b, *src});
     }
-  for (auto& [name, b] : named_buffers()) {
-    const Tensor* src = entry(name);
-    if (!src) continue;
-    STRIDER_CHECK(src->sizes() == b.sizes(), kOp, "buffer '", name, "' has shape ", src->sizes(),
-                  " in the state dict but ", b.sizes(), " in the model");
-    copies.push_back({b, *src});
+    for (auto& [name, t] : state)
+      if (!used.count(name) && name != nn::kStateDictMarker) unexpected.push_back(name);
+    keys = nn::report_incompatible_keys(
+        kOp, "FullyShardedDataParallel(" + module_->type_name() + ") from " + nn::describe(origin), std::move(missing),
+        std::move(unexpected), strict);
+  } catch (const std::exception& e) {
+    error = e.what();
+    failure = std::current_exception();
   }
-  for (auto& [name, t] : state)
-    if (!used.count(name) && name != nn::kStateDictMarker) unexpected.push_back(name);
-  nn::IncompatibleKeys keys = nn::report_incompatible_keys(
-      kOp, "FullyShardedDataParallel(" + module_->type_name() + ") from " + nn::describe(origin), std::move(missing),
-      std::move(unexpected), strict);
+  if (pg_->size() == 1 && failure) std::rethrow_exception(failure);
+  const std::vector<std::string> outcomes =
+      dist::all_gather_strings(*pg_, "load_state_dict: each rank's outcome", error);
+  for (size_t r = 0; r < outcomes.size(); ++r)
+    STRIDER_CHECK(outcomes[r].empty(), kOp, "rank ", r, " of ", outcomes.size(), " could not load its part, so no rank ",
+                  "changed its parameters: ", outcomes[r]);
   for (auto& c : copies) {
     ops::copy_(c.dst, c.src);
     // Persistent full parameters notice the shards changed and gather them before next use.

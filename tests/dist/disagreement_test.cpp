@@ -41,6 +41,21 @@ int main(int argc, char** argv) {
       auto m = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
           std::make_shared<nn::Linear>(16, 16), std::make_shared<nn::Linear>(16, 16)});
       fsdp::FullyShardedDataParallel::wrap(m, pg, {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(odd ? 100 : 1000)});
+    } else if (mode == "hybrid-eval") {  // the odd rank alone runs an evaluation forward before step 3
+      auto m = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+          std::make_shared<nn::Linear>(16, 16), std::make_shared<nn::Linear>(16, 16)});
+      auto f = fsdp::FullyShardedDataParallel::wrap(
+          m, pg, {.auto_wrap_policy = fsdp::size_based_auto_wrap_policy(100),
+                  .sharding_strategy = fsdp::ShardingStrategy::HybridShard});
+      for (int step = 1; step <= 3; ++step) {
+        if (odd && step == 3) {
+          NoGradGuard g;
+          f->eval();
+          (*f)(ones({2, 16}));
+          f->train();
+        }
+        (*f)(ones({2, 16})).sum().backward();
+      }
     } else if (mode == "ddp-options") {
       fsdp::DistributedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg, {.bucket_cap_mb = odd ? 1.0 : 25.0});
     }

@@ -116,14 +116,15 @@ TEST(FSDPStateDict, ShardedHoldingEveryRowLoadsIntoAnyLayout) {
   bad[nn::kShardEntryPrefix + std::string("wte.weight")] = tensor(std::vector<int64_t>{0, 99});
   EXPECT_NE(error_of([&] { m->load_state_dict(bad); }).find("is part of a tensor of shape [99, 8]"), std::string::npos);
   if (pg->size() == 1) return;
-  // A dict holding only rank 0's rows cannot fill another rank's shards.
+  // A dict holding only rank 0's rows cannot fill another rank's shards: loading is collective,
+  // so every rank fails with that rank's reason.
   m->set_state_dict_type({.type = StateDictType::Sharded});
   auto sd = m->state_dict();
   Tensor rows = tensor(std::vector<int64_t>{0, tiny().vocab_size});  // claims to start at row 0
-  if (pg->rank() != 0) {
-    sd[nn::kShardEntryPrefix + std::string("wte.weight")] = rows.clone();
-    EXPECT_NE(error_of([&] { m->load_state_dict(sd); }).find("needs rows"), std::string::npos);
-  }
+  if (pg->rank() != 0) sd[nn::kShardEntryPrefix + std::string("wte.weight")] = rows.clone();
+  const std::string e = error_of([&] { m->load_state_dict(sd); });
+  EXPECT_NE(e.find("needs rows"), std::string::npos) << e;
+  EXPECT_NE(e.find("rank 1 of "), std::string::npos) << e;
 }
 
 TEST(FSDPStateDict, LocalIsThePaddedShardsOfThisRankOnly) {
@@ -186,6 +187,22 @@ TEST(FSDPStateDict, LoadingIsAllOrNothingAndStrict) {
   EXPECT_NE(renamed.find("nn::strip_key_prefix(state, \"module.\")"), std::string::npos) << renamed;
   EXPECT_EQ(renamed.find("strict = false"), std::string::npos) << renamed;
   EXPECT_TRUE(m->load_state_dict(nn::strip_key_prefix(nn::add_key_prefix(before, "module."), "module.")).empty());
+}
+
+// One rank's dict is wrong: every rank fails, naming that rank, and none changes its shards (a
+// rank that checked only its own dict would have loaded its rows of the others' good values).
+TEST(FSDPStateDict, OneRanksBadDictFailsOnEveryRank) {
+  auto m = sharded();
+  auto before = m->full_state_dict();
+  const int last = testing::world()->size() - 1;
+  auto dict = before;
+  for (auto& [name, t] : dict) t = t + 1.0;
+  if (testing::world()->rank() == last) dict["h.0.attn.c_attn.weight"] = zeros({3, 8});
+  const std::string error = error_of([&] { m->load_state_dict(dict); });
+  EXPECT_NE(error.find("'h.0.attn.c_attn.weight' has shape [3, 8]"), std::string::npos) << error;
+  if (testing::world()->size() > 1)
+    EXPECT_NE(error.find("rank " + std::to_string(last) + " of "), std::string::npos) << error;
+  for (auto& [name, t] : m->full_state_dict()) EXPECT_TRUE(testing::all_close(t, before.at(name), 0, 0)) << name;
 }
 
 }  // namespace

@@ -55,6 +55,38 @@ Workload gpt_workload() {
           }};
 }
 
+// a -> b -> c, with b left out of the forward of step 1: b's parameters get no gradient in that
+// step, so AdamW must leave them alone (no decay, no moment update), as in one process.
+bool g_skip_middle = false;
+
+class SkipsMiddle : public nn::Module {
+ public:
+  SkipsMiddle() : Module("SkipsMiddle") {
+    a_ = register_module("a", std::make_shared<nn::Linear>(6, 8));
+    b_ = register_module("b", std::make_shared<nn::Linear>(8, 8));
+    c_ = register_module("c", std::make_shared<nn::Linear>(8, 4));
+  }
+  using nn::Module::forward;
+  Tensor forward(const Tensor& x) override {
+    Tensor h = relu((*a_)(x));
+    if (!g_skip_middle) h = relu((*b_)(h));
+    return (*c_)(h);
+  }
+
+ private:
+  std::shared_ptr<nn::Module> a_, b_, c_;
+};
+
+Workload skips_middle_workload() {
+  return {[] { return std::shared_ptr<nn::Module>(std::make_shared<SkipsMiddle>()); },
+          [](int step) {
+            g_skip_middle = step == 1;
+            Generator g(300 + step);
+            return Batch{randn({12, 6}, {}, &g), (rand({12}, {}, &g) * 4.0).to(kLong)};
+          },
+          [](const Tensor& out, const Tensor& y) { return nn::functional::cross_entropy(out, y); }};
+}
+
 // This rank's slice of the global batch.
 Tensor local_slice(const Tensor& t) {
   auto& pg = testing::world();
@@ -251,6 +283,23 @@ TEST(FSDPEquivalence, DistributedDataParallel) {
   };
   expect_equivalent(cnn_workload(), ddp, 1e-5);
   expect_equivalent(gpt_workload(), ddp, 1e-5);
+}
+
+// A parameter no rank's backward reached keeps no gradient, whichever unit or bucket holds it
+// (it shares one with parameters that did get gradients here).
+TEST(FSDPEquivalence, ParametersLeftOutOfAForwardAreNotUpdated) {
+  for (auto s : kStrategies) {
+    SCOPED_TRACE(fsdp::to_string(s));
+    FSDPOptions o;
+    o.sharding_strategy = s;
+    o.shard_group_size = hybrid_group_size();
+    expect_equivalent(skips_middle_workload(), fsdp_wrapper(o), 1e-5);
+  }
+  auto ddp = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {});
+  };
+  expect_equivalent(skips_middle_workload(), ddp, 1e-5);
+  g_skip_middle = false;
 }
 
 TEST(FSDPEquivalence, ManualWrapInsideEnableWrap) {

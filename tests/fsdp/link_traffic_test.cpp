@@ -24,30 +24,34 @@ UnitLayout unit(int shard_ranks, int replicas, bool flat, bool free_after_forwar
 }
 
 constexpr int64_t kBytes = 1200 * 4;
+// With each reduction, the all-reduce over the world of which parameters a backward reached: a
+// float32 per parameter (one here), on the world's ring of consecutive ranks.
+int64_t mask(int world) { return 2 * 4 * (world - 1) / world; }
 
 TEST(LinkTraffic, FullShardCrossesOnceFromEachHost) {
   // 4 ranks, 2 per host: the ring 0-1-2-3 leaves each host once. Gathered twice (forward and
   // again for backward), reduce-scattered once: 3 x 3/4 of the buffer per rank.
   const std::vector<UnitLayout> units = {unit(4, 1, true, true)};
-  EXPECT_EQ(bytes_sent_per_step(units), 3 * kBytes * 3 / 4);
-  for (int host : {0, 1}) EXPECT_EQ(bytes_leaving_host_per_step(units, 2, host), 3 * kBytes * 3 / 4);
+  EXPECT_EQ(bytes_sent_per_step(units), 3 * kBytes * 3 / 4 + mask(4));
+  for (int host : {0, 1}) EXPECT_EQ(bytes_leaving_host_per_step(units, 2, host), 3 * kBytes * 3 / 4 + mask(4));
   // One host: nothing leaves it.
   EXPECT_EQ(bytes_leaving_host_per_step(units, 4, 0), 0);
 }
 
 TEST(LinkTraffic, HybridShardSendsOnlyTheReplicaAllReduceAcrossHosts) {
   // Shard groups are the hosts; each replica group has one rank per host, so both ranks of a
-  // host send their all-reduce across: 2 ranks x 2 x (1/2) x their shard of 600 elements.
+  // host send their all-reduce across: 2 ranks x 2 x (1/2) x their shard of 600 elements (and
+  // the world's ring leaves each host once with the mask).
   const std::vector<UnitLayout> units = {unit(2, 2, true, true)};
-  EXPECT_EQ(bytes_leaving_host_per_step(units, 2, 0), 2 * (2 * (kBytes / 2) * 1 / 2));
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 2, 0), 2 * (2 * (kBytes / 2) * 1 / 2) + mask(4));
 }
 
 TEST(LinkTraffic, DdpRingOverFourRanks) {
   const std::vector<UnitLayout> units = {unit(1, 4, false, false)};
-  EXPECT_EQ(bytes_sent_per_step(units), 2 * kBytes * 3 / 4);
-  EXPECT_EQ(bytes_leaving_host_per_step(units, 2, 1), 2 * kBytes * 3 / 4);
+  EXPECT_EQ(bytes_sent_per_step(units), 2 * kBytes * 3 / 4 + mask(4));
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 2, 1), 2 * kBytes * 3 / 4 + mask(4));
   // 1 rank per host: every edge of the ring leaves its host.
-  EXPECT_EQ(bytes_leaving_host_per_step(units, 1, 3), 2 * kBytes * 3 / 4);
+  EXPECT_EQ(bytes_leaving_host_per_step(units, 1, 3), 2 * kBytes * 3 / 4 + mask(4));
 }
 
 TEST(LinkTraffic, HostsMaySendDifferentAmounts) {
@@ -68,13 +72,13 @@ TEST(LinkTraffic, SplitByPhaseWithTheUnhiddenShare) {
   // once and stays gathered: all its traffic is unhidden, none of the block's.
   const LinkTraffic t = link_traffic_per_step({block, root}, 2, 0);
   EXPECT_EQ(t.forward, gather + root_gather);
-  EXPECT_EQ(t.backward, 2 * gather + root_gather);
+  EXPECT_EQ(t.backward, 2 * gather + root_gather + 2 * mask(4));
   EXPECT_EQ(t.unhidden_forward, root_gather);
-  EXPECT_EQ(t.unhidden_backward, root_gather);
+  EXPECT_EQ(t.unhidden_backward, root_gather + mask(4));
   EXPECT_EQ(t.total(), bytes_leaving_host_per_step({block, root}, 2, 0));
   // Without a root (DDP's buckets) the first unit's, with one gather instead of its two.
   const LinkTraffic b = link_traffic_per_step({block}, 2, 0);
-  EXPECT_EQ(b.unhidden_forward + b.unhidden_backward, 2 * gather);
+  EXPECT_EQ(b.unhidden_forward + b.unhidden_backward, 2 * gather + mask(4));
   // DDP and hybrid sharding send across hosts only in backward.
   EXPECT_EQ(link_traffic_per_step({unit(1, 4, false, false)}, 2, 0).forward, 0);
   EXPECT_EQ(link_traffic_per_step({unit(2, 2, true, true)}, 2, 0).forward, 0);

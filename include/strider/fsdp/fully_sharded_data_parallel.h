@@ -132,8 +132,10 @@ class FullyShardedDataParallel : public nn::Module {
     StateDictConfig previous_;
   };
   std::map<std::string, Tensor> state_dict() const override;
-  // All or nothing: every entry is checked (names, shapes, row ranges, the dict's kind) before
-  // the first shard changes. strict: missing or unexpected keys raise.
+  // Collective (call on every rank, each with its dict). All or nothing across ranks: every
+  // rank checks its entries (names, shapes, row ranges, the dict's kind), and if any rank's
+  // fail, every rank raises naming it before any shard changes. strict: missing or unexpected
+  // keys raise.
   nn::IncompatibleKeys load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true) override;
 
   // The full (unsharded) parameters and buffers under their original names, in the
