@@ -70,6 +70,7 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
                : make_averaging_codec(layout_.shard_numel(), tree.reduce_dtype(dtype_));
   grads_in_place_ = codec_->reduces_in_place(grad_dtype());
   grad_seen_.assign(params_.size(), 0);
+  accumulated_.assign(params_.size(), 0);
   reached_anywhere_.assign(params_.size(), 0);
   for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
   allocate_flat_buffers();
@@ -204,6 +205,7 @@ FlatParamUnit::~FlatParamUnit() {
   if (gather_work_) gather_work_->wait();
   if (reduce_work_) reduce_work_->wait();
   if (replica_work_) replica_work_->wait();
+  if (reached_work_) reached_work_->wait();
   for (const ParamSlot& s : params_) autograd::set_grad_buffer(s.full, Tensor());
   module_.remove_hook(pre_hook_);
   module_.remove_hook(post_hook_);
@@ -545,7 +547,10 @@ void FlatParamUnit::on_grad_ready(size_t i) {
   ParamSlot& s = params_[i];
   if (!s.full.grad().defined()) return;
   if (grads_in_place_) take_grad_in_place(i);
-  if (tree_->no_sync) return;  // gradients keep accumulating (in the buffer, or in the gathered parameters)
+  if (tree_->no_sync) {  // gradients keep accumulating (in the buffer, or in the gathered parameters)
+    accumulated_[i] = 1;
+    return;
+  }
   if (grads_in_place_) autograd::set_grad_buffer(s.full, Tensor());
   else pack_grad(i);
   s.full.set_grad(Tensor());
@@ -566,10 +571,17 @@ Tensor FlatParamUnit::gradient_buffer(ScalarType dtype, int64_t numel) {
 void FlatParamUnit::release_grad_buffer() {
   for (size_t i = 0; i < params_.size(); ++i) {
     ParamSlot& s = params_[i];
-    // A parameter this backward did not reach: zero, unless no_sync micro-batches left it a gradient.
+    // A parameter this backward did not reach: zero, unless no_sync micro-batches left it a
+    // gradient in the buffer, or it holds one from an earlier backward (NoShard's parameters
+    // are the module's own): that one travels, so a rank that did reach it adds to it.
     const bool in_buffer = s.requires_grad && s.full.grad().defined() &&
                            s.full.grad().is_same(autograd::grad_buffer(s.full));
-    if (!grad_seen_[i] && !in_buffer) ops::zero_(grad_view(i));
+    if (!grad_seen_[i] && !in_buffer) {
+      if (s.requires_grad && s.full.grad().defined())
+        ops::copy_(grad_view(i), s.full.grad());
+      else
+        ops::zero_(grad_view(i));
+    }
     if (!s.requires_grad) continue;
     autograd::set_grad_buffer(s.full, Tensor());
     if (in_buffer) s.full.set_grad(Tensor());
@@ -580,8 +592,7 @@ void FlatParamUnit::launch_reached() {
   reached_ = zeros({static_cast<int64_t>(params_.size())}, kFloat);
   float* mask = reached_.data_ptr<float>();
   for (size_t i = 0; i < params_.size(); ++i)
-    // A gradient still on the parameter came from no_sync micro-batches before this backward.
-    mask[i] = params_[i].requires_grad && (grad_seen_[i] || params_[i].full.grad().defined()) ? 1.0f : 0.0f;
+    mask[i] = params_[i].requires_grad && (grad_seen_[i] || accumulated_[i]) ? 1.0f : 0.0f;
   dist::CollectiveLabel label("unit '" + name_ + "' parameters reached");
   reached_work_ = tree_->groups->world()->all_reduce_async(reached_, dist::ReduceOp::Max);
 }
@@ -596,9 +607,11 @@ void FlatParamUnit::launch_reduce() {
     if (!grad_flat_.defined()) grad_flat_ = codec_->new_wire(n);
     for (size_t i = 0; i < params_.size(); ++i) {
       if (grad_seen_[i]) continue;
-      if (params_[i].full.grad().defined()) {  // reached only by no_sync micro-batches: theirs travels
+      // Not reached by this backward but holding a gradient (no_sync micro-batches', or NoShard's
+      // from an earlier backward): it travels, as in release_grad_buffer.
+      if (params_[i].requires_grad && params_[i].full.grad().defined()) {
         pack_grad(i);
-        params_[i].full.set_grad(Tensor());
+        if (accumulated_[i]) params_[i].full.set_grad(Tensor());  // the shard receives it
         continue;
       }
       for (int q = 0; q < n; ++q)  // not reached here: zeros
@@ -619,6 +632,7 @@ void FlatParamUnit::launch_reduce() {
   replica_launched_ = false;  // this reduction's all-reduce across replicas is still to come
   grads_ready_ = 0;
   std::fill(grad_seen_.begin(), grad_seen_.end(), 0);
+  std::fill(accumulated_.begin(), accumulated_.end(), 0);
   if (flat) reshard();  // every node that used the full parameters has run
   if (flat || codec_->settles_early()) {
     // The collective holds the wire until it finishes (reduced_ may be the wire itself);

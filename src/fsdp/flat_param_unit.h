@@ -121,9 +121,10 @@ class FlatParamUnit {
   void release_grad_buffer();      // at launch: zeros where no gradient came, views dropped
   void on_grad_ready(size_t i);
   void launch_reduce();
-  // Starts the all-reduce (over the world) of which parameters some rank's backward reached:
-  // one that no backward reached keeps the gradient it had (none after zero_grad), as in one
-  // process; one that only some ranks reached gets their gradients averaged with zeros.
+  // Starts the all-reduce (over the world) of which parameters some rank's backward (or no_sync
+  // backwards since the last reduction) reached: one that none reached keeps the gradient it
+  // had (none after zero_grad), as in one process; one that only some ranks reached gets their
+  // gradients averaged with zeros.
   void launch_reached();
   // Waits for the launched reduction and turns what arrived into this rank's chunk (once);
   // hybrid: then launches the chunk's all-reduce across replicas.
@@ -178,6 +179,7 @@ class FlatParamUnit {
   bool replica_launched_ = false;  // its all-reduce across replicas is on its way
   int grads_ready_ = 0, grads_expected_ = 0;
   std::vector<char> grad_seen_;
+  std::vector<char> accumulated_;        // reached by a backward under no_sync since the last reduction
   Tensor reached_;                       // launch_reached's [params] mask, 1 where reached
   std::shared_ptr<dist::Work> reached_work_;
   std::vector<char> reached_anywhere_;   // over this step's reductions (deterministic micro-batches)

@@ -197,13 +197,23 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
+  } catch (...) {
+    failure = std::current_exception();
   }
+  if (failure && error.empty()) error = "an exception that is not a std::exception";
   if (pg_->size() == 1 && failure) std::rethrow_exception(failure);
   const std::vector<std::string> outcomes =
       dist::all_gather_strings(*pg_, "load_state_dict: each rank's outcome", error);
-  for (size_t r = 0; r < outcomes.size(); ++r)
-    STRIDER_CHECK(outcomes[r].empty(), kOp, "rank ", r, " of ", outcomes.size(), " could not load its part, so no rank ",
-                  "changed its parameters: ", outcomes[r]);
+  std::string failed;  // every failing rank's reason, without the op's prefix repeated
+  const std::string prefix = std::string("[") + kOp + "] ";
+  for (size_t r = 0; r < outcomes.size(); ++r) {
+    if (outcomes[r].empty()) continue;
+    const bool prefixed = outcomes[r].rfind(prefix, 0) == 0;
+    failed += (failed.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
+              outcomes[r].substr(prefixed ? prefix.size() : 0);
+  }
+  STRIDER_CHECK(failed.empty(), kOp, "no rank changed its parameters, because not every rank could load its part (",
+                pg_->size(), " ranks): ", failed);
   for (auto& c : copies) {
     ops::copy_(c.dst, c.src);
     // Persistent full parameters notice the shards changed and gather them before next use.

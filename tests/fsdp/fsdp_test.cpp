@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "support/compare.h"
 #include "support/mpi_world.h"
@@ -299,6 +300,53 @@ TEST(FSDPEquivalence, ParametersLeftOutOfAForwardAreNotUpdated) {
     return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {});
   };
   expect_equivalent(skips_middle_workload(), ddp, 1e-5);
+  g_skip_middle = false;
+}
+
+// Two backwards before one step, without zero_grad between them, the second leaving b out: b
+// keeps the first backward's gradient (NoShard's parameters are the module's own, so it sits on
+// them between the backwards), also when the first ran under no_sync.
+TEST(FSDPEquivalence, AParameterLeftOutOfALaterBackwardKeepsItsGradient) {
+  const Workload w = skips_middle_workload();
+  auto ddp = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {});
+  };
+  std::vector<std::pair<std::string, std::function<std::shared_ptr<nn::Module>(std::shared_ptr<nn::Module>)>>> wraps =
+      {{"ddp", ddp}};
+  for (auto s : kStrategies) {
+    FSDPOptions o;
+    o.sharding_strategy = s;
+    o.shard_group_size = hybrid_group_size();
+    wraps.emplace_back(fsdp::to_string(s), fsdp_wrapper(o));
+  }
+  for (const auto& [name, wrap] : wraps)
+    for (bool first_under_no_sync : {false, true}) {
+      SCOPED_TRACE(name + (first_under_no_sync ? ", first backward under no_sync" : ""));
+      manual_seed(7);
+      auto local = w.make();
+      manual_seed(7);
+      auto wrapped = wrap(w.make());
+      std::map<std::string, Tensor> initial;
+      for (auto& [n, t] : local->state_dict()) initial[n] = t.clone();
+      optim::AdamW lo(local->named_parameters(), adam()), so(wrapped->named_parameters(), adam());
+      auto* engine = dynamic_cast<fsdp::FullyShardedDataParallel*>(wrapped.get());
+      if (!engine) engine = &dynamic_cast<fsdp::DistributedDataParallel&>(*wrapped).engine();
+      for (int step = 0; step < 2; ++step) {
+        lo.zero_grad();
+        so.zero_grad();
+        for (int k = 0; k < 2; ++k) {
+          Batch b = w.batch(k);  // k = 1 leaves b out
+          (w.loss((*local)(b.x), b.y) * 0.5).backward();
+          std::optional<fsdp::FullyShardedDataParallel::NoSyncGuard> guard;
+          if (first_under_no_sync && k == 0) guard.emplace(*engine);
+          (w.loss((*wrapped)(local_slice(b.x)), local_slice(b.y)) * 0.5).backward();
+        }
+        lo.step();
+        so.step();
+      }
+      std::map<std::string, Tensor> got = engine->full_state_dict();
+      for (auto& [n, t] : local->state_dict()) EXPECT_TRUE(updates_close(got.at(n), t, initial.at(n), 1e-5)) << n;
+    }
   g_skip_middle = false;
 }
 

@@ -1,13 +1,15 @@
 #pragma once
 // Learning-rate schedules over every param group, with PyTorch's protocol: constructing one takes
-// its initial step (step 0: each group's lr becomes lr_at(0, group)); call step() after each
-// optimizer.step(), once per epoch (StepLR) or per iteration (CosineWithWarmup, OneCycleLR).
-// Each group's base lr is its initial_lr (PyTorch's group["initial_lr"]): the first scheduler
-// built on an optimizer records each group's lr there, later ones start from it. step() moves
-// each lr as PyTorch's step() does: StepLR is chainable (it scales the group's current lr, so
-// it composes with another scheduler or an lr set by hand), the others compute the step's value
-// from the base. set_last_step uses every schedule's closed form (PyTorch's step(epoch)), so a
-// resumed run only needs last_step(). LambdaLR and OneCycleLR are in their own headers.
+// its initial step (step 0, as step() would set it: StepLR keeps the current lr, the others set
+// lr_at(0, group)); call step() after each optimizer.step(), once per epoch (StepLR) or per
+// iteration (CosineWithWarmup, OneCycleLR). Each group's base lr is its initial_lr (PyTorch's
+// group["initial_lr"]): the first scheduler built on an optimizer records each group's lr there,
+// later ones start from it. step() moves each lr as PyTorch's step() does: StepLR is chainable
+// (it scales the group's current lr, so it composes with another scheduler or an lr set by
+// hand), the others compute the step's value from the base. set_last_step uses every schedule's
+// closed form (PyTorch's step(epoch)), so a resumed run only needs last_step(); a chain or an lr
+// set by hand is not what it restores (checkpoints keep the step, not each group's lr).
+// LambdaLR and OneCycleLR are in their own headers.
 #include <cstdint>
 #include <vector>
 
