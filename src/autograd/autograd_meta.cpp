@@ -17,6 +17,18 @@ namespace {
 // Sums gradients into a leaf's .grad(), in the leaf's own layout (a channels-last parameter gets
 // a channels-last gradient), or into the buffer its owner gave it (grad_buffer.h), then runs its
 // post-accumulate hooks.
+// PyTorch's layout contract for a leaf's .grad (torch/csrc/autograd/utils/grad_layout_contract.h):
+// a dense leaf's gradient has the leaf's strides on every dim of size above 1 (and no 0 stride on
+// a size-1 dim, which would be a view); any other leaf's gradient is contiguous. A gradient that
+// obeys it is kept as it came, so its strides on size-1 dims are its own, as in PyTorch.
+bool obeys_layout_contract(const Tensor& g, const Tensor& var) {
+  if (!var.is_non_overlapping_and_dense()) return g.is_contiguous();
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    if (g.sizes()[d] != 1 ? g.strides()[d] != var.strides()[d] : g.strides()[d] == 0) return false;
+  }
+  return true;
+}
+
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const Tensor& variable)
@@ -32,7 +44,7 @@ class AccumulateGrad final : public Node {
     }
     NoGradGuard no_grad;
     if (g.dtype() != var.dtype()) g = ops::to(g, var.dtype());
-    const bool same_layout = g.strides() == var.strides() || !var.is_non_overlapping_and_dense();
+    const bool same_layout = obeys_layout_contract(g, var);
     if (m.grad_buffer.defined() && (!m.grad.defined() || m.grad.is_same(m.grad_buffer))) {
       if (m.grad.defined()) {
         ops::add_(m.grad_buffer, g);
@@ -45,8 +57,8 @@ class AccumulateGrad final : public Node {
       if (same_layout && g.impl_ptr().use_count() == 1) {
         m.grad = g;
       } else {
-        m.grad = empty_strided(var.sizes(), var.is_non_overlapping_and_dense() ? var.strides() : g.strides(),
-                               var.dtype());
+        m.grad = var.is_non_overlapping_and_dense() ? empty_strided(var.sizes(), var.strides(), var.dtype())
+                                                    : empty(var.sizes(), var.dtype());
         ops::copy_(m.grad, g);
       }
     } else {

@@ -1,6 +1,9 @@
 // Elementwise ops: promote, decide the layout (pointwise_layout), allocate, run the kernel.
 #include "strider/ops/pointwise.h"
 
+#include <cmath>
+#include <limits>
+
 #include "core/make_tensor.h"
 #include "kernels/pointwise.h"
 #include "ops/kernel_dispatch.h"
@@ -130,6 +133,17 @@ PointwiseArgs clamp_args(const std::optional<Scalar>& lo, const std::optional<Sc
   return p;
 }
 
+// PyTorch's clamp promotes an integer tensor with a floating bound to the default float dtype.
+// With both bounds given, a NaN one makes every element NaN; a single NaN bound changes nothing
+// (PyTorch 1.13's min(max(x, lo), hi) against its clamp_min / clamp_max; the kernel reads NaN as
+// "no bound").
+bool floating_bound(const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  return (lo && lo->is_floating_point()) || (hi && hi->is_floating_point());
+}
+bool nan_bound(const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  return lo && hi && (std::isnan(lo->to_double()) || std::isnan(hi->to_double()));
+}
+
 }  // namespace
 
 // The table's rows (core/pointwise_table.h): unary rows of kind Plain and NoGrad, and every
@@ -183,7 +197,10 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view ap
   return binary_op(approximate == "tanh" ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward, grad, self);
 }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
-  return unary_op(UnaryOp::Clamp, a, clamp_args(lo, hi));
+  const PointwiseArgs args = clamp_args(lo, hi);
+  const Tensor x = !is_floating_point(a.dtype()) && floating_bound(lo, hi) ? to(a, kFloat) : a;
+  if (nan_bound(lo, hi)) return full_like(x, Scalar(std::numeric_limits<double>::quiet_NaN()));
+  return unary_op(UnaryOp::Clamp, x, args);
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
@@ -287,7 +304,12 @@ const Tensor& div_(const Tensor& self, const Tensor& other) { return inplace_bin
 const Tensor& div_(const Tensor& self, const Scalar& other) { return inplace_binary(BinaryOp::Div, self, wrap(other), {}); }
 const Tensor& relu_(const Tensor& self) { return inplace_unary(UnaryOp::Relu, self); }
 const Tensor& clamp_(const Tensor& self, std::optional<Scalar> lo, std::optional<Scalar> hi) {
-  return inplace_unary(UnaryOp::Clamp, self, clamp_args(lo, hi));
+  const PointwiseArgs args = clamp_args(lo, hi);
+  STRIDER_CHECK(is_floating_point(self.dtype()) || !floating_bound(lo, hi), "clamp_", "a floating bound on a ",
+                self.dtype(), " tensor gives float32 values, which cannot be written into it in place; use "
+                "clamp(x, ...) (it returns float32) or integer bounds");
+  if (nan_bound(lo, hi)) return fill_(self, Scalar(std::numeric_limits<double>::quiet_NaN()));
+  return inplace_unary(UnaryOp::Clamp, self, args);
 }
 
 }  // namespace strider::ops

@@ -48,6 +48,21 @@ TEST(Autograd, GradMatchesLeafLayout) {
   EXPECT_TRUE(all_close(w.grad(), full({2, 3, 4, 5}, 2.0), 0, 0));
 }
 
+// PyTorch's layout contract looks only at dims of size above 1: a [2, 3, 1, 1] channels-last leaf
+// keeps the contiguous gradient that arrives, (3, 1, 1, 1) as in PyTorch 1.13, not (3, 1, 3, 3).
+TEST(Autograd, GradLayoutIgnoresSizeOneDims) {
+  Tensor w = rand({2, 3, 1, 1}).to(MemoryFormat::ChannelsLast).requires_grad_();
+  ASSERT_EQ(w.strides(), IntArrayRef({3, 1, 3, 3}));
+  sum(w * 2.0).backward();
+  EXPECT_EQ(w.grad().strides(), IntArrayRef({3, 1, 1, 1}));
+  EXPECT_TRUE(all_close(w.grad(), full({2, 3, 1, 1}, 2.0), 0, 0));
+  // A non-dense leaf's gradient is contiguous.
+  Tensor base = rand({4, 6}).requires_grad_();
+  Tensor strided = base.detach().narrow(1, 0, 3).requires_grad_();
+  sum(strided * 3.0).backward();
+  EXPECT_TRUE(strided.grad().is_contiguous());
+}
+
 // A gradient buffer (autograd/grad_buffer.h): the first backward copies into it (the bits the
 // gradient had, a negative zero included) and makes it .grad(); later ones add in place; any
 // other .grad() accumulates out of place as always.

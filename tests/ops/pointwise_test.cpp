@@ -3,6 +3,8 @@
 #include <strider/strider.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "strider/ops/pointwise.h"
 #include "support/compare.h"
@@ -214,6 +216,45 @@ TEST(Conversion, DtypeRoundTripsPreserveFormat) {
   EXPECT_EQ(values(T({300.0}).to(kBFloat16)), (std::vector<double>{300}));
   EXPECT_TRUE(x.to(kFloat).is_same(x));
   EXPECT_FALSE(x.to(kFloat, MemoryFormat::Preserve, true).is_same(x));
+}
+
+// Out-of-range floats to integers as PyTorch 1.13 on x86 (printed by /usr/bin/python3): int32 gets
+// INT32_MIN for NaN, infinities and anything beyond int32 (not int64's low bits); uint8 goes
+// through int64 and keeps the low byte.
+TEST(Conversion, OutOfRangeFloatsToIntegersAsPyTorch) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> in = {nan, 3e9, 1e10, -3e9, inf, -inf, 2147483647.5, -2147483648.9, -7.9, 300.7};
+  const double m = -2147483648.0;
+  EXPECT_EQ(values(T(in, kDouble).to(kInt)), (std::vector<double>{m, m, m, m, m, m, 2147483647, m, -7, 300}));
+  EXPECT_EQ(values(T(in, kDouble).to(kFloat).to(kInt)), (std::vector<double>{m, m, m, m, m, m, m, m, -7, 300}));
+  EXPECT_EQ(values(T(in, kDouble).to(kByte)), (std::vector<double>{0, 0, 0, 0, 0, 0, 255, 0, 249, 44}));
+  // Long enough for the vectorized loops, from every floating dtype.
+  std::vector<double> many;
+  for (int r = 0; r < 40; ++r) many.insert(many.end(), in.begin(), in.end());
+  for (ScalarType t : {kDouble, kFloat, kBFloat16, kHalf}) {
+    const std::vector<double> got = values(T(many, kDouble).to(t).to(kInt));
+    for (size_t i = 0; i < got.size(); ++i)
+      if (std::isnan(many[i]) || std::abs(many[i]) > 2.2e9) EXPECT_EQ(got[i], m) << to_string(t) << " " << many[i];
+  }
+}
+
+// clamp as PyTorch 1.13: an integer tensor with a floating bound computes in float32; with both
+// bounds given a NaN one makes every element NaN, a single NaN bound changes nothing.
+TEST(Pointwise, ClampPromotesAndFollowsNaNBounds) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor c = clamp(tensor(std::vector<int64_t>{7, -7}), 0.5, 2.5);
+  EXPECT_EQ(c.dtype(), kFloat);
+  EXPECT_EQ(values(c), (std::vector<double>{2.5, 0.5}));
+  EXPECT_EQ(clamp(tensor(std::vector<int64_t>{7, -7}), 0, 2).dtype(), kLong);
+  const Tensor x = T({-1.0, 0.5, 2.0});
+  for (auto [lo, hi] : {std::pair{nan, 1.0}, std::pair{0.0, nan}, std::pair{nan, nan}})
+    for (double v : values(clamp(x, lo, hi))) EXPECT_TRUE(std::isnan(v)) << lo << " " << hi;
+  EXPECT_EQ(values(clamp(x, nan, std::nullopt)), values(x));
+  EXPECT_EQ(values(clamp(x, std::nullopt, nan)), values(x));
+  Tensor y = x.clone();
+  clamp_(y, nan, 1.0);
+  EXPECT_TRUE(std::isnan(values(y)[0]));
+  EXPECT_THROW(clamp_(tensor(std::vector<int64_t>{7}), 0.5, 2.5), Error);
 }
 
 }  // namespace

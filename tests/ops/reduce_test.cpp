@@ -48,6 +48,10 @@ TEST(Reduce, VarianceUsesCorrection) {
   Tensor x = tensor(std::vector<double>{1, 2, 3, 4}, kDouble);
   EXPECT_DOUBLE_EQ(var(x).item<double>(), 5.0 / 3.0);
   EXPECT_DOUBLE_EQ(var(x, {}, 0).item<double>(), 1.25);
+  // PyTorch 1.13 divides by max(0, n - correction): inf, or NaN where the deviations are 0.
+  EXPECT_TRUE(std::isinf(var(tensor(std::vector<double>{1, 2}), {}, 2).item<double>()));
+  EXPECT_TRUE(std::isinf(var(tensor(std::vector<double>{1, 2}).reshape({1, 2}), {1}, 3).item<double>()));
+  EXPECT_TRUE(std::isnan(var(tensor(std::vector<double>{1, 1}), {}, 2).item<double>()));
   EXPECT_THROW(var(arange(4)), Error);
   EXPECT_THROW(mean(arange(4)), Error);
   EXPECT_THROW(sum(x, {1}), Error);

@@ -49,7 +49,7 @@
   X(Argmax, argmax, "argmax", OptionalDim, Long, Refused, Max, (acc.best_index), NoGrad, ())         \
   X(Argmin, argmin, "argmin", OptionalDim, Long, Refused, Min, (acc.best_index), NoGrad, ())         \
   X(Var, var, "var", Correction, FloatingOnly, NaN, Centered,                                        \
-    (n - a.correction > 0 ? sq / static_cast<double>(n - a.correction) : NAN), Input,                \
+    (sq / std::max(0.0, static_cast<double>(n - a.correction))), Input, /* PyTorch 1.13 */            \
     (ops::mul(ops::sub(x, ops::mean(x, dims, true)), ops::div(g, (n - static_cast<double>(correction)) / 2.0))))
 
 // The public declarations of a row, in the namespace of the header that expands

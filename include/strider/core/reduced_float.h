@@ -59,15 +59,20 @@ struct Half {
 
 // Writes v into dst. For the 16-bit floats it assigns the bits directly: assigning a freshly
 // constructed struct defeats GCC's loop vectorizer.
-// A floating value stored into an integer type truncates as x86 does (and so PyTorch on it): a
-// value beyond int64 or NaN becomes INT64_MIN first, and narrower types keep the low bits. C++
-// leaves out-of-range float-to-integer conversions undefined, so they go through int64 here.
+// A floating value stored into an integer type truncates as PyTorch does on x86, whose
+// conversions give the "integer indefinite" (the type's minimum) for NaN and values out of range:
+// int64 and uint8 (c10 casts it through int64, keeping the low bits) convert through int64,
+// int32 through int32 (NaN or beyond int32: INT32_MIN, not int64's low bits). C++ leaves
+// out-of-range float-to-integer conversions undefined, so the ranges are checked here.
 template <class T, class V>
 inline void store_as(T& dst, V v) {
   if constexpr (std::is_same_v<T, BFloat16>) {
     dst.bits = BFloat16::round_from_float(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, Half>) {
     dst.bits = Half::from_float(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, int32_t> && !std::is_integral_v<V>) {
+    const double d = static_cast<double>(v);
+    dst = d > -2147483649.0 && d < 2147483648.0 ? static_cast<int32_t>(d) : INT32_MIN;
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_integral_v<V>) {
     const double d = static_cast<double>(v);
     dst = static_cast<T>(d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : INT64_MIN);
