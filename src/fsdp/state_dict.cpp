@@ -139,7 +139,8 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
   nn::IncompatibleKeys keys;
   std::string error;
   std::exception_ptr failure;
-  try {
+  // This rank's copies (destination rows, source rows), each checked; strict raises here too.
+  auto plan = [&]() -> nn::IncompatibleKeys {
     const nn::StateDictOrigin origin = nn::state_dict_origin(state);
     STRIDER_CHECK(origin.kind == type, kOp, "got ", nn::describe(origin), " but the model's state-dict type is ",
                   nn::to_string(type), "; set_state_dict_type({.type = StateDictType::",
@@ -191,9 +192,12 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
     }
     for (auto& [name, t] : state)
       if (!used.count(name) && name != nn::kStateDictMarker) unexpected.push_back(name);
-    keys = nn::report_incompatible_keys(
+    return nn::report_incompatible_keys(
         kOp, "FullyShardedDataParallel(" + module_->type_name() + ") from " + nn::describe(origin), std::move(missing),
         std::move(unexpected), strict);
+  };
+  try {
+    keys = plan();
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
