@@ -4,6 +4,7 @@
 // integers); `fast` is the vectorizable float32 form used by the cpu kernels for float32,
 // bfloat16 and float16. The helpers below are the rows' math that needs more than an expression.
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include "kernels/isa_namespace.h"
@@ -66,6 +67,27 @@ inline M div_exact(M x, M y) {
   using R = std::conditional_t<std::is_same_v<M, bool>, int, M>;
   if constexpr (std::is_integral_v<M>) return static_cast<M>(y == 0 ? 0 : R(x) / R(y));
   else return x / y;
+}
+
+// Integers as PyTorch's powi: the product wraps in the integer type (uint8 249^2 is 49), and a
+// negative exponent gives 1 for base 1, +-1 for base -1, else 0. The ops layer refuses bool
+// operands and a negative Scalar exponent.
+template <class M>
+inline M pow_exact(M x, M y) {
+  if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool>) {
+    if constexpr (std::is_signed_v<M>) {
+      if (y < 0) return x == 1 ? M(1) : x == -1 ? M((y % 2) ? -1 : 1) : M(0);
+    }
+    // Unsigned 64-bit products wrap without undefined behaviour; the low bits are the result.
+    uint64_t result = 1, base = static_cast<uint64_t>(x);
+    for (auto e = static_cast<uint64_t>(y); e != 0; e >>= 1) {
+      if (e & 1) result *= base;
+      base *= base;
+    }
+    return static_cast<M>(result);
+  } else {
+    return std::pow(x, y);
+  }
 }
 
 // NaN in either operand gives NaN (torch.maximum / torch.minimum).

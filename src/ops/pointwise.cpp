@@ -66,8 +66,8 @@ Tensor binary_op(BinaryOp op, const PointwiseInput& a, const PointwiseInput& b,
   STRIDER_CHECK(a.tensor.defined() && b.tensor.defined(), name, "input tensor is undefined");
   ScalarType common = result_type({a, b});
   if (kernels::needs_floating(op) && !is_floating_point(common)) common = kFloat;
-  STRIDER_CHECK(!(common == kBool && (op == BinaryOp::Sub || op == BinaryOp::Div)), name,
-                "subtraction and division of bool tensors are not supported (shapes ",
+  STRIDER_CHECK(!(common == kBool && (op == BinaryOp::Sub || op == BinaryOp::Div || op == BinaryOp::Pow)),
+                name, "subtraction, division and powers of bool tensors are not supported (shapes ",
                 a.tensor.sizes(), " and ", b.tensor.sizes(), "); use logical ops or convert first");
   Tensor pa = promote(a, common), pb = promote(b, common);
   // Wrapped numbers take part in the layout decision after the tensors (SPEC §8.1).
@@ -180,10 +180,15 @@ Tensor rdiv(const Tensor& a, const Scalar& b) {
 Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
   return binary_op(BinaryOp::ThresholdBackward, grad, result);
 }
+// An integer tensor to an integer power stays integer and wraps (PyTorch's rule); a floating
+// base or exponent computes in floating point.
 Tensor pow(const Tensor& a, const Scalar& e) {
   PointwiseArgs p;
   p.exponent = e.to_double();
   if (is_floating_point(a.dtype()) || e.is_floating_point()) return unary_op(UnaryOp::PowScalar, a, p);
+  STRIDER_CHECK(e.to_double() >= 0, "pow", "integers to negative integer powers are not allowed (a ",
+                a.dtype(), " tensor of shape ", a.sizes(), " to the power ", e.to_long(),
+                "); convert the tensor first, e.g. pow(a.to(kFloat), ", e.to_long(), ")");
   return binary_op(BinaryOp::Pow, a, e);
 }
 Tensor gelu(const Tensor& a, std::string_view approximate) {

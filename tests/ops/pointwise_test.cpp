@@ -233,8 +233,11 @@ TEST(Conversion, OutOfRangeFloatsToIntegersAsPyTorch) {
   for (int r = 0; r < 40; ++r) many.insert(many.end(), in.begin(), in.end());
   for (ScalarType t : {kDouble, kFloat, kBFloat16, kHalf}) {
     const std::vector<double> got = values(T(many, kDouble).to(t).to(kInt));
-    for (size_t i = 0; i < got.size(); ++i)
-      if (std::isnan(many[i]) || std::abs(many[i]) > 2.2e9) EXPECT_EQ(got[i], m) << to_string(t) << " " << many[i];
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(many[i]) || std::abs(many[i]) > 2.2e9) {
+        EXPECT_EQ(got[i], m) << to_string(t) << " " << many[i];
+      }
+    }
   }
 }
 
@@ -255,6 +258,36 @@ TEST(Pointwise, ClampPromotesAndFollowsNaNBounds) {
   clamp_(y, nan, 1.0);
   EXPECT_TRUE(std::isnan(values(y)[0]));
   EXPECT_THROW(clamp_(tensor(std::vector<int64_t>{7}), 0.5, 2.5), Error);
+}
+
+// Values from PyTorch 1.13: integer operands keep an integer dtype and wrap.
+TEST(Pointwise, IntegerPowWrapsAsPyTorch) {
+  auto ints = [](std::vector<int64_t> v, ScalarType t = kLong) { return tensor(v).to(t); };
+  Tensor base = ints({-3, -1, 0, 1, 2, 3, -1, -1, 1});
+  Tensor r = pow(base, ints({-1, -1, 2, -2, -1, 3, -3, -4, -5}));
+  EXPECT_EQ(r.dtype(), kLong);
+  EXPECT_EQ(values(r), (std::vector<double>{0, -1, 0, 1, 0, 27, -1, 1, 1}));
+  Tensor u = pow(ints({249}, kByte), 2);
+  EXPECT_EQ(u.dtype(), kByte);
+  EXPECT_EQ(values(u), (std::vector<double>{49}));
+  EXPECT_EQ(values(pow(ints({249}, kByte), ints({2}))), (std::vector<double>{62001}));
+  EXPECT_EQ(values(pow(ints({3}, kInt), 100)), (std::vector<double>{-818408495}));
+  EXPECT_EQ(values(pow(ints({7}, kByte), 5)), (std::vector<double>{167}));
+  EXPECT_EQ(values(pow(ints({0}), 0)), (std::vector<double>{1}));
+  const Tensor big = pow(ints({3}), 63);
+  EXPECT_EQ(big.item().to_long(), -3237885987332494933LL);
+  EXPECT_EQ(pow(ints({2}), 2.0).dtype(), kFloat);
+  EXPECT_EQ(pow(T({2.0}), ints({3})).dtype(), kFloat);
+  Tensor b = pow(tensor(std::vector<double>{1, 0}).to(kBool), 2);
+  EXPECT_EQ(b.dtype(), kLong);
+  EXPECT_EQ(values(b), (std::vector<double>{1, 0}));
+  EXPECT_THROW(pow(ints({2}), -1), Error);
+  EXPECT_THROW(pow(b.to(kBool), b.to(kBool)), Error);
+  // Long enough for the vectorized loops: int32 products wrap as PyTorch's.
+  std::vector<int64_t> xs;
+  for (int64_t i = 0; i < 400; ++i) xs.push_back(i % 2 ? 50000 : -7);
+  for (double v : values(pow(ints(xs, kInt), 2)))
+    EXPECT_TRUE(v == -1794967296.0 || v == 49.0) << v;
 }
 
 }  // namespace

@@ -75,7 +75,7 @@
   X(Sub, sub, Alpha, Arith, Same, (x - static_cast<M>(a.alpha) * y), (x - static_cast<M>(a.alpha) * y)) \
   X(Mul, mul, TensorOrScalar, Arith, Same, (x * y), (x * y))                                         \
   X(Div, div, TensorOrScalar, Arith, Floating, (fn::div_exact(x, y)), (fn::div_exact(x, y)))         \
-  X(Pow, pow, Tensors, Arith, Floating, (std::pow(x, y)), (std::pow(x, y)))                          \
+  X(Pow, pow, Tensors, Arith, Same, (fn::pow_exact(x, y)), (std::pow(x, y)))                          \
   X(Maximum, maximum, Tensors, Arith, Same, (fn::maximum_exact(x, y)), (fn::maximum_exact(x, y)))    \
   X(Minimum, minimum, Tensors, Arith, Same, (fn::minimum_exact(x, y)), (fn::minimum_exact(x, y)))    \
   X(ThresholdBackward, threshold_backward, None, Arith, Same, (y > M(0) ? x : M(0)), (y > 0.0f ? x : 0.0f)) \

@@ -14,13 +14,15 @@ namespace strider::ops {
 
 // The rows of core/pointwise_table.h, declared from the table (one row per op; its comment
 // gives each column). Unary, f(a): the row's dtype rule decides the result's dtype: Floating
-// rows (e.g. exp, log, sigmoid, gelu, pow with a Scalar exponent) give float32 for integer
-// inputs, SameNotBool rows (e.g. neg, relu) refuse bool, logical_not gives bool. Arguments:
+// rows (e.g. exp, log, sigmoid, gelu) give float32 for integer inputs, SameNotBool rows (e.g. neg, relu) refuse bool, logical_not gives bool. Arguments:
 // gelu(a, approximate) takes "none" (erf form) or "tanh"; clamp(a, min, max) needs a bound;
 // silu is x * sigmoid(x) (torch.nn.functional.silu).
 STRIDER_UNARY_OPS(STRIDER_DECLARE_POINTWISE)
 // Binary, f(a, b), and f(a, Scalar b) where the row's signature says: add and sub take alpha
-// (a + alpha * b); div is true division (Floating, as pow: integer inputs give float32);
+// (a + alpha * b); div is true division (Floating: integer inputs give float32); pow keeps an
+// integer dtype for integer operands and wraps as PyTorch's does (uint8 249^2 is 49; a negative
+// Scalar exponent is an Error, a negative tensor exponent gives 0 unless the base is +-1), a
+// floating base or exponent computes in floating point;
 // maximum and minimum propagate NaN; comparisons give bool; logical_and and logical_or take
 // any dtype, as bool.
 STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)
