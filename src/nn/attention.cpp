@@ -85,14 +85,23 @@ void MultiheadAttention::reset_parameters(Generator* gen) {
   }
 }
 
-// [N, L, E] back to the caller's convention.
-Tensor MultiheadAttention::finish_output(const Tensor& out, bool batched, int64_t L, int64_t E) const {
-  if (!batched) return out.reshape({L, E});
-  if (!options_.batch_first) return out.transpose(0, 1).contiguous();  // [L, N, E], contiguous as PyTorch's
-  return out;
-}
-
 namespace {
+
+// Whether PyTorch 1.13 would answer this call from its fused inference kernel
+// (torch._native_multi_head_attention; the conditions of nn.MultiheadAttention.forward): that
+// kernel returns a contiguous [N, L, E], where the general path returns a transposed view.
+bool pytorch_fused_path(const MultiheadAttention& m, bool packed, const Tensor& query, const Tensor& key,
+                        const Tensor& value, const Tensor& attn_mask) {
+  const MultiheadAttentionOptions& o = m.options();
+  if (query.dim() != 3 || !query.is_same(key) || !key.is_same(value) || m.is_training() || !o.batch_first ||
+      o.add_bias_kv || o.dropout != 0 || o.add_zero_attn || !packed || attn_mask.defined() || m.num_heads() % 2 == 1)
+    return false;
+  if (!autograd::GradMode::is_enabled()) return true;
+  if (query.requires_grad()) return false;
+  for (const auto& [name, p] : m.named_parameters())
+    if (p.requires_grad()) return false;
+  return true;
+}
 
 // The three inputs batch-first ([N, L, E]; an unbatched input is one batch and ignores
 // batch_first, as in PyTorch), with their shapes checked against the module's sizes.
@@ -164,6 +173,16 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const
   const int64_t N = in.N, L = in.L;
   const bool batched = in.batched;
   Tensor q = in.q, k = in.k, v = in.v;
+  // The output's layout is PyTorch's: its general path computes [L, N, E] rows (batch_first
+  // returns the transposed view, strides (E, N*E, 1)); its fused inference path, [N, L, E].
+  const bool rows_batch_first = pytorch_fused_path(*this, packed_, query, key, value, attn_mask);
+  auto merge_heads = [&](const Tensor& o) {  // [N, H, L, D] -> the rows out_proj maps
+    return rows_batch_first ? o.transpose(1, 2).reshape({N, L, E}) : o.permute({2, 0, 1, 3}).reshape({L, N, E});
+  };
+  auto finish = [&](const Tensor& rows) {
+    if (!batched) return rows.reshape({L, E});
+    return options_.batch_first && !rows_batch_first ? rows.transpose(0, 1) : rows;
+  };
 
   // In-projections: rows [0, E), [E, 2E), [2E, 3E) of the packed weight and bias.
   auto project = [&](const Tensor& x, int64_t i, const char* separate) {
@@ -192,16 +211,15 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, const
   }
   if (!need_weights && !am.defined() && !kpm.defined() && (options_.dropout == 0 || !is_training())) {
     // Nobody sees the weights: the fused kernel never forms them.
-    Tensor fused = F::scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape({N, L, E});
-    return {finish_output((*out_proj_)(fused), batched, L, E), Tensor()};
+    Tensor fused = merge_heads(F::scaled_dot_product_attention(q, k, v));
+    return {finish((*out_proj_)(fused)), Tensor()};
   }
   q = q / std::sqrt(static_cast<double>(D));
   Tensor scores = matmul(q, k.transpose(-2, -1));  // [N, H, L, S']
   scores = apply_mask(apply_mask(scores, am), kpm);
   Tensor attn = softmax(scores, -1);
   if (options_.dropout > 0) attn = F::dropout(attn, options_.dropout, is_training());
-  Tensor out = matmul(attn, v).transpose(1, 2).reshape({N, L, E});
-  out = finish_output((*out_proj_)(out), batched, L, E);
+  Tensor out = finish((*out_proj_)(merge_heads(matmul(attn, v))));
   Tensor weights;
   if (need_weights) {
     weights = average_attn_weights ? sum(attn, {1}) / static_cast<double>(H) : attn;

@@ -117,5 +117,38 @@ TEST(TransformerGradcheck, MultiheadAttentionFloat64) {
       [&](const std::vector<Tensor>&) { return mha.forward(q, k, v, pad, true, bias, false).first; }, inputs));
 }
 
+// The output's strides as PyTorch 1.13 returns them (N 3, L 5, E 8): a transposed view of
+// [L, N, E] rows with batch_first, contiguous where its fused inference kernel would run.
+TEST(TransformerGolden, MultiheadAttentionBatchFirstStridesAsPyTorch) {
+  manual_seed(5);
+  nn::MultiheadAttention mha(8, 2, {.batch_first = true});
+  const Tensor x = randn({3, 5, 8});
+  using Strides = std::vector<int64_t>;
+  auto strides = [](const Tensor& t) { return Strides(t.strides().begin(), t.strides().end()); };
+  const Tensor trained = mha.forward(x, x, x).first;
+  EXPECT_EQ(strides(trained), (Strides{8, 24, 1}));
+  mha.eval();
+  EXPECT_EQ(strides(mha.forward(x, x, x).first), (Strides{8, 24, 1}));  // parameters require grad
+  {
+    autograd::NoGradGuard no_grad;
+    const Tensor fused = mha.forward(x, x, x).first;
+    EXPECT_EQ(strides(fused), (Strides{40, 8, 1}));
+    EXPECT_TRUE(all_close(fused, trained, 1e-6, 1e-6));
+    EXPECT_EQ(strides(mha.forward(x, x, x, Tensor(), false).first), (Strides{40, 8, 1}));
+    EXPECT_EQ(strides(mha.forward(x, x.clone(), x.clone()).first), (Strides{8, 24, 1}));  // not self-attention
+    nn::MultiheadAttention odd(8, 1, {.batch_first = true});
+    odd.eval();
+    EXPECT_EQ(strides(odd.forward(x, x, x).first), (Strides{8, 24, 1}));  // odd head count
+    nn::MultiheadAttention seq_first(8, 2);
+    EXPECT_EQ(strides(seq_first.forward(x, x, x).first), (Strides{40, 8, 1}));
+    const Tensor one = randn({5, 8});
+    EXPECT_EQ(strides(mha.forward(one, one, one).first), (Strides{8, 1}));
+  }
+  for (auto& [name, p] : mha.named_parameters()) p.requires_grad_(false);
+  EXPECT_EQ(strides(mha.forward(x, x, x).first), (Strides{40, 8, 1}));  // frozen, grad mode on
+  const Tensor needs_grad = x.clone().requires_grad_(true);
+  EXPECT_EQ(strides(mha.forward(needs_grad, needs_grad, needs_grad).first), (Strides{8, 24, 1}));
+}
+
 }  // namespace
 }  // namespace strider

@@ -8,7 +8,10 @@
 // Shapes: query [L, N, E], key [S, N, kdim], value [S, N, vdim] ([N, L, E] ... with
 // batch_first; [L, E] ... unbatched). Masks: key_padding_mask [N, S] ([S] unbatched), bool
 // (true: ignore that key) or floating (added to the scores); attn_mask [L, S] or [N * H, L, S],
-// bool (true: not allowed) or floating (added). Returns the output [L, N, E] and, with
+// bool (true: not allowed) or floating (added). Returns the output [L, N, E] (with batch_first,
+// [N, L, E] with PyTorch's strides: the transposed view (E, N*E, 1), or contiguous where PyTorch
+// would take its fused inference path: eval, no grad, one tensor as query, key and value, an
+// even head count, no attn_mask, dropout, bias_kv or zero_attn) and, with
 // need_weights, the attention weights after dropout, [N, L, S] averaged over heads (or
 // [N, H, L, S] with average_attn_weights = false). A query row whose keys are all masked gives
 // NaN, as in PyTorch. Without weights, masks or active dropout, the fused attention kernel runs
@@ -57,7 +60,6 @@ class MultiheadAttention : public Module {
  private:
   int64_t embed_dim_, num_heads_, head_dim_;
   MultiheadAttentionOptions options_;
-  Tensor finish_output(const Tensor& out, bool batched, int64_t L, int64_t E) const;
 
   bool packed_;  // one in_proj_weight (kdim == vdim == embed_dim)
   std::shared_ptr<Module> out_proj_;
