@@ -25,7 +25,8 @@ std::unique_ptr<BatchSource> make_map_source(std::shared_ptr<const Dataset> data
                                              std::shared_ptr<const PassPlan> plan);
 
 // Rank `rank` of `num_replicas` reads batch b (of the pass, which starts at stream sample
-// `first_sample`) from samples first_sample + b * batch_size * num_replicas + rank * batch_size.
+// `first_sample`) from samples first_sample + b * batch_size * num_replicas + rank * batch_size;
+// the last, incomplete global batch is dropped or padded alike on every rank (data_loader.h).
 struct StreamSlice {
   int64_t first_sample = 0, batch_size = 1, num_replicas = 1, rank = 0;
   bool drop_last = false;

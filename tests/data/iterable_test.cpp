@@ -1,6 +1,7 @@
 // DataLoader over an IterableDataset: a stream opened at any sample, shared out by batch to the
 // workers, split by rank, resumable.
 #include <atomic>
+#include <set>
 
 #include "data/data_test_util.h"
 
@@ -84,6 +85,56 @@ TEST(IterableLoaderTest, RanksTakeTheirSliceOfEachGlobalBatch) {
   DataLoader alone(ds, DataLoaderOptions{.batch_size = 4});
   alone.load_state(r0.state());
   EXPECT_EQ(flatten(alone), range(4, 24));
+}
+
+// A rank that took one batch more than another would leave the other ranks' collectives
+// waiting: the incomplete last global batch is dropped or padded alike on every rank.
+TEST(IterableLoaderTest, EveryRankTakesTheSameNumberOfBatches) {
+  auto ds = std::make_shared<Counting>(11);
+  auto batches = [&](int64_t rank, bool drop_last, int64_t workers) {
+    DataLoader loader(ds, DataLoaderOptions{.batch_size = 3, .drop_last = drop_last, .num_workers = workers,
+                                            .num_replicas = 2, .rank = rank});
+    std::vector<std::vector<int64_t>> out;
+    while (auto b = loader.next()) out.push_back(longs(b->at("x")));
+    return out;
+  };
+  using Batches = std::vector<std::vector<int64_t>>;
+  for (int64_t workers : {0, 2}) {
+    // The last global batch holds 6..10: repeated from its start to 6 samples, split in two.
+    EXPECT_EQ(batches(0, false, workers), (Batches{{0, 1, 2}, {6, 7, 8}}));
+    EXPECT_EQ(batches(1, false, workers), (Batches{{3, 4, 5}, {9, 10, 6}}));
+    EXPECT_EQ(batches(0, true, workers), (Batches{{0, 1, 2}}));
+    EXPECT_EQ(batches(1, true, workers), (Batches{{3, 4, 5}}));
+  }
+  for (int64_t n = 0; n <= 14; ++n) {
+    for (int64_t world : {2, 3, 4}) {
+      for (bool drop_last : {false, true}) {
+        auto stream = std::make_shared<Counting>(n);
+        std::vector<size_t> steps, last_sizes;
+        std::set<int64_t> seen;
+        for (int64_t rank = 0; rank < world; ++rank) {
+          DataLoader loader(stream, DataLoaderOptions{.batch_size = 2, .drop_last = drop_last, .num_replicas = world,
+                                                      .rank = rank});
+          size_t count = 0, last = 0;
+          while (auto b = loader.next()) {
+            ++count;
+            last = longs(b->at("x")).size();
+            for (int64_t v : longs(b->at("x"))) seen.insert(v);
+          }
+          steps.push_back(count);
+          last_sizes.push_back(last);
+        }
+        const std::string where = "n " + std::to_string(n) + " world " + std::to_string(world) +
+                                  (drop_last ? " drop_last" : "");
+        for (int64_t rank = 1; rank < world; ++rank) {
+          EXPECT_EQ(steps[rank], steps[0]) << where;
+          EXPECT_EQ(last_sizes[rank], last_sizes[0]) << where;
+        }
+        const int64_t whole = n / (2 * world) * 2 * world;
+        EXPECT_EQ(static_cast<int64_t>(seen.size()), drop_last ? whole : n) << where;
+      }
+    }
+  }
 }
 
 TEST(IterableLoaderTest, AStreamErrorNamesTheSample) {

@@ -19,7 +19,12 @@
 // Distributed map-style loading: pass a DistributedSampler (sampler.h has the resume rule;
 // state() counts global samples). An IterableDataset splits by rank itself when num_replicas >
 // 1: global batch g is stream samples [g * B * W, (g + 1) * B * W), and rank r takes
-// [g * B * W + r * B, g * B * W + (r + 1) * B).
+// [g * B * W + r * B, g * B * W + (r + 1) * B). Every rank takes the same number of batches (or
+// their collectives would disagree): the last, incomplete global batch of R samples is dropped
+// on every rank with drop_last; otherwise, as DistributedSampler pads, it is repeated from its
+// start up to ceil(R / W) * W samples and rank r takes the r-th of W equal shares. Finding R
+// reads past this rank's share once per epoch, and a whole global batch costs each rank but
+// the last one read of the global batch's last sample.
 #include <cstdint>
 #include <iterator>
 #include <memory>
