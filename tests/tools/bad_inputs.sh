@@ -48,6 +48,12 @@ for f in "--model mlp" "--memory-format nhwc" "--dtype float16" "--optimizer ada
   # shellcheck disable=SC2086
   expect "train $f" "${f%% *}" train $f --out "$work/x"
 done
+# A process a launcher started as one of several, with no data parallelism: each would train alone.
+for v in OMPI_COMM_WORLD_SIZE PMI_SIZE SLURM_STEP_NUM_TASKS; do
+  export "$v=2"
+  expect "$v=2 with --fsdp none" "one of 2 started by mpirun or srun, but --fsdp none" train "${gpt[@]}" --out "$work/x"
+  unset "$v"
+done
 expect "gpt without a text file" "--text-file" train --model gpt --out "$work/x"
 expect "text file for a CNN" "--text-file is for --model gpt" train --text-file /etc/hostname --out "$work/x"
 expect "text file is a directory" "not a regular file" train "${gpt[@]}" --text-file /tmp --out "$work/x"

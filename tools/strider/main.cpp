@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     tools::validate(t);
     return tools::run_train(t);  // the default job
   } catch (const Error& e) {
-    std::cerr << "strider: " << e.what() << "\n";
+    std::cerr << "strider: " + std::string(e.what()) + "\n";  // one write: ranks' lines do not interleave
   } catch (const std::bad_alloc&) {
     std::cerr << "strider: out of memory (a size read from a file or flag may be too large)\n";
   } catch (const std::exception& e) {

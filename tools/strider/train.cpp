@@ -11,6 +11,7 @@
 
 #include "epoch.h"
 #include "finish.h"
+#include "launcher_env.h"
 #include "model_build.h"
 #include "optimizer_choice.h"
 #include "parallel.h"
@@ -94,7 +95,14 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
 }  // namespace
 
 int run_train(const TrainOptions& o) {
-  if (o.fsdp == "none") return train_loop(o, nullptr);
+  if (o.fsdp == "none") {
+    const int64_t processes = launcher_process().world;
+    STRIDER_CHECK(processes == 1, "train", "this process is one of ", processes, " started by mpirun or srun, but "
+                  "--fsdp none trains the whole model alone in each of them, all writing to ", o.out_dir,
+                  "; pass --fsdp ddp (or a sharding strategy, docs/fsdp_strategies.md) to train them as one job, or "
+                  "start one process");
+    return train_loop(o, nullptr);
+  }
   // Under MPI a failing rank ends the whole job with its message instead of hanging the others.
   std::shared_ptr<dist::ProcessGroup> pg = start_process_group(o);
   return dist::run_or_abort(*pg, [&] {

@@ -8,6 +8,7 @@
 
 #include <strider/strider.h>
 
+#include "launcher_env.h"
 #include "optimizer_choice.h"
 #include "train_task.h"
 
@@ -302,9 +303,7 @@ void choose_default_out(const CLI::App& command, TrainOptions& o) {
   const std::string base = o.out_dir;
   for (int n = 2; !checkpoint::committed_checkpoints(o.out_dir).empty(); ++n) o.out_dir = base + "-" + std::to_string(n);
   if (o.out_dir == base) return;
-  // Before MPI starts: the launcher's rank variables tell which process says it.
-  for (const char* rank : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (const char* v = std::getenv(rank); v && std::string(v) != "0") return;
+  if (launcher_process().rank != 0) return;  // before MPI starts: one process says it
   std::cerr << "strider: " << base << " holds an earlier run; this one writes to " << o.out_dir << " (--resume "
             << base << " continues the earlier run)\n";
 }
