@@ -62,10 +62,13 @@ int decode_png_raw(const unsigned char* data, size_t size, uint64_t max_bytes, R
   const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
   const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
   // Palette -> RGB, gray below 8 bits -> 8, 16 bits -> 8 (scaled, rounded), alpha dropped.
+  // A palette's tRNS becomes alpha as the palette expands, and is dropped with it, as PIL's
+  // convert("RGB") drops it.
+  const bool palette_alpha = color == PNG_COLOR_TYPE_PALETTE && png_get_valid(png, info, PNG_INFO_tRNS);
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
   if (depth == 16) png_set_scale_16(png);
-  if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+  if ((color & PNG_COLOR_MASK_ALPHA) || palette_alpha) png_set_strip_alpha(png);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   const int channels = png_get_channels(png, info);

@@ -1,4 +1,6 @@
 // Per-sample transforms: seeded per (seed, epoch, index), crops, flips, layouts, dtypes.
+#include <cmath>
+
 #include "data/data_test_util.h"
 
 namespace strider::testing {
@@ -43,6 +45,12 @@ TEST(TransformTest, RandomCropWithPaddingCutsAWindowOfThePaddedImage) {
   EXPECT_THROW(data::RandomCrop::square(9)(x, {}), Error);
   data::RandomCrop zeros{4, 4, 1, 1, 1, 1, 9, data::PaddingMode::Zeros};
   EXPECT_EQ(zeros(x, {}).sizes(), IntArrayRef({3, 4, 4}));
+  // A fill the uint8 image cannot hold is refused (torchvision: "cannot be converted to type
+  // uint8_t without overflow"); it wrapped to 44 for 300.
+  for (double bad : {300.0, -1.0, 1e10, std::nan("")})
+    EXPECT_THROW(data::RandomCrop::square(4, 2, bad)(x, {}), Error) << bad;
+  EXPECT_NO_THROW(data::RandomCrop::square(4, 2, 255)(x, {}));
+  EXPECT_NO_THROW(data::RandomCrop::square(4, 2, 300)(x.to(kFloat), {}));
 }
 
 TEST(TransformTest, HorizontalFlipReversesTheLastDimension) {

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 Tensor golden(const std::string& name) { return io::load_npy(data_path("images/" + name)); }
 
 TEST(Image, DecodesAsPilDoes) {
-  for (const char* name : {"rgb.png", "gray.png", "rgba.png", "palette.png", "gray16.png", "rgb.jpg", "gray.jpg"}) {
+  for (const char* name : {"rgb.png", "gray.png", "rgba.png", "palette.png", "palette_trns.png", "palette2_trns.png",
+                           "gray16.png", "rgb.jpg", "gray.jpg"}) {
     SCOPED_TRACE(name);
     std::string npy = name;
     npy[npy.find('.')] = '_';

@@ -89,10 +89,13 @@ def write_images():
     }
     for name, img in images.items():
         img.save(out('images', name))
+    # Palettes with a tRNS chunk (transparency is dropped, as convert('RGB') drops it): 8 and 2 bits.
+    for name, colors, bits in (('palette_trns.png', 16, 8), ('palette2_trns.png', 4, 2)):
+        Image.fromarray(rgb, 'RGB').quantize(colors).save(out('images', name), transparency=3, bits=bits)
     Image.fromarray(rgb, 'RGB').save(out('images', 'rgb.jpg'), quality=90)
     Image.fromarray(gray, 'L').save(out('images', 'gray.jpg'), quality=90)
     # What PIL decodes, as uint8 [C, H, W]: RGB images through convert('RGB'), gray as they are.
-    for name in ('rgb.png', 'rgba.png', 'palette.png', 'rgb.jpg'):
+    for name in ('rgb.png', 'rgba.png', 'palette.png', 'palette_trns.png', 'palette2_trns.png', 'rgb.jpg'):
         a = np.asarray(Image.open(out('images', name)).convert('RGB'))
         np.save(out('images', name.replace('.', '_') + '.npy'), chw(a))
     for name in ('gray.png', 'gray.jpg'):
