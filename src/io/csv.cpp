@@ -80,6 +80,21 @@ std::string list(const std::vector<std::string>& names) {
   return s;
 }
 
+// A cell or column name as an error message shows it: control bytes as \xNN (a NUL would cut
+// the message short in a terminal), at most 60 bytes.
+std::string shown(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text.substr(0, 60)) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    }
+  }
+  return text.size() > 60 ? out + "..." : out;
+}
+
 enum class Cell { Ok, NotANumber, OutOfRange };
 
 template <class T>
@@ -112,11 +127,11 @@ Tensor parse_rows(LineReader& lines, const std::vector<std::string>& header, con
     for (size_t c : chosen) {
       T v{};
       const Cell r = parse_number(fields[c], v);
-      STRIDER_CHECK(r == Cell::Ok, kOp, path, ":", number, ": column '", header[c], "' (column ", c + 1, "): ",
+      STRIDER_CHECK(r == Cell::Ok, kOp, path, ":", number, ": column '", shown(header[c]), "' (column ", c + 1, "): ",
                     fields[c].empty()         ? std::string("the cell is empty")
-                    : r == Cell::OutOfRange ? "'" + fields[c] + "' is outside " + std::string(to_string(scalar_type_of<T>)) +
+                    : r == Cell::OutOfRange ? "'" + shown(fields[c]) + "' is outside " + std::string(to_string(scalar_type_of<T>)) +
                                                   "'s range" + (sizeof(T) == 4 ? " (read the file with dtype float64)" : "")
-                                            : "cannot read '" + fields[c] + "' as a number");
+                                            : "cannot read '" + shown(fields[c]) + "' as a number");
       values.push_back(v);
     }
     ++rows;

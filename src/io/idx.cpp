@@ -44,10 +44,12 @@ Tensor read_idx(const std::string& path) {
   STRIDER_CHECK(d[2] == 0x08, "read_idx", path, ": only unsigned-byte IDX data (type 0x08) is supported, got 0x",
                 std::hex, int(d[2]));
   const int ndim = d[3];
-  STRIDER_CHECK(ndim >= 1 && d.size() >= 4 + 4 * static_cast<size_t>(ndim), "read_idx", path, ": truncated header");
+  STRIDER_CHECK(ndim >= 1, "read_idx", path, ": the header declares 0 dimensions; an IDX file has at least one");
+  STRIDER_CHECK(d.size() >= 4 + 4 * static_cast<size_t>(ndim), "read_idx", path, ": truncated header (", ndim,
+                " dimensions need ", 4 + 4 * ndim, " bytes, the file has ", d.size(), ")");
   DimVector shape;
   for (int i = 0; i < ndim; ++i) shape.push_back(be32(&d[4 + 4 * i]));
-  const size_t count = static_cast<size_t>(checked_numel(shape, "read_idx"));  // 255 dims of 2^32 overflow
+  const size_t count = static_cast<size_t>(checked_numel(shape, ("read_idx " + path).c_str()));  // 255 dims of 2^32 overflow
   const size_t offset = 4 + 4 * static_cast<size_t>(ndim);
   STRIDER_CHECK(d.size() - offset == count, "read_idx", path, ": expected ", count, " data bytes for shape ",
                 IntArrayRef(shape), " but the file has ", d.size() - offset);

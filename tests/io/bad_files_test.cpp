@@ -163,7 +163,11 @@ using testing::write_idx_gz;
 TEST(BadFiles, IdxAndFashionMnist) {
   const std::string p = temp("bad.idx.gz");
   write_idx_gz(p, {65536, 65536, 65536, 65536, 65536}, {});  // element count overflows
-  EXPECT_NE(error_of([&] { io::read_idx(p); }).find("64-bit"), std::string::npos);
+  const std::string overflow = error_of([&] { io::read_idx(p); });
+  EXPECT_NE(overflow.find("64-bit"), std::string::npos);
+  EXPECT_NE(overflow.find(p), std::string::npos) << overflow;
+  write_idx_gz(p, {}, {});
+  EXPECT_NE(error_of([&] { io::read_idx(p); }).find("declares 0 dimensions"), std::string::npos);
   // A gzip stream cut short: the message is zlib's, read before the stream is closed.
   write_idx_gz(p, {4, 4}, std::vector<uint8_t>(16, 1));
   std::filesystem::resize_file(p, std::filesystem::file_size(p) - 6);

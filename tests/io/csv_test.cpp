@@ -61,12 +61,14 @@ TEST(Csv, BadInputIsAnErrorNamingFileLineAndColumn) {
       {"duplicate column", "a,a\n1,2\n", {"a"}, {"appears twice"}},
       {"unterminated quote", "a,\"b\n1,2\n", {}, {":1:", "unterminated quote"}},
       {"empty file", "\n\n", {}, {"is empty"}},
+      {"NUL in a cell", std::string("a\n1\0x\n", 7), {}, {":2:", "cannot read '1\\x00x' as a number"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     const std::string p = write_file("bad.csv", c.text);
     const std::string msg = error_of([&] { io::read_csv(p, {.columns = c.columns}); });
     EXPECT_NE(msg.find(p), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\0'), std::string::npos) << c.what;
     for (const char* e : c.expect) EXPECT_NE(msg.find(e), std::string::npos) << msg << " lacks " << e;
     std::remove(p.c_str());
   }

@@ -252,13 +252,21 @@ rank_file=rank-00000-of-00001.safetensors size=$(stat -c %s "$ckpt/$rank_file")
 rm -rf "$work/cflip" "$work/cshort"; cp -r "$ckpt" "$work/cflip"; cp -r "$ckpt" "$work/cshort"
 printf '\x5a' | dd of="$work/cflip/$rank_file" bs=1 seek=$((size / 3)) conv=notrunc status=none
 truncate -s $((size - 100)) "$work/cshort/$rank_file"
-expect "ckpt without a subcommand" "A subcommand is required" ckpt
+expect "ckpt without a subcommand" "strider ckpt needs a command: inspect" ckpt
 expect "reshard without --world-size" "--world-size" ckpt reshard "$ckpt" "$work/r"
 expect "reshard --world-size 0" "--world-size" ckpt reshard "$ckpt" "$work/r" --world-size 0
 expect "reshard unknown strategy" "unknown strategy 'zero9'" ckpt reshard "$ckpt" "$work/r" --world-size 2 --strategy zero9
 expect "reshard local on 2 ranks" "needs --world-size 1" ckpt reshard "$ckpt" "$work/r" --world-size 2 --strategy local
 expect "reshard onto an existing directory" "already exists" ckpt reshard "$ckpt" "$work/taken" --world-size 2 --strategy ddp
 expect "reshard a flipped checkpoint" "fail their checksum" ckpt reshard "$work/cflip" "$work/r" --world-size 2 --strategy ddp
+expect "ckpt with an unknown command" "unknown command 'bogus' for strider ckpt: inspect" ckpt bogus
+expect "bench without a command" "strider bench needs a command: model" bench
+# One rank's file of a checkpoint is verified through the checkpoint's manifest (not refused as unchecksummed).
+tried=$((tried + 1))
+shard_out=$("$strider" ckpt verify "$ckpt"/rank-00000-of-*.safetensors 2>&1)
+if [ $? -ne 0 ] || ! grep -qF "one file of the checkpoint" <<< "$shard_out"; then
+  failed=$((failed + 1)); echo "FAIL: ckpt verify of a rank's file: $shard_out"
+fi
 expect "reshard a missing checkpoint" "does not exist" ckpt reshard "$work/none" "$work/r" --world-size 2
 expect "consolidate into a directory" "$work/taken" ckpt consolidate "$ckpt" "$work/taken"
 expect "consolidate a truncated checkpoint" "truncated" ckpt consolidate "$work/cshort" "$work/c.safetensors"

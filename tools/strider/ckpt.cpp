@@ -65,6 +65,15 @@ int ckpt_verify(const std::vector<std::string>& paths) {
   int bad = 0;
   for (const std::string& p : paths) {
     try {
+      const std::filesystem::path parent = std::filesystem::path(p).parent_path();
+      const bool shard = std::filesystem::is_regular_file(p) && !parent.empty() &&
+                         std::filesystem::is_regular_file(parent / "manifest.json");
+      if (shard) {  // one rank's file: its checksums are in the checkpoint's manifest
+        const checkpoint::VerifyReport r = checkpoint::verify_checkpoint(parent.string());
+        std::cout << p << ": ok, one file of the checkpoint " << r.dir << " (verified whole: step " << r.manifest.step
+                  << ", " << r.manifest.files.size() << " files, " << r.bytes << " bytes)\n";
+        continue;
+      }
       if (std::filesystem::is_regular_file(p)) {  // a consolidated or saved safetensors file
         io::SafetensorsFile st = io::load_safetensors(p, {.require_checksum = true});
         std::cout << p << ": ok, a safetensors file of " << st.tensors.size() << " tensors\n";

@@ -163,9 +163,20 @@ int main(int argc, char** argv) {
     // error here: "strider: --threads: Value 0 not in range [1 - 256] (...)".
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
     std::string command = "strider";
-    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    const CLI::App* sub = &app;
+    while (!sub->get_subcommands().empty()) {
       sub = sub->get_subcommands().front();
       command += " " + sub->get_name();
+    }
+    // "strider ckpt bogus": CLI11 says only that a subcommand is required.
+    const std::vector<const CLI::App*> commands = sub->get_subcommands({});
+    if (e.get_name() == "RequiredError" && !commands.empty()) {
+      const std::vector<std::string> left = sub->remaining();
+      std::string names;
+      for (const CLI::App* c : commands) names += (names.empty() ? "" : " | ") + c->get_name();
+      std::cerr << "strider: " + (left.empty() ? command + " needs a command" : "unknown command '" + left.front() +
+                                  "' for " + command) + ": " + names + " (" + command + " --help)\n";
+      return e.get_exit_code();
     }
     std::cerr << "strider: " << e.what() << " (" << command << " --help lists the flags)\n";
     return e.get_exit_code();

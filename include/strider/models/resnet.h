@@ -44,7 +44,7 @@ class ResNet : public nn::Module {
 std::shared_ptr<ResNet> resnet18(int64_t num_classes = 1000, int64_t in_channels = 3);
 std::shared_ptr<ResNet> resnet34(int64_t num_classes = 1000, int64_t in_channels = 3);
 std::shared_ptr<ResNet> resnet50(int64_t num_classes = 1000, int64_t in_channels = 3);
-// Three stages of two basic blocks, widths 16/32/64 (about 0.27M parameters).
+// Three stages of two basic blocks, widths 16/32/64 (174,970 parameters).
 std::shared_ptr<ResNet> fmnist_resnet(int64_t num_classes = 10, int64_t in_channels = 1);
 
 // Two conv layers, max pooling and two linear layers for 28x28 images.
