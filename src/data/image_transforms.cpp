@@ -5,6 +5,7 @@
 
 #include "strider/core/dispatch.h"
 #include "strider/core/error.h"
+#include "strider/ops/convert.h"
 #include "strider/ops/factory.h"
 
 namespace strider::data {
@@ -59,21 +60,6 @@ Tensor ToFloat::operator()(const Tensor& x, const SampleContext&) const {
   return out;
 }
 
-namespace {
-
-// An integer image's fill must be a value of its dtype (torchvision raises "value cannot be
-// converted to type uint8_t without overflow"); a fraction truncates, as there.
-void check_fill_fits(double fill, ScalarType dtype) {
-  if (is_floating_point(dtype) || dtype == kBool) return;
-  const double lo = dtype == kByte ? 0.0 : dtype == kInt ? -2147483648.0 : -9223372036854775808.0;
-  const double hi = dtype == kByte ? 255.0 : dtype == kInt ? 2147483647.0 : 9223372036854775807.0;
-  STRIDER_CHECK(fill >= lo && (dtype == kLong ? fill < hi : fill <= hi), "RandomCrop", "fill ", fill,
-                " cannot be converted to ", dtype, " without overflow (", dtype, " holds ", lo, " to ", hi,
-                "); give a fill in that range, or convert the image to float first");
-}
-
-}  // namespace
-
 RandomCrop RandomCrop::square(int64_t size, int64_t padding, double fill) {
   return RandomCrop{size, size, padding, padding, padding, padding, fill, PaddingMode::Constant};
 }
@@ -97,7 +83,7 @@ Tensor RandomCrop::operator()(const Tensor& x, const SampleContext& ctx) const {
   sizes[sizes.size() - 1] = width;
   Tensor out = strider::empty(sizes, in.dtype());
   const double value = padding_mode == PaddingMode::Zeros ? 0.0 : fill;
-  check_fill_fits(value, in.dtype());
+  ops::check_scalar_fits(value, in.dtype(), "RandomCrop");  // torchvision raises too
   Tensor fill_value = full({1}, value, in.dtype());
   const size_t es = in.element_size();
   const auto* src = static_cast<const char*>(in.data());

@@ -190,10 +190,11 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight) {
-  STRIDER_CHECK(indices.dtype() == kLong, "embedding", "expected int64 indices, got ", indices.dtype());
+  STRIDER_CHECK(indices.dtype() == kLong || indices.dtype() == kInt, "embedding",
+                "expected int64 or int32 indices, got ", indices.dtype());
   STRIDER_CHECK(weight.dim() == 2, "embedding", "weight must be [num_embeddings, dim], got ", weight.sizes());
   const int64_t num = weight.sizes()[0], dim = weight.sizes()[1];
-  Tensor idx = indices.contiguous();
+  Tensor idx = (indices.dtype() == kLong ? indices : indices.to(kLong)).contiguous();
   const int64_t count = idx.numel();
   const int64_t* ip = idx.data_ptr<int64_t>();
   for (int64_t i = 0; i < count; ++i)

@@ -2,6 +2,7 @@
 #include "core/make_tensor.h"
 #include "kernels/copy.h"
 #include "ops/kernel_dispatch.h"
+#include "ops/memory_overlap.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
 #include "strider/ops/convert.h"
@@ -40,6 +41,7 @@ Tensor clone(const Tensor& self, MemoryFormat fmt) {
 
 const Tensor& copy_(const Tensor& self, const Tensor& src) {
   STRIDER_CHECK(src.defined(), "copy_", "source tensor is undefined");
+  check_no_overlap("copy_", self, {&src});
   Tensor source = src.sizes() == self.sizes() ? src : expand(src, self.sizes());
   kernels::copy({self, source}, ops::dispatch("copy_"));
   self.storage()->bump_generation();
@@ -47,6 +49,7 @@ const Tensor& copy_(const Tensor& self, const Tensor& src) {
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
+  check_scalar_fits(value, self.dtype(), "fill_");
   kernels::fill({self, value}, ops::dispatch("fill_"));
   self.storage()->bump_generation();
   return self;

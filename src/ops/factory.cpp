@@ -29,6 +29,7 @@ Tensor ones(IntArrayRef sizes, TensorOptions options) { return full(sizes, 1, op
 
 Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options) {
   Tensor t = empty(sizes, options);
+  ops::check_scalar_fits(value, t.dtype(), "full");
   ops::fill_(t, value);
   return t;
 }

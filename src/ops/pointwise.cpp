@@ -7,6 +7,7 @@
 #include "core/make_tensor.h"
 #include "kernels/pointwise.h"
 #include "ops/kernel_dispatch.h"
+#include "ops/memory_overlap.h"
 #include "ops/pointwise_layout.h"
 #include "strider/core/layout.h"
 #include "strider/ops/check_mode.h"
@@ -101,6 +102,7 @@ PointwiseArgs alpha_args(const Scalar& alpha) {
 // In place: self is both the output and the first input, and keeps its strides.
 const Tensor& inplace_binary(BinaryOp op, const Tensor& self, const PointwiseInput& other, PointwiseArgs args) {
   const char* name = kernels::name(op);
+  check_no_overlap(name, self, {&other.tensor});
   ScalarType common = result_type({PointwiseInput{self}, other});
   if (kernels::needs_floating(op) && !is_floating_point(common)) common = kFloat;
   STRIDER_CHECK(can_cast(common, self.dtype()), name, "result type ", common,
@@ -120,6 +122,7 @@ const Tensor& inplace_binary(BinaryOp op, const Tensor& self, const PointwiseInp
 }
 
 const Tensor& inplace_unary(UnaryOp op, const Tensor& self, PointwiseArgs args = {}) {
+  check_no_overlap(kernels::name(op), self, {});
   kernels::unary({op, self, self, args}, dispatch(kernels::name(op)));
   self.storage()->bump_generation();
   return self;
@@ -260,13 +263,13 @@ Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   STRIDER_CHECK(mask.dtype() == kBool, "masked_fill", "mask must be a bool tensor, but got ",
                 mask.dtype(), " (shape ", mask.sizes(), ")");
-  // PyTorch: clone(contiguous), then fill in place (SPEC §8.7), so the result is contiguous.
-  Tensor out = clone(self, MemoryFormat::Contiguous);
-  DimVector shape = layout::broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
-  STRIDER_CHECK(IntArrayRef(shape) == self.sizes(), "masked_fill", "mask of shape ", mask.sizes(),
-                " does not broadcast to the tensor's shape ", self.sizes());
-  Tensor fill = expand(scalar_tensor(value, self.dtype()), self.sizes());
-  Tensor m = broadcast_to(mask, self.sizes());
+  check_scalar_fits(value, self.dtype(), "masked_fill");
+  // PyTorch: self and mask broadcast, then clone(contiguous) and fill in place (SPEC §8.7), so the
+  // result is contiguous.
+  const DimVector shape = layout::broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
+  Tensor out = clone(broadcast_to(self, shape), MemoryFormat::Contiguous);
+  Tensor fill = expand(scalar_tensor(value, self.dtype()), shape);
+  Tensor m = broadcast_to(mask, shape);
   kernels::where({out, m, fill, out}, dispatch("masked_fill"));
   return out;
 }
@@ -283,6 +286,7 @@ const Tensor& add_out(const Tensor& out, const Tensor& a, const Tensor& b, const
   }
   STRIDER_CHECK(can_cast(common, out.dtype()), "add_out", "result type ", common,
                 " can't be cast to the desired output type ", out.dtype());
+  check_no_overlap("add_out", out, {&a, &b});
   if (common != out.dtype()) {
     copy_(out, add(a, b, alpha));
     return out;

@@ -21,6 +21,7 @@ std::vector<bool> reduced_mask(const Tensor& t, IntArrayRef dims, const char* op
   std::vector<bool> mask(t.dim(), dims.empty());
   for (int64_t d : dims) {
     int64_t w = layout::wrap_dim(d, t.dim(), op);
+    if (t.dim() == 0) continue;  // dim 0 or -1 of a 0-d tensor (PyTorch's rule): nothing to reduce
     STRIDER_CHECK(!mask[w] || dims.empty(), op, "dim ", w, " appears multiple times in the list of dims ", dims);
     mask[w] = true;
   }
@@ -99,6 +100,11 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, Scal
   return out;
 }
 
+// The index into the flattened tensor; with keepdim, shaped [1, ..., 1] as PyTorch shapes it.
+Tensor flat_index(const Tensor& index, const Tensor& t, bool keepdim) {
+  return keepdim ? reshape(index, DimVector(static_cast<size_t>(t.dim()), 1)) : index;
+}
+
 }  // namespace
 
 // The table's rows (core/reduce_table.h), by signature.
@@ -121,7 +127,7 @@ Tensor reduce(ReduceOp op, const Tensor& t, IntArrayRef dims, bool keepdim, Scal
   }
 #define STRIDER_REDUCE_OptionalDim(Enum, function)                                                    \
   Tensor function(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {                       \
-    if (!dim) return reduce(ReduceOp::Enum, reshape(t, {-1}), {}, false, result_dtype(ReduceOp::Enum, t)); \
+    if (!dim) return flat_index(reduce(ReduceOp::Enum, reshape(t, {-1}), {}, false, result_dtype(ReduceOp::Enum, t)), t, keepdim); \
     return reduce(ReduceOp::Enum, t, {*dim}, keepdim, result_dtype(ReduceOp::Enum, t));               \
   }
 STRIDER_REDUCE_OPS(STRIDER_REDUCE_FUNCTION)

@@ -120,7 +120,7 @@ TEST(Misuse, ArgumentChecksPyTorchMakes) {
       {"sum over a missing dim", [&] { sum(x, {5}); }, "dim"},
       {"linear width mismatch", [&] { linear(ones({2, 3}), ones({4, 5})); }, "linear"},
       {"matmul inner mismatch", [&] { matmul(ones({2, 3}), ones({4, 5})); }, "cannot be multiplied"},
-      {"bmm batch mismatch", [&] { bmm(ones({2, 3, 4}), ones({3, 4, 5})); }, "must match"},
+      {"bmm batch mismatch", [&] { bmm(ones({2, 3, 4}), ones({3, 4, 5})); }, "bmm does not broadcast"},
       {"conv groups", [&] { conv2d(x, ones({6, 4, 3, 3}), {}, {1}, {0}, {1}, 3); }, "groups"},
       {"conv channels", [&] { conv2d(x, ones({6, 3, 3, 3})); }, "channels"},
       {"batch_norm channels", [&] { batch_norm(x, ones({3}), ones({3})); }, "batch_norm"},

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
+#include "support/compare.h"
+
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -56,6 +59,48 @@ TEST(Errors, OutOfRange) {
   expect_error([] { arange(5).narrow(0, 3, 3); }, {"[narrow]"});
   expect_error([] { arange(5).as_strided({3}, {2}, 2); }, {"[as_strided]", "storage"});
   expect_error([] { rand({2}).size(1); }, {"[size]", "dimension out of range"});
+}
+
+// PyTorch 1.13 refuses these writes (the result would depend on the kernel's visiting order);
+// they silently gave running sums and half-transposed matrices.
+TEST(Errors, WritesIntoOverlappingMemory) {
+  expect_error([] { add_(zeros({3, 1}).expand({3, 4}), ones({3, 4})); },
+               {"[add]", "more than one element of the written-to tensor", "clone()"});
+  expect_error([] { relu_(zeros({4}).expand({3, 4})); }, {"[relu]", "more than one element"});
+  expect_error([] { Tensor b = arange(0, 6, 1, kFloat); add_(b.slice(0, 1, 6), b.slice(0, 0, 5)); },
+               {"[add]", "some elements of the input", "clone() the input first"});
+  expect_error([] { Tensor a = arange(0, 9, 1, kFloat).view({3, 3}); a.copy_(a.t()); }, {"[copy_]", "some elements"});
+  expect_error([] { zeros({3, 1}).expand({3, 4}).copy_(ones({3, 4})); }, {"[copy_]", "more than one element"});
+  expect_error([] { Tensor b = arange(0, 6, 1, kFloat); add_out(b.slice(0, 1, 6), b.slice(0, 0, 5), ones({5})); },
+               {"[add_out]", "some elements"});
+  // Allowed, as in PyTorch: the same elements in the same order, a disjoint slice, a broadcast
+  // input, filling an expanded tensor.
+  Tensor a = arange(0, 6, 1, kFloat);
+  add_(a, a);
+  add_(a.slice(0, 0, 3), a.slice(0, 3, 6));
+  a.copy_(a.view({6}));
+  add_(a.view({2, 3}), ones({1, 3}).expand({2, 3}));
+  zeros({3, 1}).expand({3, 4}).fill_(2);
+  EXPECT_EQ(testing::values(a), (std::vector<double>{7, 11, 15, 7, 9, 11}));
+}
+
+// c10::checked_convert's rule, as PyTorch's full, fill_ and masked_fill apply it: 300 wrapped to 44.
+TEST(Errors, ScalarsThatDoNotFitTheDtype) {
+  expect_error([] { full({2}, 300, kByte); }, {"[full]", "300", "uint8", "without overflow"});
+  expect_error([] { zeros({2}, kByte).fill_(300); }, {"[fill_]", "without overflow"});
+  expect_error([] { full({2}, -1.0, kByte); }, {"[full]", "without overflow"});
+  expect_error([] { full({2}, -256, kByte); }, {"[full]"});
+  expect_error([] { full({2}, 70000, kHalf); }, {"[full]", "float16"});
+  expect_error([] { full({2}, 65519.0, kHalf); }, {"[full]"});
+  expect_error([] { full({2}, int64_t{1} << 31, kInt); }, {"[full]", "int32"});
+  expect_error([] { full({2}, 1e39, kFloat); }, {"[full]"});
+  expect_error([] { full({2}, std::nan(""), kLong); }, {"[full]"});
+  expect_error([] { masked_fill(zeros({2}, kInt), tensor({true, false}), 1e20); }, {"[masked_fill]"});
+  expect_error([] { masked_fill(zeros({2}, kHalf), tensor({true, false}), 1e6); }, {"[masked_fill]"});
+  EXPECT_EQ(testing::values(full({2}, -1, kByte)), (std::vector<double>{255, 255}));  // two's complement, as c10
+  EXPECT_TRUE(std::isinf(testing::values(full({1}, INFINITY, kHalf))[0]));
+  EXPECT_TRUE(std::isnan(testing::values(full({1}, NAN, kBFloat16))[0]));
+  EXPECT_EQ(testing::values(full({1}, 1e300, kDouble))[0], 1e300);
 }
 
 TEST(Errors, IncompatibleDtype) {

@@ -89,5 +89,36 @@ TEST(Print, PyTorchStyle) {
   EXPECT_EQ(cl.to_string(), arange(8).reshape({1, 2, 2, 2}).to_string());
 }
 
+// PyTorch reduces a 0-d tensor over dim 0 or -1 as over nothing (this crashed); argmax without a
+// dim keeps every dim as 1 with keepdim.
+TEST(Reduce, ZeroDimTensorsAndFlatArgmaxKeepdim) {
+  const Tensor s = scalar_tensor(3.0);
+  for (const Tensor& r : {sum(s, {0}), mean(s, {-1}), prod(s, {0}), amax(s, {0}), amin(s, {-1}, true),
+                          sum(scalar_tensor(Scalar(int64_t{3})), {0})}) {
+    EXPECT_EQ(r.dim(), 0);
+    EXPECT_EQ(r.item().to_double(), 3.0);
+  }
+  EXPECT_TRUE(std::isnan(var(s, {0}).item().to_double()));
+  EXPECT_EQ(argmax(s, 0).item().to_long(), 0);
+  EXPECT_THROW(sum(s, {1}), Error);
+  const Tensor x = arange(0, 24, 1, kFloat).view({2, 3, 4});
+  EXPECT_EQ(argmax(x, std::nullopt, true).sizes(), IntArrayRef({1, 1, 1}));
+  EXPECT_EQ(argmin(x, std::nullopt, true).item().to_long(), 0);
+  EXPECT_EQ(argmax(x).dim(), 0);
+}
+
+// max() and min() of a whole tensor with NaN send the gradient to the NaNs, split evenly
+// (PyTorch's evenly_distribute_backward); amax's NaN gradient stays NaN there too.
+TEST(Reduce, WholeTensorMaxGradientGoesToTheNaNs) {
+  for (bool is_max : {true, false}) {
+    Tensor a = tensor(std::vector<double>{1.0, NAN, 3.0, NAN}).requires_grad_(true);
+    (is_max ? max(a) : min(a)).backward();
+    EXPECT_EQ(values(a.grad()), (std::vector<double>{0, 0.5, 0, 0.5}));
+    Tensor b = tensor({1.0, 3.0, 3.0, 2.0}).requires_grad_(true);
+    (is_max ? max(b) : min(b)).backward();
+    EXPECT_EQ(values(b.grad()), is_max ? (std::vector<double>{0, 0.5, 0.5, 0}) : (std::vector<double>{1, 0, 0, 0}));
+  }
+}
+
 }  // namespace
 }  // namespace strider

@@ -129,7 +129,7 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 // softmax(scale * q k^T) v over q [B, H, L, D], k and v [B, H, S, D], causal or not, by the
 // fused kernel (ops/attention.h); nn::functional::scaled_dot_product_attention picks it.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal);
-// Gathers slices along `dim` (index: 1-d int64); differentiable w.r.t. self.
+// Gathers slices along `dim` (index: 1-d int64 or int32); differentiable w.r.t. self.
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
 
 }  // namespace strider

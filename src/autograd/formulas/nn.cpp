@@ -207,13 +207,19 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   });
 }
 
+// mm and bmm do not broadcast (matmul does): their shapes are checked here, naming the op.
 Tensor mm(const Tensor& a, const Tensor& b) {
   STRIDER_CHECK(a.dim() == 2 && b.dim() == 2, "mm", "expected 2-d tensors, got ", a.sizes(), " and ", b.sizes());
+  STRIDER_CHECK(a.sizes()[1] == b.sizes()[0], "mm", "mat1 and mat2 shapes cannot be multiplied (", a.sizes(), " and ",
+                b.sizes(), ")");
   return matmul(a, b);
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
   STRIDER_CHECK(a.dim() == 3 && b.dim() == 3, "bmm", "expected 3-d tensors, got ", a.sizes(), " and ", b.sizes());
+  STRIDER_CHECK(a.sizes()[0] == b.sizes()[0] && a.sizes()[2] == b.sizes()[1], "bmm",
+                "expected batch2 of size [", a.sizes()[0], ", ", a.sizes()[2], ", N] for batch1 ", a.sizes(), ", got ",
+                b.sizes(), " (bmm does not broadcast; matmul does)");
   return matmul(a, b);
 }
 

@@ -144,11 +144,24 @@ Tensor record_reduction(const char* node, const Tensor& t, Tensor y, IntArrayRef
 STRIDER_REDUCE_OPS(STRIDER_REDUCE_FUNCTION)
 
 // max and min over all elements, or along one dim with the index.
+namespace {
+
+// max() and min() of the whole tensor split the gradient evenly among the elements equal to the
+// result, and among the NaNs when the result is NaN (PyTorch's evenly_distribute_backward;
+// amax/amin compare with ==, so there a NaN result gives NaN gradients, as in PyTorch).
+Tensor evenly_distributed(const ReductionGrad& c) {
+  Tensor hit = ops::logical_or(ops::eq(c.x, c.y), ops::logical_and(ops::ne(c.x, c.x), ops::ne(c.y, c.y)));
+  Tensor mask = ops::to(hit, c.g.dtype());
+  return ops::mul(mask, ops::div(c.g, ops::sum(mask)));
+}
+
+}  // namespace
+
 Tensor max(const Tensor& t) {
-  return record_reduction("MaxBackward", t, ops::max(t), {}, false, Saves::InputOutput, 0, &Amax_gradient);
+  return record_reduction("MaxBackward", t, ops::max(t), {}, false, Saves::InputOutput, 0, &evenly_distributed);
 }
 Tensor min(const Tensor& t) {
-  return record_reduction("MinBackward", t, ops::min(t), {}, false, Saves::InputOutput, 0, &Amin_gradient);
+  return record_reduction("MinBackward", t, ops::min(t), {}, false, Saves::InputOutput, 0, &evenly_distributed);
 }
 
 namespace {
