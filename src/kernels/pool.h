@@ -1,7 +1,9 @@
 #pragma once
 // Pooling over 2 or 3 spatial dims. Ordered implementation lists: oneDNN for plain max/average
 // windows in float32/bfloat16 (max pooling keeps a oneDNN workspace for backward; bfloat16 in
-// float32 where the CPU has no oneDNN bfloat16 kernels), then the
+// float32 where the CPU has no oneDNN bfloat16 kernels; max pooling of an input holding NaN or
+// -inf, or with a window wholly in the padding, is left to the reference, as oneDNN would drop
+// NaN and start from float's lowest), then the
 // reference (float64, ceil windows counted PyTorch's way, divisor_override, return_indices, and
 // the tests' oracle) with PyTorch-style int64 indices (flat within each image's spatial volume).
 // Adaptive windows have the reference only.

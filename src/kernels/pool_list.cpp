@@ -1,6 +1,8 @@
 // The pooling implementation lists: oneDNN for the windows it computes as PyTorch does, bfloat16
 // in float32 where oneDNN has no bfloat16 kernels for the CPU (kernels/float32_detour.h), then the
 // reference.
+#include <cstdint>
+
 #include "kernels/copy.h"
 #include "kernels/dnnl/context.h"
 #include "kernels/float32_detour.h"
@@ -18,6 +20,49 @@ std::string window_rejects(const PoolParams& p) {
   if (!p.is_max)
     for (int64_t d : p.dilation)
       if (d != 1) return "oneDNN's average pooling has no dilation";
+  return "";
+}
+
+// True when some window of dim i (size `in`) holds no input element: it starts in the padding
+// and, with dilation, steps over the whole input. PyTorch gives -inf there; oneDNN, float's lowest.
+bool window_all_padding(int64_t in, int64_t out, const PoolParams& p, size_t i) {
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t start = o * p.stride[i] - p.padding[i];
+    if (start >= 0) return false;  // later windows start inside the input
+    bool hits = false;
+    for (int64_t j = 0; j < p.kernel[i] && !hits; ++j) hits = start + j * p.dilation[i] >= 0 && start + j * p.dilation[i] < in;
+    if (!hits) return true;
+  }
+  return false;
+}
+
+// oneDNN's max pooling starts from float's lowest and skips NaN: a NaN or -inf input would come
+// out as another number (PyTorch propagates NaN and keeps -inf). One scan of the dense input's
+// bits decides whether the reference must run instead.
+bool holds_nan_or_negative_infinity(const Tensor& t) {
+  const int64_t n = t.numel();
+  bool found = false;
+  if (t.dtype() == kFloat) {
+    const auto* u = static_cast<const uint32_t*>(t.data());
+#pragma omp parallel for reduction(|| : found)
+    for (int64_t i = 0; i < n; ++i) found = found || (u[i] & 0x7fffffffu) > 0x7f800000u || u[i] == 0xff800000u;
+  } else if (t.dtype() == kBFloat16 || t.dtype() == kHalf) {
+    const uint16_t inf = t.dtype() == kBFloat16 ? 0x7f80 : 0x7c00;
+    const auto* u = static_cast<const uint16_t*>(t.data());
+#pragma omp parallel for reduction(|| : found)
+    for (int64_t i = 0; i < n; ++i) found = found || (u[i] & 0x7fff) > inf || u[i] == (inf | 0x8000);
+  }
+  return found;
+}
+
+std::string max_values_reject(const PoolForward& f) {
+  if (!f.p.is_max) return "";
+  for (size_t i = 0; i < f.p.kernel.size(); ++i) {
+    const int64_t spatial = f.in.dim() - static_cast<int64_t>(f.p.kernel.size()) + static_cast<int64_t>(i);
+    if (window_all_padding(f.in.sizes()[spatial], f.out.sizes()[spatial], f.p, i))
+      return "a window lies wholly in the padding (PyTorch gives -inf there, oneDNN float's lowest)";
+  }
+  if (holds_nan_or_negative_infinity(f.in)) return "the input holds NaN or -inf, which oneDNN's max pooling drops";
   return "";
 }
 
@@ -50,7 +95,8 @@ void backward_in_float32(const PoolBackward& b) {
 }
 
 std::string without_indices(const PoolForward& f) {
-  return f.with_indices ? "return_indices asks for PyTorch's indices; oneDNN keeps a workspace" : "";
+  if (f.with_indices) return "return_indices asks for PyTorch's indices; oneDNN keeps a workspace";
+  return max_values_reject(f);
 }
 
 std::string with_workspace(const PoolBackward& b) {

@@ -154,24 +154,50 @@ std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) 
   return out;
 }
 
+// A module registered twice (nn.Sequential(l, l)) is one module: children, named_modules and
+// apply visit it once, under its first name, as PyTorch's memo sets do.
 std::vector<std::shared_ptr<Module>> Module::children() const {
   std::vector<std::shared_ptr<Module>> out;
-  for (auto& [n, c] : children_) out.push_back(c);
+  std::set<const Module*> seen;
+  for (auto& [n, c] : children_)
+    if (seen.insert(c.get()).second) out.push_back(c);
   return out;
 }
 
+namespace {
+
+using NamedModules = std::vector<std::pair<std::string, std::shared_ptr<Module>>>;
+
+void collect_modules(const std::shared_ptr<Module>& m, const std::string& prefix, NamedModules& out,
+                     std::set<const Module*>& seen) {
+  if (!seen.insert(m.get()).second) return;
+  out.emplace_back(prefix, m);
+  for (auto& [n, c] : m->named_children())
+    collect_modules(c, n.empty() ? prefix : prefix.empty() ? n : prefix + "." + n, out, seen);
+}
+
+void apply_once(Module& m, const std::function<void(Module&)>& fn, std::set<const Module*>& seen) {
+  if (!seen.insert(&m).second) return;
+  fn(m);
+  for (auto& [n, c] : m.named_children()) apply_once(*c, fn, seen);
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(const std::string& prefix) {
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out = {{prefix, shared_from_this()}};
-  for (auto& [n, c] : children_) {
-    auto sub = c->named_modules(n.empty() ? prefix : prefix.empty() ? n : prefix + "." + n);
-    out.insert(out.end(), sub.begin(), sub.end());
-  }
+  // A module built on the stack (nn::Sequential s{...}) has no owner to share: it lists itself
+  // through a pointer that does not own it, valid while it lives.
+  std::shared_ptr<Module> self = weak_from_this().lock();
+  if (!self) self = std::shared_ptr<Module>(std::shared_ptr<Module>(), this);
+  NamedModules out;
+  std::set<const Module*> seen;
+  collect_modules(self, prefix, out, seen);
   return out;
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {
-  fn(*this);
-  for (auto& [n, c] : children_) c->apply(fn);
+  std::set<const Module*> seen;
+  apply_once(*this, fn, seen);
 }
 
 int64_t Module::num_parameters() const {

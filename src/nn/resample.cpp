@@ -73,6 +73,8 @@ Tensor pad(const Tensor& input, IntArrayRef pads, const std::string& mode, doubl
     STRIDER_CHECK(l >= 0 && r >= 0, "pad", mode, " padding must be non-negative, got ", pads);
     STRIDER_CHECK(mode != "reflect" || (l < n && r < n), "pad", "reflect padding (", l, ", ", r,
                   ") must be smaller than the dimension size ", n);
+    STRIDER_CHECK(mode != "circular" || (l <= n && r <= n), "pad", "circular padding (", l, ", ", r,
+                  ") wraps around dimension ", d, " of size ", n, " more than once; PyTorch refuses it too");
     std::vector<int64_t> idx;
     for (int64_t o = -l; o < n + r; ++o) {
       int64_t s = o;

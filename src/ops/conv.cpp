@@ -180,7 +180,9 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_out_a
     if (unbatched) gi = squeeze(gi, 0);
   }
   if (mask[1] || mask[2]) {
-    gw = empty_like(weight);
+    // In the convolution's memory format, as PyTorch's mkldnn backward returns it (AccumulateGrad
+    // then keeps these strides where they agree with the parameter's on every dim of size > 1).
+    gw = make_tensor(weight.sizes().vec(), layout::strides_for_format(weight.sizes(), fmt, op), weight.dtype());
     if (mask[2]) gb = empty({p.transposed ? weight.sizes()[1] * p.groups : weight.sizes()[0]}, weight.dtype());
     if (empty_in || go.numel() == 0) {
       fill_(gw, 0);

@@ -63,6 +63,19 @@ TEST(Autograd, GradLayoutIgnoresSizeOneDims) {
   EXPECT_TRUE(strided.grad().is_contiguous());
 }
 
+// A convolution's weight gradient comes in the convolution's memory format (PyTorch's mkldnn
+// backward), so a contiguous depthwise weight under a channels-last input keeps the channels-last
+// gradient, whose strides differ only on the size-1 dim: (9, 1, 3, 1) as in PyTorch 1.13.
+TEST(Autograd, DepthwiseWeightGradientUnderChannelsLastInput) {
+  Tensor x = rand({2, 4, 7, 6}).contiguous(MemoryFormat::ChannelsLast).requires_grad_();
+  Tensor w = rand({4, 1, 3, 3}).requires_grad_();
+  sum(conv2d(x, w, Tensor(), {1}, {1}, {1}, 4)).backward();
+  EXPECT_EQ(w.grad().strides(), IntArrayRef({9, 1, 3, 1}));
+  Tensor w2 = rand({4, 2, 3, 3}).requires_grad_();  // differs on a dim above 1: the parameter's layout
+  sum(conv2d(x.detach(), w2, Tensor(), {1}, {1}, {1}, 2)).backward();
+  EXPECT_EQ(w2.grad().strides(), IntArrayRef({18, 9, 3, 1}));
+}
+
 // A gradient buffer (autograd/grad_buffer.h): the first backward copies into it (the bits the
 // gradient had, a negative zero included) and makes it .grad(); later ones add in place; any
 // other .grad() accumulates out of place as always.

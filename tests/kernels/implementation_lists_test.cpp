@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <strider/strider.h>
 
 #include "kernels/attention.h"
@@ -238,6 +239,35 @@ TEST(PoolImplementationList, EveryForwardAndBackwardPairMatchesTheReference) {
         const int onednn = dtype == kDouble ? 0 : dtype == kBFloat16 ? onednn_bfloat16_entries() : 1;
         EXPECT_EQ(pairs, is_max ? onednn * onednn + 1 : (onednn + 1) * (onednn + 1));
       }
+}
+
+// PyTorch propagates NaN through max pooling (the last NaN of a window wins, and takes the
+// gradient), keeps -inf, and gives -inf for a window wholly in the padding; oneDNN's max pooling
+// dropped NaN and gave float's lowest, so those inputs go to the reference. Values from PyTorch 1.13.
+TEST(PoolImplementationList, MaxPoolingKeepsNaNAndNegativeInfinityAsPyTorch) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const Tensor x = tensor(std::vector<double>{nan, 1, 2, 3}).view({1, 1, 2, 2});
+  for (const Tensor& in : {x, x.to(MemoryFormat::ChannelsLast), x.to(kBFloat16), x.to(kBFloat16).to(MemoryFormat::ChannelsLast)}) {
+    SCOPED_TRACE(detail::str(in.dtype(), " ", in.suggest_memory_format()));
+    EXPECT_TRUE(std::isnan(max_pool2d(in, {2}).item().to_double()));
+    EXPECT_TRUE(std::isnan(max_pool3d(in.to(kFloat).view({1, 1, 1, 2, 2}), {1, 2, 2}).item().to_double()));
+    Tensor leaf = in.to(kFloat).clone().requires_grad_(true);
+    max_pool2d(leaf, {2}).sum().backward();
+    EXPECT_EQ(testing::values(leaf.grad()), (std::vector<double>{1, 0, 0, 0}));
+  }
+  const auto [two_nans, index] = max_pool2d_with_indices(tensor(std::vector<double>{nan, 1, nan, 3}).view({1, 1, 2, 2}), {2});
+  EXPECT_TRUE(std::isnan(two_nans.item().to_double()));
+  EXPECT_EQ(index.item().to_long(), 2);
+  EXPECT_EQ(max_pool2d(full({1, 1, 2, 2}, -inf), {2}).item().to_double(), -inf);
+  EXPECT_EQ(max_pool2d(full({1, 1, 2, 2}, -inf).to(kBFloat16), {2}).item().to_double(), -inf);
+  EXPECT_EQ(max_pool2d(arange(0, 4, 1, kFloat).view({1, 1, 2, 2}), {2}, {1}, {1}, {3}).item().to_double(), -inf);
+  EXPECT_EQ(testing::values(max_pool2d(arange(0, 9, 1, kFloat).view({1, 1, 3, 3}), {2}, {1}, {1}, {3})),
+            (std::vector<double>{8, 6, 2, 0}));
+  // Finite inputs still take oneDNN.
+  EXPECT_TRUE(kernels::pool_forward_implementations()[0]
+                  .rejects({empty({1, 1, 1, 1}), arange(0, 4, 1, kFloat).view({1, 1, 2, 2}),
+                            kernels::PoolParams{.kernel = {2, 2}, .stride = {2, 2}, .padding = {0, 0}, .dilation = {1, 1}}})
+                  .empty());
 }
 
 // A 1x1 convolution's backward passes: on AMX their bfloat16 products are oneDNN matmuls over

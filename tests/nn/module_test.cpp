@@ -33,6 +33,24 @@ TEST(Module, NamesParametersAndBuffers) {
   EXPECT_TRUE(r->state_dict().count("layer3.0.downsample.0.weight"));
 }
 
+// A module registered twice is one module (PyTorch: 2 named modules, 1 child, 2 apply visits for
+// Sequential(l, l)); a module built on the stack can list its modules.
+TEST(Module, ASharedChildIsVisitedOnceAndStackModulesListThemselves) {
+  auto l = std::make_shared<nn::Linear>(2, 2);
+  auto seq = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{l, l});
+  int visits = 0;
+  seq->apply([&](nn::Module&) { ++visits; });
+  EXPECT_EQ(visits, 2);
+  EXPECT_EQ(seq->named_modules().size(), 2u);
+  EXPECT_EQ(seq->named_modules()[1].first, "0");
+  EXPECT_EQ(seq->children().size(), 1u);
+  nn::Sequential on_stack{std::make_shared<nn::Linear>(4, 8), std::make_shared<nn::ReLU>()};
+  const auto named = on_stack.named_modules();
+  ASSERT_EQ(named.size(), 3u);
+  EXPECT_EQ(named[0].second.get(), &on_stack);
+  EXPECT_EQ(named[2].first, "1");
+}
+
 TEST(Module, ToChannelsLastConvertsFourDimensionalTensorsOnly) {
   auto m = conv_bn();
   m->to(CL);
@@ -297,6 +315,8 @@ TEST(Functional, ResamplingGradchecks) {
   EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {1, 1, 2, 1}, "reflect"); }, {x}));
   EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {2, 1}, "replicate"); }, {x}));
   EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {1, 1}, "circular"); }, {x}));
+  EXPECT_EQ(F::pad(x, {4, 4}, "circular").sizes(), IntArrayRef({1, 2, 3, 12}));  // a whole wrap is allowed
+  EXPECT_THROW(F::pad(x, {5, 0}, "circular"), Error);  // more than once: PyTorch refuses
   for (std::string mode : {"nearest", "nearest-exact", "bilinear", "bicubic"}) {
     F::InterpolateOptions o;
     o.mode = mode;

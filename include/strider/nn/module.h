@@ -105,11 +105,13 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Tensor> parameters(bool recurse = true) const;
   std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
-  std::vector<std::shared_ptr<Module>> children() const;
-  // This module ("" prefix) and every descendant.
+  std::vector<std::shared_ptr<Module>> children() const;  // each child once
+  // This module ("" prefix) and every descendant, each once, under its first name (as PyTorch's).
+  // A module that no shared_ptr owns (built on the stack) lists itself through a pointer that does
+  // not own it, valid while the module lives.
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(const std::string& prefix = "");
   int64_t num_parameters() const;
-  // Calls fn on this module and every descendant (pre-order); usable inside constructors.
+  // Calls fn once on this module and on every descendant (pre-order); usable inside constructors.
   void apply(const std::function<void(Module&)>& fn);
 
   // ---- modes and conversion
@@ -121,6 +123,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // PyTorch's module.to(memory_format=...): every 4-d/5-d parameter and buffer goes through
   // Tensor::to(fmt); a parameter of the wrong rank for the format raises (naming it).
   void to(MemoryFormat fmt);
+  // Sets every parameter's gradient to none (PyTorch 1.13 zeroes them unless set_to_none=True;
+  // docs/pytorch_defaults.md).
   void zero_grad();
 
   // ---- state

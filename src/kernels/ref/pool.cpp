@@ -92,11 +92,9 @@ void pool_forward(const Tensor& out, const Tensor& indices, const Tensor& in, co
                 x[n * g.in_st[0] + c * g.in_st[1] + id * g.in_st[2] + ih * g.in_st[3] + iw * g.in_st[4]]));
             ++count;
             if (p.is_max) {
-              if (best < 0 || v > acc || std::isnan(v)) {
-                if (!(best >= 0 && std::isnan(acc))) {
-                  acc = v;
-                  best = (id * g.in[1] + ih) * g.in[2] + iw;
-                }
+              if (best < 0 || v > acc || std::isnan(v)) {  // PyTorch's rule: the last NaN wins
+                acc = v;
+                best = (id * g.in[1] + ih) * g.in[2] + iw;
               }
             } else {
               acc += v;
