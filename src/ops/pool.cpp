@@ -141,7 +141,7 @@ PoolResult adaptive_pool(const Tensor& input, IntArrayRef output_size, bool is_m
     STRIDER_CHECK(x.sizes()[i] > 0 || (!is_max && nsp == 2 && product(output_size) == 1 && i >= 2), op,
                   op, "(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
                   input.sizes(), " with dimension ", i + (unbatched ? -1 : 0), " being empty");
-  for (int64_t o : output_size) STRIDER_CHECK(o > 0, op, "output size must be positive, got ", output_size);
+  for (int64_t o : output_size) STRIDER_CHECK(o >= 0, op, "output size must be non-negative, got ", output_size);
   PoolResult r;
   if (!is_max && nsp == 2 && output_size[0] == 1 && output_size[1] == 1 && !unbatched) {
     // PyTorch computes this as a mean and restrides a channels-last result to stay CL (SPEC §11).

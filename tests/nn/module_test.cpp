@@ -317,6 +317,11 @@ TEST(Functional, ResamplingGradchecks) {
   EXPECT_TRUE(testing::gradcheck([](const V& v) { return F::pad(v[0], {1, 1}, "circular"); }, {x}));
   EXPECT_EQ(F::pad(x, {4, 4}, "circular").sizes(), IntArrayRef({1, 2, 3, 12}));  // a whole wrap is allowed
   EXPECT_THROW(F::pad(x, {5, 0}, "circular"), Error);  // more than once: PyTorch refuses
+  // An empty adaptive output, as PyTorch gives it (strides of [1, 2, 0, 2] channels-last included).
+  const Tensor none = adaptive_avg_pool2d(x.detach(), {0, 2});
+  EXPECT_EQ(none.sizes(), IntArrayRef({1, 2, 0, 2}));
+  EXPECT_EQ(none.strides(), IntArrayRef({0, 1, 4, 2}));
+  EXPECT_EQ(adaptive_max_pool2d(x.detach().contiguous(), {0, 2}).strides(), IntArrayRef({4, 2, 2, 1}));
   for (std::string mode : {"nearest", "nearest-exact", "bilinear", "bicubic"}) {
     F::InterpolateOptions o;
     o.mode = mode;
