@@ -127,7 +127,7 @@ TEST(Misuse, ArgumentChecksPyTorchMakes) {
       {"layer_norm shape", [&] { F::layer_norm(x, {4}); }, "layer_norm"},
       {"layer_norm weight dtype", [&] { F::layer_norm(ones({2, 4}, kDouble), {4}, ones({4})); }, ".to(float64)"},
       {"group_norm groups", [&] { F::group_norm(x, 3); }, "group_norm"},
-      {"adaptive pool to 0", [&] { adaptive_avg_pool2d(x, {0, 2}); }, "output size"},
+      {"adaptive pool to -1", [&] { adaptive_avg_pool2d(x, {-1, 2}); }, "output size"},
       {"max_pool dilation 0", [&] { max_pool2d(x, {2, 2}, {1, 1}, {0}, {0}); }, "dilation"},
       {"broadcast mismatch", [&] { (void)(ones({2, 3}) + ones({4, 3})); }, ""},
   });
