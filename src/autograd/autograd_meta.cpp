@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "autograd/hook_result.h"
 #include "core/make_tensor.h"
 #include "strider/autograd/engine.h"
 #include "strider/autograd/grad_buffer.h"
@@ -40,7 +41,7 @@ class AccumulateGrad final : public Node {
     Tensor g = std::move(grads[0]);
     for (auto& [id, hook] : m.leaf_hooks) {
       Tensor r = hook(g);
-      if (r.defined()) g = r;
+      if (r.defined()) g = checked_hook_result(g, r);
     }
     NoGradGuard no_grad;
     if (g.dtype() != var.dtype()) g = ops::to(g, var.dtype());
@@ -168,6 +169,8 @@ Tensor& Tensor::mutable_grad() { return ensure_meta(*this).grad; }
 void Tensor::set_grad(const Tensor& g) {
   STRIDER_CHECK(!g.defined() || g.sizes() == sizes(), "set_grad", "gradient of shape ", g.sizes(),
                 " does not match the tensor's shape ", sizes());
+  STRIDER_CHECK(!g.defined() || g.dtype() == dtype(), "set_grad", "assigned gradient has dtype ", g.dtype(),
+                ", the tensor ", dtype(), " (PyTorch refuses it too); convert it with .to(", dtype(), ")");
   ensure_meta(*this).grad = g;
 }
 

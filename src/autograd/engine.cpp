@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/hook_result.h"
 #include "strider/autograd/autograd_meta.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/ops/convert.h"
@@ -96,7 +97,7 @@ std::vector<Tensor> take_inputs(Node* node, GradBuffers& buffers, const std::vec
     for (auto& [id, hook] : hooks[slot])
       if (inputs[slot].defined()) {
         Tensor r = hook(inputs[slot]);
-        if (r.defined()) inputs[slot] = r;
+        if (r.defined()) inputs[slot] = checked_hook_result(inputs[slot], r);
       }
   if (captures)
     for (size_t i = 0; i < captures->size(); ++i) {

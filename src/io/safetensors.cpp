@@ -218,6 +218,12 @@ SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadO
     read_exact(f.fd(), t.data(), t.nbytes(), 8 + len + e->begin, path, kOp);
     crc = crc_update(crc, t.data(), t.nbytes());
     data_crc = crc_update(data_crc, t.data(), t.nbytes());
+    if (e->dtype == kBool) {  // any other byte would be a bool that is neither (sum 8, not-true false)
+      const auto* b = static_cast<const unsigned char*>(t.data());
+      for (int64_t i = 0; i < t.numel(); ++i)
+        STRIDER_CHECK(b[i] <= 1, kOp, path, ": tensor '", e->name, "' (BOOL) element ", i, " has byte value ",
+                      int(b[i]), "; a bool is stored as 0 or 1");
+    }
     out.tensors[e->name] = t;
   }
   if (field != std::string::npos) {

@@ -4,6 +4,7 @@
 
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
+#include "strider/nn/checkpoint.h"
 #include "strider/nn/forward_binding.h"
 #include "strider/nn/functional.h"
 #include "strider/nn/init.h"
@@ -46,10 +47,15 @@ Tensor BatchNorm::normalize(const Tensor& x, const Tensor& residual) {
                 " channels, got ", x.sizes()[1], " (input ", x.sizes(), ")");
   Tensor w = has_param("weight") ? param("weight") : Tensor(), b = has_param("bias") ? param("bias") : Tensor();
   const bool use_batch_stats = is_training() || !track_;
-  Tensor rm = track_ ? buffer("running_mean") : Tensor(), rv = track_ ? buffer("running_var") : Tensor();
+  // A checkpointed block's recomputation in backward normalizes with the batch's statistics
+  // again but leaves the running ones alone: they were updated by its forward (PyTorch updates
+  // them twice), so checkpointed training keeps the state plain training keeps.
+  const bool recomputing = in_recomputation();
+  const bool running = track_ && !(use_batch_stats && recomputing);
+  Tensor rm = running ? buffer("running_mean") : Tensor(), rv = running ? buffer("running_var") : Tensor();
   Tensor out = residual.defined() ? batch_norm_add_relu(x, residual, rm, rv, w, b, use_batch_stats, momentum_, eps_)
                                   : (relu_ ? batch_norm_relu : batch_norm)(x, rm, rv, w, b, use_batch_stats, momentum_, eps_);
-  if (is_training() && track_) {  // counted once the batch was accepted (a rejected call changes nothing)
+  if (is_training() && track_ && !recomputing) {  // counted once the batch was accepted (a rejected call changes nothing)
     autograd::NoGradGuard g;
     add_(buffer("num_batches_tracked"), Scalar(int64_t{1}));
   }

@@ -156,6 +156,24 @@ TEST(Autograd, LeafHookAndRetainGrad) {
   EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 4}));
 }
 
+// A hook that changes a gradient's shape or dtype is refused, as PyTorch refuses it (a [1]
+// gradient on a [2] leaf broadcast into SGD's update); so is a .grad of another dtype.
+TEST(Autograd, HooksAndSetGradKeepShapeAndDtype) {
+  Tensor w = tensor(std::vector<double>{1, 2}).requires_grad_();
+  w.register_hook([](const Tensor& g) { return sum(g).view({1}); });
+  EXPECT_THROW(sum(w * 3.0).backward(), Error);
+  Tensor v = tensor(std::vector<double>{1, 2}).requires_grad_();
+  v.register_hook([](const Tensor& g) { return g.to(kDouble); });
+  EXPECT_THROW(sum(v * 3.0).backward(), Error);
+  Tensor x = tensor(std::vector<double>{1, 2}).requires_grad_();
+  Tensor y = x * 2.0;
+  y.register_hook([](const Tensor& g) { return cat({g, g}, 0); });
+  EXPECT_THROW(sum(y).backward(), Error);
+  EXPECT_THROW(x.set_grad(ones({2}, kDouble)), Error);
+  EXPECT_THROW(x.set_grad(ones({2}, kLong)), Error);
+  x.set_grad(ones({2}));
+}
+
 TEST(Autograd, InPlaceRulesAndVersionChecks) {
   Tensor w = rand({3}).requires_grad_();
   EXPECT_THROW(w.add_(ones({3})), Error);  // a leaf autograd needs

@@ -75,6 +75,8 @@ TEST(BadFiles, SafetensorsStructureIsValidatedBeforeAllocating) {
        f8, 0, "gap"},
       {"data beyond the file", R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", f8, 0, "truncated"},
       {"trailing bytes", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", f8, 0, "trailing"},
+      {"a bool that is neither", R"({"a":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})", std::string("\x01\x07", 2),
+       0, "element 1 has byte value 7"},
       {"metadata not strings", R"({"__metadata__":{"epoch":1}})", "", 0, "must be a string"},
       {"metadata an array", R"({"__metadata__":[1]})", "", 0, "must be an object"},
       {"malformed checksum", R"({"__metadata__":{"strider.checksum":"xyz"}})", "", 0, "malformed"},

@@ -49,6 +49,31 @@ TEST(ActivationCheckpointing, SameLossAndGradientsBitwiseWithDropout) {
   }
 }
 
+// A ResNet's checkpointed blocks hold batch norms: their recomputation in backward must not
+// update the running statistics a second time, so two steps leave every buffer and parameter
+// bitwise as plain training leaves them (num_batches_tracked was 2 per step; PyTorch's is too).
+TEST(ActivationCheckpointing, BatchNormStateIsThatOfPlainTraining) {
+  manual_seed(0);
+  auto plain = models::fmnist_resnet();
+  manual_seed(0);
+  auto checkpointed = models::fmnist_resnet();
+  ASSERT_GT(nn::apply_activation_checkpointing(*checkpointed, [](nn::Module& m) { return m.type_name() == "BasicBlock"; }), 0);
+  Generator g(3);
+  const Tensor x = randn({4, 1, 28, 28}, {}, &g), y = tensor(std::vector<int64_t>{1, 2, 3, 4});
+  for (auto* model : {&plain, &checkpointed}) {
+    optim::SGD opt((*model)->named_parameters(), {.lr = 0.1, .momentum = 0.9});
+    for (int step = 0; step < 2; ++step) {
+      opt.zero_grad();
+      nn::functional::cross_entropy((**model)(x), y).backward();
+      opt.step();
+    }
+  }
+  const auto a = plain->state_dict(), b = checkpointed->state_dict();
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) EXPECT_TRUE(equal(t, b.at(name))) << name;
+  EXPECT_EQ(b.at("layer1.0.bn1.num_batches_tracked").item().to_long(), 2);
+}
+
 TEST(ActivationCheckpointing, TheAllocatorsPeakDropsDuringATrainingStep) {
   auto peak_of = [](bool checkpointed) {
     empty_cache();

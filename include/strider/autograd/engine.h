@@ -12,7 +12,9 @@ namespace strider::autograd {
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_outputs = {},
               bool retain_graph = false);
 
-// Gradients of `outputs` w.r.t. `inputs` without touching .grad() (torch.autograd.grad).
+// Gradients of `outputs` w.r.t. `inputs` without touching .grad() (torch.autograd.grad). An input
+// the outputs do not depend on gets an undefined tensor, as PyTorch's allow_unused=True gives None
+// (its default raises).
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false);
 

@@ -10,7 +10,13 @@ namespace strider {
 class Generator {
  public:
   explicit Generator(uint64_t seed = 67280421310721ull) : engine_(seed), seed_(seed) {}
-  void manual_seed(uint64_t seed) { engine_.seed(seed); seed_ = seed; }
+  // Also drops the Box-Muller spare, so a seed repeats its normals exactly (as PyTorch resets
+  // its cached normal sample).
+  void manual_seed(uint64_t seed) {
+    engine_.seed(seed);
+    seed_ = seed;
+    has_spare_ = false;
+  }
   uint64_t initial_seed() const { return seed_; }
   // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
   float uniform_float() { return static_cast<float>(engine_() >> 40) * 0x1.0p-24f; }

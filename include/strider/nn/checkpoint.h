@@ -4,7 +4,8 @@
 // activations stay alive; only its inputs do. Backward runs the forward again, recording, with
 // the default generator put back where it was, so dropout draws the same mask, and then
 // backpropagates through that recomputation. Gradients are the same, bit for bit, as without
-// checkpointing; the price is one more forward of the module.
+// checkpointing, and so is the state: batch norm's recomputation does not update its running
+// statistics a second time (PyTorch's does); the price is one more forward of the module.
 //
 //   nn::apply_activation_checkpointing(*gpt, [](nn::Module& m) { return m.type_name() == "Block"; });
 //   auto model = fsdp::FullyShardedDataParallel::wrap(gpt, pg, options);  // either order works
@@ -17,7 +18,8 @@
 // that follows it share one gather.
 //
 // Under no_grad, a checkpointed module runs plainly. Its inputs must not be changed in place
-// between forward and backward (an error names the module). Like PyTorch's reentrant variant,
+// between forward and backward (an error names the module); its parameters must not either,
+// which, as in PyTorch, is not detected (the recomputation would use the new values). Like PyTorch's reentrant variant,
 // the recomputation's own backward accumulates the module's parameter gradients into .grad(),
 // also under autograd::grad (which returns the gradients of the inputs, as usual).
 #include <functional>
