@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "core/make_tensor.h"
 #include "strider/autograd/grad_mode.h"
@@ -149,6 +150,7 @@ void materialize(Module& module) {
   for (auto& [name, p] : module.named_parameters())
     if (is_deferred(p)) names.emplace(p.storage().get(), name);
   std::unordered_map<const StorageImpl*, Tensor> made;
+  std::vector<std::pair<Tensor, std::string>> replaced;
   for (auto& [prefix, m] : module.named_modules())
     for (auto& [n, p] : m->named_parameters(/*recurse=*/false)) {
       auto it = names.find(p.storage().get());
@@ -157,9 +159,17 @@ void materialize(Module& module) {
       if (fresh) {
         slot->second = materialize_tensor(p, it->second);
         if (p.requires_grad()) slot->second.requires_grad_(true);
+        replaced.emplace_back(p, it->second);
       }
       m->set_param(n, slot->second);
     }
+  // The module now holds new tensors: a stand-in kept from before (an optimizer built on the
+  // deferred model) is named when used, as FSDP's wrap names the tensors it moves into shards,
+  // instead of stepping a tensor nothing reads.
+  for (auto& [stand_in, name] : replaced)
+    stand_in.storage()->retire("its values are in the tensor nn::materialize made for parameter '" + name +
+                               "', so a tensor taken from the module before materialize() no longer holds it. "
+                               "Build the optimizer (and take parameters) from the module after materialize()");
 }
 
 namespace deferred {

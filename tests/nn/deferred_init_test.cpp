@@ -59,7 +59,16 @@ TEST(DeferredInit, BuildsWithoutParameterMemoryAndRefusesUseBeforeMaterializing)
     error = e.what();
   }
   EXPECT_NE(error.find("deferred parameter not yet materialized"), std::string::npos) << error;
+  // An optimizer built on the stand-ins would step tensors nothing reads once materialize gives
+  // the module new ones: its step is a named error.
+  optim::SGD early(gpt->named_parameters(), {.lr = 0.1});
   nn::materialize(*gpt);
+  try {
+    early.step();
+    ADD_FAILURE() << "an optimizer stepped deferred stand-ins";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("after materialize()"), std::string::npos) << e.what();
+  }
   for (auto& [name, p] : gpt->named_parameters()) EXPECT_FALSE(nn::is_deferred(p)) << name;
   EXPECT_EQ((*gpt)(zeros({1, 4}, kLong)).sizes(), IntArrayRef({1, 4, 64}));
 }
