@@ -174,6 +174,22 @@ void Tensor::set_grad(const Tensor& g) {
   ensure_meta(*this).grad = g;
 }
 
+void Tensor::set_data(const Tensor& data) const {
+  STRIDER_CHECK(defined() && data.defined(), "set_data", "both tensors must be defined");
+  if (auto* m = meta_of(*this)) {
+    STRIDER_CHECK(!m->grad.defined() || (m->grad.sizes() == data.sizes() && m->grad.dtype() == data.dtype()),
+                  "set_data", "the tensor's gradient (", m->grad.dtype(), " ", m->grad.sizes(),
+                  ") would not match the new data (", data.dtype(), " ", data.sizes(),
+                  "); convert it or drop it (set_grad(Tensor())) first");
+    const Tensor& buffer = m->grad_buffer;
+    if (buffer.defined() && (buffer.sizes() != data.sizes() || buffer.strides() != data.strides() ||
+                             buffer.dtype() != data.dtype()))
+      m->grad_buffer = Tensor();
+    m->grad_accumulator.reset();  // a graph built before sees the old geometry
+  }
+  impl()->set_data(*data.impl());
+}
+
 bool Tensor::is_leaf() const {
   auto* m = meta_of(*this);
   return !m || !m->grad_fn;

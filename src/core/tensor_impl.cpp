@@ -19,6 +19,13 @@ void TensorImpl::set_sizes_and_strides(DimVector sizes, DimVector strides) {
   flags_ = layout::compute_flags(sizes_, strides_);
 }
 
+void TensorImpl::set_data(const TensorImpl& other) {
+  storage_ = other.storage_;
+  dtype_ = other.dtype_;
+  storage_offset_ = other.storage_offset_;
+  set_sizes_and_strides(other.sizes_, other.strides_);
+}
+
 void TensorImpl::throw_no_memory() const {
   STRIDER_CHECK(false, "tensor", "a tensor of shape ", sizes(), " and dtype ", dtype_,
                 " has no memory: it is a deferred parameter not yet materialized (nn::materialize, or wrap the model "

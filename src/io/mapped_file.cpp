@@ -22,6 +22,14 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, cons
   m->path_ = path;
   m->size_ = static_cast<uint64_t>(st.st_size);
   if (m->size_ == 0) return m;
+  if (access == Access::Read) {
+    // Page-aligned anonymous memory, so data at an aligned file offset is aligned in memory too.
+    void* p = ::mmap(nullptr, m->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    STRIDER_CHECK(p != MAP_FAILED, op, "cannot allocate ", m->size_, " bytes to read ", path, ": ", std::strerror(errno));
+    m->data_ = static_cast<unsigned char*>(p);  // unmapped by the destructor if the read throws
+    read_exact(f.fd(), m->data_, m->size_, 0, path, op);
+    return m;
+  }
   void* p = ::mmap(nullptr, m->size_, access == Access::CopyOnWrite ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, f.fd(), 0);
   STRIDER_CHECK(p != MAP_FAILED, op, "cannot memory-map ", path, " (", m->size_, " bytes): ", std::strerror(errno));
   m->data_ = static_cast<unsigned char*>(p);

@@ -11,17 +11,21 @@ namespace strider::io {
 
 class MappedFile {
  public:
-  enum class Access { ReadOnly, CopyOnWrite };
+  enum class Access { ReadOnly, CopyOnWrite, Read };
   // Maps `path` (an empty file maps to no bytes). CopyOnWrite is for bytes that tensors expose:
-  // writing through them changes this process's pages only, never the file; ReadOnly is for
-  // readers that only look (it commits no memory for private copies). Errors name `op` and the
-  // path: a missing file, one that is not a regular file (a FIFO, a directory), a failed mmap.
+  // writing through them changes this process's pages only, never the file, but a page not yet
+  // written still shows what another process writes to the file, and a truncation makes reading
+  // it a SIGBUS. Read takes the bytes into this process's own memory (one read of the file) for
+  // tensors that must not change when the file does (np.load's copy). ReadOnly is for readers
+  // that only look, briefly (it commits no memory for private copies). Errors name `op` and the
+  // path: a missing file, one that is not a regular file (a FIFO, a directory), a failed mmap, a
+  // file that shrank while it was read.
   static std::shared_ptr<const MappedFile> open(const std::string& path, const char* op, Access access);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  // Writable only under CopyOnWrite.
+  // Writable under CopyOnWrite and Read.
   unsigned char* data() const { return data_; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }

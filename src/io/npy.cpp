@@ -147,7 +147,7 @@ Tensor decode_npy(std::shared_ptr<const void> owner, unsigned char* bytes, uint6
 }
 
 Tensor load_npy(const std::string& path) {
-  std::shared_ptr<const MappedFile> file = MappedFile::open(path, "load_npy", MappedFile::Access::CopyOnWrite);
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, "load_npy", MappedFile::Access::Read);
   return decode_npy(file, file->data(), file->size(), path, "load_npy");
 }
 

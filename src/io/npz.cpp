@@ -46,7 +46,7 @@ std::shared_ptr<unsigned char[]> inflate_entry(const unsigned char* src, const Z
 }  // namespace
 
 std::map<std::string, Tensor> load_npz(const std::string& path) {
-  std::shared_ptr<const MappedFile> file = MappedFile::open(path, kOp, MappedFile::Access::CopyOnWrite);
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, kOp, MappedFile::Access::Read);
   std::map<std::string, Tensor> out;
   for (const ZipEntry& z : read_zip_directory(file->data(), file->size(), path, kOp)) {
     const std::string where = path + ": entry '" + z.name + "'";

@@ -136,10 +136,20 @@ void Module::collect_buffers(const std::string& prefix, std::vector<std::pair<st
     for (const auto& [n, c] : children_) c->collect_buffers(n.empty() ? prefix : prefix + n + ".", out, true);
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
+namespace {
+
+std::vector<std::pair<std::string, Tensor>> without_duplicates(std::vector<std::pair<std::string, Tensor>> named) {
+  std::set<const TensorImpl*> seen;
+  std::erase_if(named, [&](const auto& entry) { return !seen.insert(entry.second.impl()).second; });
+  return named;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse, bool remove_duplicate) const {
   std::vector<std::pair<std::string, Tensor>> out;
   collect_params("", out, recurse);
-  return out;
+  return remove_duplicate ? without_duplicates(std::move(out)) : out;
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
@@ -148,10 +158,10 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
   return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse, bool remove_duplicate) const {
   std::vector<std::pair<std::string, Tensor>> out;
   collect_buffers("", out, recurse);
-  return out;
+  return remove_duplicate ? without_duplicates(std::move(out)) : out;
 }
 
 // A module registered twice (nn.Sequential(l, l)) is one module: children, named_modules and
@@ -218,12 +228,18 @@ void Module::apply_to_tensors(F f) {
     if (!t.defined()) continue;
     const bool rg = t.requires_grad();
     Tensor converted = f(n, t);
-    if (!converted.is_same(t)) {
-      Tensor grad = t.grad();
+    if (converted.is_same(t)) continue;
+    if (is_deferred(t)) {  // a stand-in: nothing can hold it usefully before materialize
       t = converted.detach();
       if (rg) t.requires_grad_(true);
-      if (grad.defined()) t.set_grad(f(n, grad).detach());
+      continue;
     }
+    // The parameter keeps its identity, as PyTorch's module.to does (param.data = new): an
+    // optimizer built earlier and a module sharing it see the converted tensor.
+    Tensor grad = t.grad();
+    if (grad.defined()) t.set_grad(Tensor());
+    t.set_data(converted);
+    if (grad.defined()) t.set_grad(f(n, grad).detach());
   }
   for (auto& [n, t] : buffers_)
     if (t.defined()) t = f(n, t).detach();
@@ -264,8 +280,9 @@ void Module::zero_grad() {
 std::map<std::string, Tensor> Module::state_dict() const {
   if (owner_) return owner_->state_dict(*this);
   std::map<std::string, Tensor> out;
-  for (auto& [n, t] : named_parameters()) out[n] = t.detach();
-  for (auto& [n, t] : named_buffers()) out[n] = t.detach();
+  // Every name, a shared tensor under each (PyTorch's state_dict).
+  for (auto& [n, t] : named_parameters(true, false)) out[n] = t.detach();
+  for (auto& [n, t] : named_buffers(true, false)) out[n] = t.detach();
   return out;
 }
 
@@ -292,8 +309,8 @@ IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& st
                   "': copying a tensor of shape ", it->second.sizes(), " into a parameter of shape ", dst.sizes());
     copies.emplace_back(dst, it->second);
   };
-  for (auto& [n, t] : named_parameters()) plan(n, t);
-  for (auto& [n, t] : named_buffers()) plan(n, t);
+  for (auto& [n, t] : named_parameters(true, false)) plan(n, t);
+  for (auto& [n, t] : named_buffers(true, false)) plan(n, t);
   for (auto& [n, t] : state)
     if (!seen.count(n)) unexpected.push_back(n);
   IncompatibleKeys keys = report_incompatible_keys("load_state_dict", type_name_, std::move(missing),

@@ -17,12 +17,10 @@ void convert(Module& module, MemoryFormat fmt, std::initializer_list<const char*
     bool match = false;
     for (const char* t : types) match |= m->type_name() == t;
     if (!match || !m->has_param("weight")) continue;
-    Tensor& w = m->param("weight");
-    const bool rg = w.requires_grad();
+    const Tensor& w = m->param("weight");
     Tensor c = w.detach().clone().contiguous(fmt);
     c.resize_(c.sizes(), fmt);
-    if (rg) c.requires_grad_(true);
-    m->set_param("weight", c);
+    w.set_data(c);  // PyTorch's weight.data = ...: an optimizer holding the weight keeps it
   }
 }
 

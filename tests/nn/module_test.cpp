@@ -75,6 +75,77 @@ TEST(Module, ConvertConvWeightMemoryFormat) {
   EXPECT_EQ(m3->param("weight").suggest_memory_format(), MemoryFormat::ChannelsLast3d);
 }
 
+// PyTorch's module.to and convert_conv2d_weight_memory_format assign param.data: the parameter
+// objects stay, so an optimizer built before the conversion trains the converted tensors (values
+// from PyTorch 1.13: [[0.5, 0.5]] after one SGD step, a channels-last weight of -1 after two).
+TEST(Module, AnOptimizerBuiltBeforeAConversionKeepsTrainingTheParameters) {
+  for (int conversion = 0; conversion < 2; ++conversion) {
+    auto lin = std::make_shared<nn::Linear>(2, 1);
+    lin->param("weight").detach().fill_(1);
+    lin->param("bias").detach().fill_(0);
+    const Tensor before = lin->param("weight");
+    optim::SGD opt(lin->named_parameters(), {.lr = 0.5});
+    const ScalarType dtype = conversion == 0 ? kDouble : kBFloat16;
+    lin->to(dtype);
+    EXPECT_TRUE(lin->param("weight").is_same(before));
+    EXPECT_EQ(before.dtype(), dtype);
+    EXPECT_TRUE(before.requires_grad());
+    (*lin)(ones({1, 2}, dtype)).sum().backward();
+    opt.step();
+    EXPECT_EQ(testing::values(lin->param("weight")), (std::vector<double>{0.5, 0.5}));
+  }
+  for (int route = 0; route < 2; ++route) {
+    auto conv = std::make_shared<nn::Conv2d>(nn::ConvOptions{.in_channels = 1, .out_channels = 1, .kernel_size = {2}, .bias = false});
+    conv->param("weight").detach().fill_(1);
+    optim::SGD opt(conv->named_parameters(), {.lr = 1});
+    if (route == 0) conv->to(CL);
+    else nn::utils::convert_conv2d_weight_memory_format(*conv, CL);
+    for (int step = 0; step < 2; ++step) {
+      opt.zero_grad();
+      (*conv)(ones({1, 1, 2, 2}).to(CL)).sum().backward();
+      opt.step();
+    }
+    EXPECT_EQ(conv->param("weight").strides(), IntArrayRef({4, 1, 2, 1}));
+    EXPECT_EQ(testing::values(conv->param("weight")), (std::vector<double>{-1, -1, -1, -1}));
+  }
+  // A gradient held across the conversion is converted with its parameter.
+  auto lin = std::make_shared<nn::Linear>(3, 2);
+  (*lin)(ones({1, 3})).sum().backward();
+  lin->to(kDouble);
+  EXPECT_EQ(lin->param("weight").grad().dtype(), kDouble);
+}
+
+// A tensor reached under several names (a tied weight, a layer registered twice) is one
+// parameter, as PyTorch's remove_duplicate: listed once, counted once, clipped once; the state
+// dict keeps every name, and conversions keep it tied.
+TEST(Module, ASharedParameterIsListedOnceAndStaysTied) {
+  auto l = std::make_shared<nn::Linear>(2, 2);
+  auto seq = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{l, std::make_shared<nn::ReLU>(), l});
+  const auto named = seq->named_parameters();
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].first, "0.weight");
+  EXPECT_EQ(named[1].first, "0.bias");
+  EXPECT_EQ(seq->parameters().size(), 2u);
+  EXPECT_EQ(seq->named_parameters(true, false).size(), 4u);
+  EXPECT_EQ(seq->num_parameters(), 6);
+  EXPECT_EQ(seq->state_dict().size(), 4u);
+  EXPECT_NO_THROW(seq->load_state_dict(seq->state_dict()));
+  l->param("weight").detach().fill_(1);
+  l->param("bias").detach().fill_(0);
+  // Both uses add up: weight gradient 2 + 2 in every entry, bias 1 + 2; norm sqrt(4 * 16 + 2 * 9).
+  (*seq)(ones({1, 2})).sum().backward();
+  EXPECT_NEAR(nn::utils::clip_grad_norm_(seq->parameters(), 1e9), std::sqrt(82.0), 1e-9);
+  EXPECT_NO_THROW(optim::SGD(seq->named_parameters(), {.lr = 0.1}));
+
+  auto a = std::make_shared<nn::Linear>(2, 2), b = std::make_shared<nn::Linear>(2, 2);
+  b->set_param("weight", a->param("weight"));
+  auto pair = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{a, b});
+  EXPECT_EQ(pair->parameters().size(), 3u);
+  pair->to(kDouble);
+  EXPECT_TRUE(a->param("weight").is_same(b->param("weight")));
+  EXPECT_EQ(b->param("weight").dtype(), kDouble);
+}
+
 TEST(Module, StateDictRoundTripAndErrors) {
   manual_seed(1);
   auto a = conv_bn();

@@ -76,6 +76,11 @@ class Tensor {
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
   // A tensor sharing storage with this one, outside any graph.
   Tensor detach() const;
+  // PyTorch's `tensor.data = data`: this tensor (every handle to it) takes data's storage, dtype,
+  // shape and strides, keeping requires_grad and its hooks; an optimizer or another module that
+  // holds it sees the new values. Its .grad() must then match (set_grad), and a gradient buffer
+  // that no longer does is ended.
+  void set_data(const Tensor& data) const;
   // Keeps .grad() of a non-leaf tensor after backward.
   void retain_grad() const;
   // fn(grad) runs when the gradient w.r.t. this tensor is computed; a defined return value

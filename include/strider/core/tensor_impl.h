@@ -38,6 +38,9 @@ class TensorImpl {
   void set_sizes_and_strides(DimVector sizes, DimVector strides);
   void set_storage_offset(int64_t offset) { storage_offset_ = offset; }
   void set_storage(Storage storage) { storage_ = std::move(storage); }
+  // Takes `other`'s storage, dtype and geometry, keeping this impl (and so every handle to it,
+  // its autograd meta and hooks): PyTorch's `tensor.data = other`.
+  void set_data(const TensorImpl& other);
 
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }

@@ -10,10 +10,11 @@
 // A Fortran-order array is returned with column-major strides (call .contiguous() for row-major
 // memory); its logical shape and values are NumPy's.
 //
-// Memory: an uncompressed array whose bytes are little-endian, aligned and already in a strider
-// dtype (uint8, bool, int32, int64, float16/32/64) is memory-mapped, not read: the tensor's
-// storage keeps a private (copy-on-write) mapping alive, so writing to it never changes the file.
-// Other arrays (byte-swapped, widened, deflated .npz entries) are decoded into fresh memory.
+// Memory: the file is read once into this process's memory, as np.load copies: the tensor never
+// changes when the file is rewritten or truncated later, nor the file when the tensor is written.
+// An array whose bytes are little-endian, aligned and already in a strider dtype (uint8, bool,
+// int32, int64, float16/32/64) is a view of those bytes, not a second copy; others (byte-swapped,
+// widened, deflated .npz entries) are decoded into fresh memory.
 //
 // Every failure is a strider::Error naming the file (and the .npz entry): a bad magic or version,
 // a header longer than the file, a malformed header dict, a shape whose element or byte count
@@ -28,7 +29,7 @@ namespace strider::io {
 Tensor load_npy(const std::string& path);
 
 // The arrays of an .npz archive (numpy.savez / savez_compressed) by name, without the ".npy"
-// suffix (NumPy's keys). Stored entries are memory-mapped as above; deflated entries are inflated
+// suffix (NumPy's keys). Stored entries are read as above; deflated entries are inflated
 // (zlib) and checked against their CRC-32. Zip64 archives are read.
 std::map<std::string, Tensor> load_npz(const std::string& path);
 

@@ -6,7 +6,9 @@
 //     token count), then the tokens;
 //   - raw little-endian uint32 tokens, when the caller says so.
 // A file starting with llm.c's magic is always read by its header; an explicit dtype must then
-// agree with the header's version.
+// agree with the header's version. The mapping lives as long as the TokenFile (datasets that
+// outgrow memory stay on disk, as nanoGPT's np.memmap): do not rewrite or truncate the file while
+// a run reads it (write a new file and rename it into place: the mapping keeps the old one).
 #include <cstdint>
 #include <memory>
 #include <string>

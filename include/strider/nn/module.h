@@ -101,9 +101,12 @@ class Module : public std::enable_shared_from_this<Module> {
   void set_buffer(const std::string& name, Tensor value);
 
   // Recursive, in registration order, names dotted from this module ("layer1.0.conv1.weight").
-  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+  // A tensor reached under several names (a shared or tied parameter, a module registered twice)
+  // is listed once, under its first name, as PyTorch's remove_duplicate=True; state_dict() keeps
+  // every name.
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true, bool remove_duplicate = true) const;
   std::vector<Tensor> parameters(bool recurse = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true, bool remove_duplicate = true) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
   std::vector<std::shared_ptr<Module>> children() const;  // each child once
   // This module ("" prefix) and every descendant, each once, under its first name (as PyTorch's).
