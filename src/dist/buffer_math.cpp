@@ -1,6 +1,28 @@
 #include "dist/buffer_math.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 namespace strider::dist::detail {
+
+void check_block_layout(const Tensor& t, const char* op, const char* which) {
+  STRIDER_CHECK(t.defined(), op, "the ", which, " tensor is undefined");
+  STRIDER_CHECK(t.is_contiguous(), op, "its ", which, " of shape ", t.sizes(), " has strides ", t.strides(),
+                ", not row-major: the ranks' blocks are blocks of the flattened logical order, so pass a contiguous "
+                "tensor (.contiguous(), and copy the result into a tensor of another layout afterwards)");
+}
+
+void check_reducible(ScalarType dtype, const char* op) {
+  STRIDER_CHECK(dtype != kBool, op, "cannot reduce bool tensors (MPI has no sum or max over bool); convert to "
+                "uint8 first (.to(kByte): max is 'any', sum counts) and back afterwards");
+}
+
+void check_same_layout(const Tensor& out, const Tensor& in, const char* op) {
+  STRIDER_CHECK((out.is_contiguous() && in.is_contiguous()) || out.strides() == in.strides(), op,
+                "the output's strides ", out.strides(), " and the input's ", in.strides(),
+                " lay the elements out differently; pass tensors of one layout (.contiguous() both)");
+}
 
 void check_pieces(const Tensor& gathered, const Tensor& segment, const std::vector<Piece>& pieces, int world,
                   const char* op) {
@@ -15,6 +37,21 @@ void check_pieces(const Tensor& gathered, const Tensor& segment, const std::vect
   }
   STRIDER_CHECK(total == segment.numel(), op, "pieces add up to ", total,
                 " elements but this rank's segment has ", segment.numel());
+  // Each piece covers [offset, offset + world * length) of the gathered buffer; two that overlap
+  // would write the same elements twice.
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const Piece& p : pieces)
+    if (p.length > 0) spans.emplace_back(p.offset, p.offset + p.length * world);
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i)
+    STRIDER_CHECK(spans[i].first >= spans[i - 1].second, op, "the pieces at ", spans[i - 1].first, " and ",
+                  spans[i].first, " overlap in the gathered buffer (", world, " ranks x their lengths)");
+  if (gathered.numel() > 0 && segment.numel() > 0) {
+    const auto* g = static_cast<const char*>(gathered.data());
+    const auto* sg = static_cast<const char*>(segment.data());
+    STRIDER_CHECK(sg + segment.nbytes() <= g || sg >= g + gathered.nbytes(), op,
+                  "this rank's segment lies inside the gathered buffer; pass a separate tensor");
+  }
 }
 
 void scatter_pieces(void* out, const void* segment, const std::vector<Piece>& pieces, int q, size_t item) {

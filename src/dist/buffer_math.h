@@ -36,6 +36,17 @@ inline void copy_dense(const Tensor& dst, const Tensor& src) {
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), src.nbytes());
 }
 
+// all_gather, reduce_scatter and all_to_all move blocks of the flattened logical order, which
+// are blocks of memory only in row-major tensors: anything else (channels-last, a transpose) is
+// an Error naming the fix, where copying storage order gave other elements (PyTorch's
+// all_gather_into_tensor requires contiguous tensors too).
+void check_block_layout(const Tensor& t, const char* op, const char* which);
+// MPI has no reduction over bool (MPI_C_BOOL takes only logical ops): refused before anything
+// is sent, as gloo refuses it, instead of MPI aborting every rank.
+void check_reducible(ScalarType dtype, const char* op);
+// shift and a world of one copy storage to storage: the layouts must agree.
+void check_same_layout(const Tensor& out, const Tensor& in, const char* op);
+
 // Checks a pieces layout against `segment` (one rank's pieces) and `gathered` (all ranks' pieces).
 void check_pieces(const Tensor& gathered, const Tensor& segment, const std::vector<Piece>& pieces, int world,
                   const char* op = "all_gather_pieces");

@@ -10,17 +10,40 @@
 namespace strider::dist {
 namespace {
 
-std::string join(const std::vector<std::string>& lines) {
+// Each line as its length, a colon and its bytes: lines holding newlines or NUL bytes stay
+// distinct ({"a\nb"} is not {"a", "b"}).
+std::string encode(const std::vector<std::string>& lines) {
   std::string s;
-  for (const std::string& l : lines) s += l + '\n';
+  for (const std::string& l : lines) s += std::to_string(l.size()) + ':' + l;
   return s;
 }
 
-std::vector<std::string> split(const std::string& text) {
+std::vector<std::string> decode(const std::string& text) {
   std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t colon = text.find(':', at);
+    STRIDER_INTERNAL_ASSERT(colon != std::string::npos, "malformed line list");
+    const size_t n = std::stoull(text.substr(at, colon - at));
+    lines.push_back(text.substr(colon + 1, n));
+    at = colon + 1 + n;
+  }
   return lines;
+}
+
+// A line as a message shows it: control bytes (a newline, a NUL) escaped.
+std::string printable(const std::string& line) {
+  std::string out;
+  for (unsigned char c : line) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
 }
 
 constexpr size_t kLineBytes = 240;
@@ -36,7 +59,7 @@ struct Difference {
 void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const std::vector<std::string>& lines) {
   if (pg.size() == 1) return;
   CollectiveLabel label("check " + what);
-  const std::string mine = join(lines);
+  const std::string mine = encode(lines);
   const int64_t h = detail::hash63(detail::fnv1a(mine));
   Tensor hashes = detail::flat_buffer(2, kLong);
   hashes.data_ptr<int64_t>()[0] = h;
@@ -52,14 +75,15 @@ void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const st
   if (pg.rank() == 0) std::memcpy(text.data(), mine.data(), mine.size());
   pg.broadcast(text, 0);
   const std::vector<std::string> reference =
-      split(std::string(static_cast<const char*>(text.data()), static_cast<size_t>(text.numel())));
+      decode(std::string(static_cast<const char*>(text.data()), static_cast<size_t>(text.numel())));
   Difference d;
   const size_t n = std::max(lines.size(), reference.size());
   for (size_t i = 0; i < n && d.index < 0; ++i) {
     const bool differs = i >= lines.size() || i >= reference.size() || lines[i] != reference[i];
     if (!differs) continue;
     d.index = static_cast<int64_t>(i);
-    std::snprintf(d.line, sizeof d.line, "%s", i < lines.size() ? lines[i].c_str() : "(nothing: its list ends here)");
+    std::snprintf(d.line, sizeof d.line, "%s",
+                  i < lines.size() ? printable(lines[i]).c_str() : "(nothing: its list ends here)");
   }
   Tensor mine_bytes = detail::flat_buffer(static_cast<int64_t>(sizeof d), kByte);
   std::memcpy(mine_bytes.data(), &d, sizeof d);
@@ -74,7 +98,8 @@ void check_same_across_ranks(ProcessGroup& pg, const std::string& what, const st
     if (other.index < 0) continue;
     const size_t i = static_cast<size_t>(other.index);
     msg << (shown++ ? ";" : "") << " rank " << r << " has '" << std::string(other.line, strnlen(other.line, kLineBytes))
-        << "' where rank 0 has '" << (i < reference.size() ? reference[i] : "(nothing: its list ends there)") << "'";
+        << "' where rank 0 has '" << (i < reference.size() ? printable(reference[i]) : "(nothing: its list ends there)")
+        << "'";
   }
   msg << ". Start every rank with the same arguments and model";
   throw Error("[" + what + "] " + msg.str());

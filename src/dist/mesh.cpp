@@ -8,11 +8,16 @@
 
 #include "dist/buffer_math.h"
 #include "dist/hash.h"
+#include "strider/dist/consistency.h"
 
 namespace strider::dist {
 
 ShardReplicaGroups make_shard_replica_groups(ProcessGroup& world, int shard_group_size) {
   const int n = world.size(), r = world.rank();
+  // Every rank must pass the same size: split() with different ones builds groups of mismatched
+  // sizes without any error. Checked first, so a bad size throws the same error on every rank.
+  check_same_across_ranks(world, "make_shard_replica_groups' shard group size",
+                          {"shard group size " + std::to_string(shard_group_size)});
   STRIDER_CHECK(shard_group_size > 0 && n % shard_group_size == 0, "make_shard_replica_groups", "shard group size ",
                 shard_group_size, " does not divide the world of ", n, " ranks");
   ShardReplicaGroups g;

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <vector>
 
@@ -145,7 +146,10 @@ MpiProcessGroup::MpiProcessGroup(const void* comm, bool is_world) : is_world_(is
 MpiProcessGroup::~MpiProcessGroup() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finished_ && !finalized) finish();
+  // Destroyed while an exception unwinds (a group owned inside run_or_abort's function): no
+  // collective here, whose peers may wait in another group's; the exception goes on to
+  // run_or_abort, which announces it to every rank.
+  if (!finished_ && !finalized && std::uncaught_exceptions() == 0) finish();
   heartbeat_.reset();
   comm_.reset();
   MPI_Finalized(&finalized);
@@ -223,6 +227,7 @@ std::shared_ptr<Work> submit(detail::CommThread& comm, detail::CollectiveSignatu
 std::shared_ptr<Work> MpiProcessGroup::all_reduce_async(const Tensor& t, ReduceOp op) {
   detail::mark_written(t);
   check_dense(t, "all_reduce");
+  detail::check_reducible(t.dtype(), "all_reduce");
   const Algorithm algo = algorithm_for(Collective::AllReduce, t.nbytes());
   return submit(*comm_, signature(detail::CollectiveOp::AllReduce, &t, static_cast<int64_t>(op), step()), [this, t, op, algo](detail::RequestWaiter& waiter) {
     const MPI_Op mop = mpi_op(t.dtype(), op == ReduceOp::Avg ? ReduceOp::Sum : op);
@@ -248,19 +253,30 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
   detail::mark_written(out);
   check_dense(out, "all_gather");
   check_dense(in, "all_gather");
+  detail::check_block_layout(out, "all_gather", "output");
+  detail::check_block_layout(in, "all_gather", "input");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, "all_gather", "output of ",
                 out.numel(), " ", out.dtype(), " elements cannot hold ", size_, " x ", in.numel(), " ", in.dtype());
   const Algorithm algo = algorithm_for(Collective::AllGather, out.nbytes());
-  return submit(*comm_, signature(detail::CollectiveOp::AllGather, &in, 0, step()), [this, out, in, algo](detail::RequestWaiter& waiter) {
+  // An input inside the output must be this rank's own block (gathering in place, as PyTorch's
+  // all_gather_into_tensor allows); anywhere else it would be overwritten while it is sent.
+  const char* own_block = static_cast<const char*>(out.data()) + rank_ * in.nbytes();
+  const auto* in_bytes = static_cast<const char*>(in.data());
+  const auto* out_bytes = static_cast<const char*>(out.data());
+  const bool in_place = in_bytes == own_block && in.numel() > 0;
+  STRIDER_CHECK(in_place || in.numel() == 0 || in_bytes + in.nbytes() <= out_bytes || in_bytes >= out_bytes + out.nbytes(),
+                "all_gather", "the input lies inside the output but is not this rank's block (rank ", rank_,
+                "'s block starts at element ", rank_ * in.numel(), "); pass that block or a separate tensor");
+  return submit(*comm_, signature(detail::CollectiveOp::AllGather, &in, 0, step()), [this, out, in, algo, in_place](detail::RequestWaiter& waiter) {
     if (algo == Algorithm::Ring) {
       const size_t bytes = in.nbytes();
-      std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), bytes);
+      if (!in_place) std::memcpy(static_cast<char*>(out.data()) + rank_ * bytes, in.data(), bytes);
       detail::RingContext c{comm_->data_comm(), rank_, size_, waiter, scratch_, bytes_sent_};
       detail::ring_all_gather(c, out.data(), detail::even_blocks(in.numel(), size_), in.dtype());
       return;
     }
     MPI_Request req;
-    check_rc(MPI_Iallgather(in.data(), static_cast<int>(in.numel()), mpi_type(in.dtype()), out.data(),
+    check_rc(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(), static_cast<int>(in.numel()), mpi_type(in.dtype()), out.data(),
                             static_cast<int>(in.numel()), mpi_type(out.dtype()), comm_->data_comm(), &req),
              this, "all_gather");
     waiter.wait(&req);
@@ -272,6 +288,8 @@ std::shared_ptr<Work> MpiProcessGroup::all_to_all_async(const Tensor& out, const
   detail::mark_written(out);
   check_dense(out, "all_to_all");
   check_dense(in, "all_to_all");
+  detail::check_block_layout(out, "all_to_all", "output");
+  detail::check_block_layout(in, "all_to_all", "input");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() && in.numel() % size_ == 0, "all_to_all",
                 "input and output must hold ", size_, " equal blocks of one dtype; got ", in.numel(), " ", in.dtype(),
                 " and ", out.numel(), " ", out.dtype(), " elements");
@@ -285,6 +303,7 @@ std::shared_ptr<Work> MpiProcessGroup::shift_async(const Tensor& out, const Tens
   detail::mark_written(out);
   check_dense(out, "shift");
   check_dense(in, "shift");
+  detail::check_same_layout(out, in, "shift");
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), "shift", "output of ", out.numel(), " ",
                 out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
   const int k = ((offset % size_) + size_) % size_;
@@ -304,6 +323,9 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_async(const Tensor& out, c
   detail::mark_written(out);
   check_dense(out, "reduce_scatter");
   check_dense(in, "reduce_scatter");
+  detail::check_block_layout(out, "reduce_scatter", "output");
+  detail::check_block_layout(in, "reduce_scatter", "input");
+  detail::check_reducible(in.dtype(), "reduce_scatter");
   STRIDER_CHECK(out.dtype() == in.dtype() && in.numel() == out.numel() * size_, "reduce_scatter", "input of ",
                 in.numel(), " ", in.dtype(), " elements does not split into ", size_, " blocks of ", out.numel(),
                 " ", out.dtype());
@@ -361,6 +383,7 @@ std::shared_ptr<Work> MpiProcessGroup::reduce_scatter_pieces_async(const Tensor&
                                                                    std::vector<Piece> pieces, ReduceOp op) {
   detail::mark_written(out);
   detail::check_pieces(in, out, pieces, size_, "reduce_scatter_pieces");
+  detail::check_reducible(in.dtype(), "reduce_scatter_pieces");
   const Algorithm algo = algorithm_for(Collective::ReduceScatter, out.nbytes() * size_);
   return submit(*comm_, signature(detail::CollectiveOp::ReduceScatterPieces, &out, static_cast<int64_t>(op), step()),
                 [this, out, in, op, algo, pieces = std::move(pieces)](detail::RequestWaiter& waiter) {

@@ -20,9 +20,6 @@ class DoneWork final : public Work {
 void check_sizes(const Tensor& out, const Tensor& in, const char* op) {
   STRIDER_CHECK(out.numel() == in.numel() && out.dtype() == in.dtype(), op, "output has ", out.numel(), " ",
                 out.dtype(), " elements but input has ", in.numel(), " ", in.dtype(), " (world size 1)");
-  STRIDER_CHECK((out.is_non_overlapping_and_dense() && in.is_non_overlapping_and_dense() &&
-                 out.strides() == in.strides()) || (out.is_contiguous() && in.is_contiguous()), op,
-                "collectives need dense tensors of one layout; call .contiguous() first");
 }
 
 // The same rule as with MPI, so code that runs alone also runs under mpirun.
@@ -32,11 +29,18 @@ void check_dense(const Tensor& t, const char* op) {
                 "; call .contiguous() first");
 }
 
-// all_to_all and shift in a world of one: the rank's own block, copied.
-std::shared_ptr<Work> own_block(const Tensor& out, const Tensor& in, const char* op) {
+// all_to_all and shift in a world of one: the rank's own block, copied. all_to_all's blocks are
+// of the logical order (`blocks`), as with MPI; shift copies storage to storage.
+std::shared_ptr<Work> own_block(const Tensor& out, const Tensor& in, const char* op, bool blocks) {
   detail::mark_written(out);
   check_dense(out, op);
   check_dense(in, op);
+  if (blocks) {
+    detail::check_block_layout(out, op, "output");
+    detail::check_block_layout(in, op, "input");
+  } else {
+    detail::check_same_layout(out, in, op);
+  }
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel(), op, "output of ", out.numel(), " ",
                 out.dtype(), " elements does not match the input's ", in.numel(), " ", in.dtype());
   detail::copy_dense(out, in);
@@ -48,11 +52,16 @@ std::shared_ptr<Work> own_block(const Tensor& out, const Tensor& in, const char*
 std::shared_ptr<Work> SingleProcessGroup::all_reduce_async(const Tensor& t, ReduceOp) {
   detail::mark_written(t);
   check_dense(t, "all_reduce");
+  detail::check_reducible(t.dtype(), "all_reduce");
   return std::make_shared<DoneWork>();
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_gather_async(const Tensor& out, const Tensor& in) {
   detail::mark_written(out);
+  check_dense(out, "all_gather");
+  check_dense(in, "all_gather");
+  detail::check_block_layout(out, "all_gather", "output");
+  detail::check_block_layout(in, "all_gather", "input");
   check_sizes(out, in, "all_gather");
   detail::copy_dense(out, in);
   return std::make_shared<DoneWork>();
@@ -60,13 +69,18 @@ std::shared_ptr<Work> SingleProcessGroup::all_gather_async(const Tensor& out, co
 
 std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_async(const Tensor& out, const Tensor& in, ReduceOp) {
   detail::mark_written(out);
+  check_dense(out, "reduce_scatter");
+  check_dense(in, "reduce_scatter");
+  detail::check_block_layout(out, "reduce_scatter", "output");
+  detail::check_block_layout(in, "reduce_scatter", "input");
+  detail::check_reducible(in.dtype(), "reduce_scatter");
   check_sizes(out, in, "reduce_scatter");
   detail::copy_dense(out, in);
   return std::make_shared<DoneWork>();
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_to_all_async(const Tensor& out, const Tensor& in) {
-  return own_block(out, in, "all_to_all");
+  return own_block(out, in, "all_to_all", true);
 }
 
 std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int root) {
@@ -77,7 +91,7 @@ std::shared_ptr<Work> SingleProcessGroup::broadcast_async(const Tensor& t, int r
 }
 
 std::shared_ptr<Work> SingleProcessGroup::shift_async(const Tensor& out, const Tensor& in, int) {
-  return own_block(out, in, "shift");
+  return own_block(out, in, "shift", false);
 }
 
 std::shared_ptr<Work> SingleProcessGroup::all_gather_pieces_async(const Tensor& out, const Tensor& in,
@@ -92,6 +106,7 @@ std::shared_ptr<Work> SingleProcessGroup::reduce_scatter_pieces_async(const Tens
                                                                       std::vector<Piece> pieces, ReduceOp) {
   detail::mark_written(out);
   detail::check_pieces(in, out, pieces, 1, "reduce_scatter_pieces");
+  detail::check_reducible(in.dtype(), "reduce_scatter_pieces");
   detail::gather_pieces(out.data(), in.data(), pieces, 0, element_size(in.dtype()));
   return std::make_shared<DoneWork>();
 }

@@ -226,7 +226,30 @@ void FullyShardedDataParallel::build_units() {
                  std::to_string(pg_->size()) + " ranks)");
 }
 
+// Deterministic mode makes a step's gradients only after its last micro-batch's backward: every
+// optimizer holding these parameters (registered or not) is refused a step in between, where it
+// would apply nothing and leave the micro-batches paired across steps from then on.
+void FullyShardedDataParallel::refuse_steps_between_micro_batches() {
+  if (!options_.deterministic) return;
+  std::weak_ptr<detail::TreeState> tree = tree_;
+  const int w = pg_->size(), m = options_.micro_batches, per_rank = m / w;
+  auto check = [tree, per_rank, m, w]() -> std::string {
+    auto t = tree.lock();
+    if (!t) return "";
+    // A step in backward begins before that backward is counted.
+    const int done = t->backwards_since_step + (t->callback_queued ? 1 : 0);
+    if (done % per_rank == 0) return "";
+    return "deterministic mode: " + std::to_string(done % per_rank) + " of this rank's " + std::to_string(per_rank) +
+           " backward passes per step (" + std::to_string(m) + " micro-batches over " + std::to_string(w) +
+           " ranks) have run, so the gradients are incomplete; run backward once per micro-batch of this rank's "
+           "share before each step";
+  };
+  for (FlatParamUnit* u : tree_->units)
+    for (const auto& s : u->params()) s.shard.storage()->set_step_check(check);
+}
+
 void FullyShardedDataParallel::take_ownership(const std::string& description) {
+  refuse_steps_between_micro_batches();
   owner_ = std::make_shared<detail::WrappedModuleOwner>(weak_from_this(), *module_, description);
   std::unordered_map<const nn::Module*, std::vector<FlatParamUnit*>> units_of;
   for (FlatParamUnit* u : tree_->units)
@@ -305,6 +328,7 @@ FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& m) 
   m_.tree_->no_sync = true;
 }
 FullyShardedDataParallel::NoSyncGuard::~NoSyncGuard() { m_.tree_->no_sync = false; }
+bool FullyShardedDataParallel::no_sync_active() const { return tree_->no_sync; }
 
 double FullyShardedDataParallel::clip_grad_norm_(double max_norm) {
   autograd::NoGradGuard no_grad;
@@ -415,20 +439,6 @@ void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer, O
     for (const auto& [name, p] : optimizer.params()) units.push_back(find_slot(p).first);
     tree_->optimizer_in_backward = std::make_shared<detail::OptimizerInBackward>(optimizer, units);
     optimizer.set_stepped_by("FullyShardedDataParallel's backward (register_optimizer with in_backward)");
-  }
-  if (options_.deterministic) {
-    const int per_rank = options_.micro_batches / pg_->size();
-    optimizer.register_step_pre_hook([tree, per_rank, m = options_.micro_batches, w = pg_->size()] {
-      auto t = tree.lock();
-      if (!t) return;
-      // A step in backward begins before that backward is counted.
-      const int done = t->backwards_since_step + (t->callback_queued ? 1 : 0);
-      STRIDER_CHECK(done % per_rank == 0, "FullyShardedDataParallel",
-                    "deterministic mode: the optimizer stepped after ", done,
-                    " backward passes on this rank, but ", m, " micro-batches over ", w, " ranks make ", per_rank,
-                    " per rank per step, so the gradients are incomplete; run backward once per micro-batch of this "
-                    "rank's share before each step");
-    });
   }
   if (tree_->tier && !how.in_backward) {
     // The step streams over the offload files: read ahead, write back as each parameter is done.

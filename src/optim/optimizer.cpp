@@ -146,9 +146,12 @@ void Optimizer::set_params(NamedParameters params) {
 void Optimizer::check_params_alive() const {
   // A parameter whose values moved elsewhere (FSDP's wrap moves them into shards) never gets a
   // gradient again; stepping it would silently train nothing.
-  for (const auto& [name, p] : params_)
+  for (const auto& [name, p] : params_) {
     if (const std::string* why = p.storage()->retired_reason())
       STRIDER_CHECK(false, "optimizer", "parameter '", name, "' can no longer be stepped: ", *why);
+    if (std::string why = p.storage()->step_refusal(); !why.empty())
+      STRIDER_CHECK(false, "optimizer", "parameter '", name, "' cannot be stepped now: ", why);
+  }
 }
 
 void Optimizer::step() {

@@ -116,6 +116,58 @@ TEST(Collectives, AsyncOverlapsAndErrorsAreClear) {
   pg->barrier();
 }
 
+// The block collectives move blocks of the logical order: a transposed or channels-last tensor
+// (whose memory is in another order) is an Error naming the fix, where its storage order was sent
+// (an all_gather of base.t() arrived as base); an input inside the output gathers in place when it
+// is the rank's own block and is refused elsewhere; bool cannot be reduced (MPI would abort every
+// rank); overlapping pieces are refused. The same rules in a world of one.
+TEST(Collectives, BlockCollectivesTakeLogicalOrderAndRefuseWhatWouldBeWrong) {
+  const int r = pg->rank(), w = pg->size();
+  dist::SingleProcessGroup single;
+  for (dist::ProcessGroup* g : {pg.get(), static_cast<dist::ProcessGroup*>(&single)}) {
+    const int gw = g->size();
+    Tensor base = arange(4).to(kFloat).view({2, 2});
+    Tensor out = empty({gw * 4});
+    EXPECT_THROW(g->all_gather(out, base.t()), Error);
+    const Tensor channels_last_out = empty({gw, 1, 2, 2}).permute({0, 3, 1, 2});  // [gw, 2, 1, 2], dense, not row-major
+    EXPECT_THROW(g->all_gather(channels_last_out, base), Error);
+    EXPECT_THROW(g->reduce_scatter(empty({2, 2}), ones({2 * gw, 2}).t()), Error);
+    EXPECT_THROW(g->all_to_all(empty({2, 2 * gw}).t(), ones({2 * gw, 2})), Error);
+    EXPECT_THROW(g->all_reduce(ones({3}, kBool)), Error);
+    EXPECT_THROW(g->reduce_scatter(empty({2}, kBool), ones({2 * gw}, kBool)), Error);
+    g->all_gather(out, base.t().contiguous());  // the fix the message names
+    EXPECT_EQ(testing::values(out.narrow(0, 0, 4)), (std::vector<double>{0, 2, 1, 3}));
+  }
+  // In place: the input is this rank's block of the output.
+  const int64_t n = 3;
+  Tensor gathered = empty({w * n});
+  Tensor own = gathered.narrow(0, r * n, n);
+  own.fill_(static_cast<double>(r));
+  pg->all_gather(gathered, own);
+  for (int q = 0; q < w; ++q) EXPECT_EQ(gathered[q * n + 1].item<double>(), q);
+  if (w > 1) EXPECT_THROW(pg->all_gather(gathered, gathered.narrow(0, ((r + 1) % w) * n, n)), Error);
+  // Two pieces covering the same elements.
+  Tensor pieces_out = empty({2 * w}), segment = ones({2});
+  EXPECT_THROW(pg->all_gather_pieces_async(pieces_out, segment, {{0, 1}, {0, 1}}), Error);
+  pg->barrier();
+}
+
+// Ranks that pass different shard group sizes are named (split() alone built groups of sizes 1
+// and 3 from sizes 1 and 2); lines that differ only in where their newlines fall differ.
+TEST(Collectives, RanksThatDisagreeOnTheMeshOrOnLinesAreNamed) {
+  const int r = pg->rank(), w = pg->size();
+  if (w < 2) GTEST_SKIP() << "needs two ranks";
+  EXPECT_THROW(dist::make_shard_replica_groups(*pg, r == 1 ? 1 : w), Error);
+  const std::vector<std::string> lines = r == 1 ? std::vector<std::string>{"a\nb"} : std::vector<std::string>{"a", "b"};
+  try {
+    dist::check_same_across_ranks(*pg, "lines", lines);
+    ADD_FAILURE() << "lines that differ passed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a\\x0ab"), std::string::npos) << e.what();
+  }
+  pg->barrier();
+}
+
 #if STRIDER_WITH_MPI
 // More collectives queued than one batch of signature checks compares (16), with the checks
 // switched off and on again mid-stream (at the same point on every rank) and a split after them:

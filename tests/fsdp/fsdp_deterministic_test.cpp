@@ -263,6 +263,19 @@ TEST(FSDPDeterministic, MisuseIsAnError) {
   for (auto& [name, t] : model->full_state_dict()) EXPECT_TRUE(bitwise_equal(t, before.at(name))) << name;
   w.loss((*model)(micro_batch(x, pg->rank() + pg->size())), micro_batch(y, pg->rank() + pg->size())).backward();
   EXPECT_NO_THROW(opt.step());
+
+  // The same through DistributedDataParallel with an optimizer nobody registered: a step after one
+  // of two micro-batches is named (it applied nothing and paired micro-batches across steps ever
+  // after); the completed step goes through.
+  auto ddp = fsdp::DistributedDataParallel::wrap(w.make(), pg, {.deterministic = true, .micro_batches = 2 * pg->size()});
+  optim::SGD sgd(ddp->named_parameters(), {.lr = 0.1});
+  for (int step = 0; step < 2; ++step) {
+    sgd.zero_grad();
+    w.loss((*ddp)(micro_batch(x, pg->rank())), micro_batch(y, pg->rank())).backward();
+    EXPECT_THROW(sgd.step(), Error);
+    w.loss((*ddp)(micro_batch(x, pg->rank() + pg->size())), micro_batch(y, pg->rank() + pg->size())).backward();
+    EXPECT_NO_THROW(sgd.step());
+  }
 }
 
 // A non-finite gradient cannot be summed exactly: the shard it lands in gets NaN gradients and

@@ -520,6 +520,44 @@ TEST(FSDPFeatures, NoSyncAccumulatesLikeOneBigBatch) {
   }
 }
 
+// PyTorch's DDP broadcast_buffers: before a forward, rank 0's buffers reach every rank, so after
+// training on different data every rank evaluates the same model (rank 0's running statistics);
+// with it off, each rank keeps its own. The forward after a no-grad one does not broadcast.
+TEST(FSDPFeatures, DistributedDataParallelBroadcastsRankZerosBuffers) {
+  auto& pg = testing::world();
+  const int r = pg->rank(), w = pg->size();
+  for (bool broadcast : {true, false}) {
+    SCOPED_TRACE(broadcast ? "broadcast_buffers" : "own buffers");
+    manual_seed(3);
+    auto model = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+        std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::BatchNorm1d>(4)});
+    auto ddp = fsdp::DistributedDataParallel::wrap(model, pg, {.broadcast_buffers = broadcast});
+    for (int step = 0; step < 2; ++step) {
+      Tensor x = arange(24).to(kFloat).view({8, 3}) * (0.1 * (r + 1)) + static_cast<double>(r + step);
+      (*ddp)(x).sum().backward();
+    }
+    ddp->eval();
+    Tensor probe = ones({2, 3});
+    Tensor mean_here = model->state_dict().at("1.running_mean").clone();
+    Tensor out;
+    {
+      autograd::NoGradGuard no_grad;
+      out = (*ddp)(probe).contiguous();
+    }
+    Tensor means = empty({w * 4}), outs = empty({w * 8});
+    pg->all_gather(means, model->state_dict().at("1.running_mean").contiguous());
+    pg->all_gather(outs, out.view({-1}));
+    for (int q = 1; q < w; ++q) {
+      const bool same = testing::all_close(outs.narrow(0, q * 8, 8), outs.narrow(0, 0, 8), 0, 0) &&
+                        testing::all_close(means.narrow(0, q * 4, 4), means.narrow(0, 0, 4), 0, 0);
+      EXPECT_EQ(same, broadcast) << "rank " << q << " against rank 0";
+    }
+    if (broadcast && r != 0 && w > 1)
+      EXPECT_FALSE(testing::all_close(mean_here, means.narrow(0, 0, 4), 0, 0)) << "nothing to broadcast: a vacuous test";
+    pg->barrier();
+  }
+}
+
 // HYBRID_SHARD sends each unit's reduced chunk across the replicas (other hosts) while backward
 // goes on, not after it: by the time the first block's input gradient exists, the later blocks'
 // all-reduces across replicas are launched (a unit's starts once the unit two after it in

@@ -52,6 +52,12 @@ class StorageImpl {
   // the owner's collective, and code that would compute it locally refuses, naming the owner.
   void mark_shard_of(std::string owner) { shard_of_ = std::make_unique<const std::string>(std::move(owner)); }
   const std::string* shard_of() const { return shard_of_.get(); }
+  // Why an optimizer must not step tensors over these bytes right now ("" when it may), asked
+  // by every optimizer step: a component still accumulating their gradients (deterministic
+  // mode's micro-batches) sets it, so a step between micro-batches is named instead of silently
+  // applying nothing.
+  void set_step_check(std::function<std::string()> check) { step_check_ = std::move(check); }
+  std::string step_refusal() const { return step_check_ ? step_check_() : std::string(); }
   Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor
@@ -80,6 +86,7 @@ class StorageImpl {
   std::function<void(void*)> deleter_;
   std::unique_ptr<const std::string> retired_;
   std::unique_ptr<const std::string> shard_of_;
+  std::function<std::string()> step_check_;
   uint64_t version_ = 0;
   std::atomic<uint64_t> generation_{0};  // read by a paging tier's writer thread
 };

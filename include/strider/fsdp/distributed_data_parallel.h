@@ -16,6 +16,10 @@ struct DDPOptions {
   // As FSDPOptions::deterministic and micro_batches.
   bool deterministic = false;
   int micro_batches = 0;
+  // PyTorch's broadcast_buffers (default true): before a forward, rank 0's buffers (BatchNorm's
+  // running statistics) are copied to every rank, so ranks evaluate the same model. Skipped, as
+  // in PyTorch, for the forward after one under no_sync() or without grad mode.
+  bool broadcast_buffers = true;
 };
 
 class DistributedDataParallel : public nn::Module {
@@ -40,8 +44,11 @@ class DistributedDataParallel : public nn::Module {
   FullyShardedDataParallel& engine() { return *engine_; }
 
  private:
-  explicit DistributedDataParallel(std::shared_ptr<FullyShardedDataParallel> engine);
+  DistributedDataParallel(std::shared_ptr<FullyShardedDataParallel> engine, bool broadcast_buffers);
+  void broadcast_buffers();
   std::shared_ptr<FullyShardedDataParallel> engine_;
+  bool broadcast_buffers_;
+  bool sync_buffers_next_ = true;  // PyTorch's require_forward_param_sync
 };
 
 }  // namespace strider::fsdp

@@ -84,6 +84,7 @@ class FullyShardedDataParallel : public nn::Module {
     FullyShardedDataParallel& m_;
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+  bool no_sync_active() const;
 
   // Runs after each of `optimizer`'s steps: units whose full parameters persist (ShardOptimizer)
   // start gathering the updated shards at once, overlapping whatever precedes the next forward.
@@ -184,6 +185,7 @@ class FullyShardedDataParallel : public nn::Module {
   // Every module of the wrapped tree answers through owner_ when reached directly
   // (src/fsdp/wrapped_module_owner.h).
   void take_ownership(const std::string& description);
+  void refuse_steps_between_micro_batches();  // deterministic mode: named on every optimizer's step
   void sync_module_states();  // rank 0's parameters and buffers to every rank, in place
   detail::ShardingPlan plan_for(const nn::Module& m);
   double clip_grad_norm_exact(double max_norm);
