@@ -81,6 +81,10 @@ int64_t add_rows(int rows, const float* v, int64_t stride, int64_t n, int64_t* h
 // hands each tile's normalized limbs to emit(first element, count, hi, lo).
 template <class Emit>
 int64_t sum_rows(const float* v, int64_t stride, int terms, int64_t n, const Emit& emit) {
+  // More rows would overflow the int64 limb sums silently.
+  STRIDER_CHECK(terms >= 0 && terms <= kMaxContributions, "exact sum", terms, " contributions per element exceed the ",
+                kMaxContributions, " the int64 limbs hold without overflow; sum in groups of at most ",
+                kMaxContributions, " and add the groups' limbs");
   constexpr int64_t kTile = 1024;
   int64_t h[kTile], l[kTile];
   int64_t bad = 0;

@@ -70,7 +70,8 @@ MPI_Op mpi_op(ScalarType t, ReduceOp op) {
 }
 
 void check_dense(const Tensor& t, const char* op) {
-  STRIDER_CHECK(t.defined() && t.is_non_overlapping_and_dense(), op, "collectives need dense tensors, got ",
+  STRIDER_CHECK(t.defined(), op, "the tensor is undefined (an empty Tensor()); pass one with memory");
+  STRIDER_CHECK(t.is_non_overlapping_and_dense(), op, "collectives need dense tensors, got ",
                 t.defined() ? t.sizes() : IntArrayRef(), "@", t.defined() ? t.strides() : IntArrayRef(),
                 "; call .contiguous() first");
   STRIDER_CHECK(t.numel() < (int64_t{1} << 31), op, "tensor of ", t.numel(), " elements exceeds MPI's int count");

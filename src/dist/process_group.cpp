@@ -24,7 +24,8 @@ void check_sizes(const Tensor& out, const Tensor& in, const char* op) {
 
 // The same rule as with MPI, so code that runs alone also runs under mpirun.
 void check_dense(const Tensor& t, const char* op) {
-  STRIDER_CHECK(t.defined() && t.is_non_overlapping_and_dense(), op, "collectives need dense tensors, got ",
+  STRIDER_CHECK(t.defined(), op, "the tensor is undefined (an empty Tensor()); pass one with memory");
+  STRIDER_CHECK(t.is_non_overlapping_and_dense(), op, "collectives need dense tensors, got ",
                 t.defined() ? t.sizes() : IntArrayRef(), "@", t.defined() ? t.strides() : IntArrayRef(),
                 "; call .contiguous() first");
 }

@@ -36,13 +36,18 @@ TextSplit split_text(const TextDataset& data, double val_fraction) {
 
 namespace {
 int64_t count_windows(int64_t tokens, int64_t seq_len) { return tokens > seq_len ? (tokens - 1) / seq_len : 0; }
+
+// Checked before any member uses them (the window count divides by seq_len).
+const TextLoaderOptions& checked(const TextLoaderOptions& o) {
+  STRIDER_CHECK(o.batch_size > 0 && o.seq_len > 0, "TextLoader", "batch_size and seq_len must be positive, got ",
+                o.batch_size, " and ", o.seq_len);
+  return o;
+}
 }  // namespace
 
 TextLoader::TextLoader(TextDataset data, TextLoaderOptions o)
-    : data_(std::move(data)), o_(o), windows_(count_windows(data_.size(), o.seq_len)),
+    : data_(std::move(data)), o_(checked(o)), windows_(count_windows(data_.size(), o.seq_len)),
       sampler_(windows_, o.num_replicas, o.rank, o.shuffle, o.seed, o.drop_last) {
-  STRIDER_CHECK(o.batch_size > 0 && o.seq_len > 0, "TextLoader", "batch_size and seq_len must be positive, got ",
-                o.batch_size, " and ", o.seq_len);
   STRIDER_CHECK(windows_ >= o.num_replicas, "TextLoader", o.name, " has ", data_.size(), " bytes: fewer than ",
                 o.num_replicas, " windows of ", o.seq_len + 1, " bytes; use a longer text or a shorter --seq");
   data_.tokens = data_.tokens.contiguous();

@@ -13,6 +13,8 @@ namespace strider::models {
 namespace F = nn::functional;
 
 CausalSelfAttention::CausalSelfAttention(const GPTConfig& c) : Module("CausalSelfAttention"), c_(c) {
+  STRIDER_CHECK(c.n_head > 0 && c.n_embd > 0, "GPT", "n_head (", c.n_head, ") and n_embd (", c.n_embd,
+                ") must be positive");
   STRIDER_CHECK(c.n_embd % c.n_head == 0, "GPT", "n_embd (", c.n_embd, ") must be divisible by n_head (", c.n_head, ")");
   qkv_ = register_module("c_attn", std::make_shared<nn::Linear>(c.n_embd, 3 * c.n_embd));
   proj_ = register_module("c_proj", std::make_shared<nn::Linear>(c.n_embd, c.n_embd));

@@ -18,13 +18,28 @@ std::pair<int64_t, int64_t> fans(const Tensor& t) {
   return {t.sizes()[1] * receptive, t.sizes()[0] * receptive};
 }
 
+namespace {
+// PyTorch's checks: its random fills refuse integer tensors for these distributions.
+void check_floating(const Tensor& t, const char* op) {
+  STRIDER_CHECK(t.defined() && is_floating_point(t.dtype()), op, "needs a floating-point tensor, got ",
+                t.defined() ? std::string(to_string(t.dtype())) : std::string("an undefined one"),
+                "; initialize a float tensor and convert it");
+}
+}  // namespace
+
 void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
+  check_floating(t, "init::uniform_");
+  STRIDER_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, "init::uniform_", "expects a <= b, both finite, got a=",
+                lo, ", b=", hi, " (PyTorch: 'uniform_ expects to return a [from, to) range')");
   if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Uniform, .a = lo, .b = hi})) return;
   autograd::NoGradGuard g;
   t.copy_(rand(t.sizes(), kDouble, gen) * (hi - lo) + lo);
 }
 
 void normal_(const Tensor& t, double mean, double std, Generator* gen) {
+  check_floating(t, "init::normal_");
+  STRIDER_CHECK(std::isfinite(mean) && std >= 0 && std::isfinite(std), "init::normal_",
+                "expects a finite mean and std >= 0, got mean=", mean, ", std=", std);
   if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Normal, .a = mean, .b = std})) return;
   autograd::NoGradGuard g;
   t.copy_(randn(t.sizes(), kDouble, gen) * std + mean);
@@ -54,23 +69,27 @@ double calculate_gain(const std::string& nl, std::optional<double> param) {
 
 void kaiming_uniform_(const Tensor& t, double a, bool fan_in, const std::string& nl, Generator* gen) {
   auto [fi, fo] = fans(t);
+  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
   const double bound = std::sqrt(3.0) * calculate_gain(nl, a) / std::sqrt(static_cast<double>(fan_in ? fi : fo));
   uniform_(t, -bound, bound, gen);
 }
 
 void kaiming_normal_(const Tensor& t, double a, bool fan_in, const std::string& nl, Generator* gen) {
   auto [fi, fo] = fans(t);
+  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
   normal_(t, 0.0, calculate_gain(nl, a) / std::sqrt(static_cast<double>(fan_in ? fi : fo)), gen);
 }
 
 void xavier_uniform_(const Tensor& t, double gain, Generator* gen) {
   auto [fi, fo] = fans(t);
+  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
   const double bound = gain * std::sqrt(6.0 / static_cast<double>(fi + fo));
   uniform_(t, -bound, bound, gen);
 }
 
 void xavier_normal_(const Tensor& t, double gain, Generator* gen) {
   auto [fi, fo] = fans(t);
+  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
   normal_(t, 0.0, gain * std::sqrt(2.0 / static_cast<double>(fi + fo)), gen);
 }
 

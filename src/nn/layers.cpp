@@ -88,7 +88,8 @@ Tensor GroupNorm::forward(const Tensor& x) {
 }
 
 Linear::Linear(int64_t in, int64_t out, bool bias) : Module("Linear") {
-  STRIDER_CHECK(in > 0 && out > 0, "Linear", "in_features and out_features must be positive, got ", in, " and ", out);
+  STRIDER_CHECK(in >= 0 && out >= 0, "Linear", "in_features and out_features must not be negative, got ", in, " and ",
+                out);
   register_parameter("weight", empty({out, in}));
   if (bias) register_parameter("bias", empty({out}));
   reset_parameters();
@@ -96,7 +97,8 @@ Linear::Linear(int64_t in, int64_t out, bool bias) : Module("Linear") {
 void Linear::reset_parameters(Generator* gen) {
   init::kaiming_uniform_(param("weight"), std::sqrt(5.0), true, "leaky_relu", gen);
   if (has_param("bias")) {
-    const double bound = 1.0 / std::sqrt(static_cast<double>(param("weight").sizes()[1]));
+    const int64_t fan_in = param("weight").sizes()[1];
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;  // PyTorch's
     init::uniform_(param("bias"), -bound, bound, gen);
   }
 }

@@ -297,7 +297,7 @@ IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& st
   std::set<std::string> seen;
   std::vector<std::string> missing, unexpected;
   std::vector<std::pair<Tensor, Tensor>> copies;  // (destination, source)
-  auto plan = [&](const std::string& name, const Tensor& dst) {
+  auto plan = [&](const std::string& name, const Tensor& dst, const char* kind) {
     auto it = state.find(name);
     if (it == state.end()) {
       missing.push_back(name);
@@ -306,11 +306,11 @@ IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& st
     seen.insert(name);
     STRIDER_CHECK(it->second.defined(), "load_state_dict", "the state dict's '", name, "' is an undefined tensor");
     STRIDER_CHECK(it->second.sizes() == dst.sizes(), "load_state_dict", "size mismatch for '", name,
-                  "': copying a tensor of shape ", it->second.sizes(), " into a parameter of shape ", dst.sizes());
+                  "': copying a tensor of shape ", it->second.sizes(), " into a ", kind, " of shape ", dst.sizes());
     copies.emplace_back(dst, it->second);
   };
-  for (auto& [n, t] : named_parameters(true, false)) plan(n, t);
-  for (auto& [n, t] : named_buffers(true, false)) plan(n, t);
+  for (auto& [n, t] : named_parameters(true, false)) plan(n, t, "parameter");
+  for (auto& [n, t] : named_buffers(true, false)) plan(n, t, "buffer");
   for (auto& [n, t] : state)
     if (!seen.count(n)) unexpected.push_back(n);
   IncompatibleKeys keys = report_incompatible_keys("load_state_dict", type_name_, std::move(missing),

@@ -51,7 +51,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   STRIDER_CHECK(!bias.defined() || (bias.dim() == 1 && bias.sizes()[0] == weight.sizes()[0]), "linear",
                 "bias of shape ", bias.sizes(), " does not match weight ", weight.sizes());
   const int64_t in = weight.sizes()[1], out = weight.sizes()[0];
-  Tensor x2 = reshape(x, {-1, in});
+  // Rows spelled out: -1 cannot be inferred from 0 features (PyTorch's Linear(0, n) gives bias).
+  const int64_t rows = checked_numel(IntArrayRef(x.sizes().begin(), x.sizes().size() - 1), "linear");
+  Tensor x2 = reshape(x, {rows, in});
   DimVector out_shape(x.sizes().begin(), x.sizes().end() - 1);
   out_shape.push_back(out);
   Tensor y = product(x2, t(weight), bias, {x2.sizes()[0], out}, "linear");
@@ -76,7 +78,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   ea.push_back(K);
   eb.push_back(K);
   eb.push_back(N);
-  Tensor A3 = reshape(expand(A, ea), {-1, M, K}), B3 = reshape(expand(B, eb), {-1, K, N});
+  // The batch count spelled out: -1 cannot be inferred when a size is 0.
+  const int64_t nb = checked_numel(batch, "matmul");
+  Tensor A3 = reshape(expand(A, ea), {nb, M, K}), B3 = reshape(expand(B, eb), {nb, K, N});
   Tensor out = bmm(A3, B3);
   DimVector out_shape = batch;
   if (a.dim() > 1) out_shape.push_back(M);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <string>
 
 #include "strider/core/error.h"
 
@@ -10,8 +11,10 @@ namespace {
 
 // One value for every group, or one per group (PyTorch's _format_param).
 std::vector<double> per_group(const std::vector<double>& v, size_t groups, const char* name) {
-  STRIDER_CHECK(v.size() == 1 || v.size() == groups, "OneCycleLR", "expected 1 or ", groups, " values for ", name,
-                " (one per param group), got ", v.size());
+  STRIDER_CHECK(v.size() == 1 || v.size() == groups, "OneCycleLR", "expected ",
+                groups == 1 ? std::string("1 value") : "1 or " + std::to_string(groups) + " values", " for ", name,
+                " (one for every param group, or one per group), got ", v.size());
+  for (double x : v) STRIDER_CHECK(std::isfinite(x), "OneCycleLR", name, " must be finite, got ", x);
   return v.size() == 1 ? std::vector<double>(groups, v[0]) : v;
 }
 
@@ -26,8 +29,14 @@ OneCycleLR::OneCycleLR(Optimizer& opt, OneCycleLROptions o) : LRScheduler(opt), 
     STRIDER_CHECK(o_.total_steps == 0 && o_.epochs > 0 && o_.steps_per_epoch > 0, op, "define either total_steps > 0 "
                   "or epochs and steps_per_epoch > 0; got total_steps ", o_.total_steps, ", epochs ", o_.epochs,
                   ", steps_per_epoch ", o_.steps_per_epoch);
-    total_steps_ = o_.epochs * o_.steps_per_epoch;
+    STRIDER_CHECK(!__builtin_mul_overflow(o_.epochs, o_.steps_per_epoch, &total_steps_), op, "epochs ", o_.epochs,
+                  " x steps_per_epoch ", o_.steps_per_epoch, " overflows; pass total_steps instead");
   }
+  // PyTorch divides by these (ZeroDivisionError for 0); a non-positive or non-finite one would
+  // silently make every learning rate inf or NaN.
+  STRIDER_CHECK(std::isfinite(o_.div_factor) && o_.div_factor > 0, op, "div_factor must be positive, got ", o_.div_factor);
+  STRIDER_CHECK(std::isfinite(o_.final_div_factor) && o_.final_div_factor > 0, op,
+                "final_div_factor must be positive, got ", o_.final_div_factor);
   STRIDER_CHECK(o_.pct_start >= 0 && o_.pct_start <= 1, op, "pct_start must be in [0, 1], got ", o_.pct_start);
   STRIDER_CHECK(o_.anneal_strategy == "cos" || o_.anneal_strategy == "linear", op,
                 "anneal_strategy must be 'cos' or 'linear', got '", o_.anneal_strategy, "'");

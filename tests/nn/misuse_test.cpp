@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 
+#include "support/compare.h"
+
 namespace strider {
 namespace {
 
@@ -131,6 +133,77 @@ TEST(Misuse, ArgumentChecksPyTorchMakes) {
       {"max_pool dilation 0", [&] { max_pool2d(x, {2, 2}, {1, 1}, {0}, {0}); }, "dilation"},
       {"broadcast mismatch", [&] { (void)(ones({2, 3}) + ones({4, 3})); }, ""},
   });
+}
+
+// Arguments PyTorch refuses (or divides by) that strider took silently or crashed on (SIGFPE):
+// found by a newcomer audit.
+TEST(Misuse, ArgumentsThatCrashedOrWereTakenSilently) {
+  const Tensor w = empty({3, 4});
+  expect_errors({
+      {"LossScaler interval 0 (divided by)", [] { nn::LossScaler(65536, 2, 0.5, 0); }, "interval 0 must be positive"},
+      {"LossScaler growth below 1", [] { nn::LossScaler(65536, 0.5); }, "growth 0.5 must be greater than 1"},
+      {"LossScaler backoff 1", [] { nn::LossScaler(65536, 2, 1.0); }, "backoff 1 must lie in (0, 1)"},
+      {"uniform_ with a > b", [&] { nn::init::uniform_(w, 1, 0); }, "expects a <= b"},
+      {"normal_ with std < 0", [&] { nn::init::normal_(w, 0, -1); }, "std >= 0"},
+      {"normal_ of an int64 tensor", [] { nn::init::normal_(empty({3}, kLong), 0, 1); }, "needs a floating-point tensor"},
+      {"clip_grad_norm_ max_norm < 0", [&] { nn::utils::clip_grad_norm_({w}, -1); }, "max_norm must not be negative"},
+      {"GPT with no heads (divided by)", [] { models::GPT(models::GPTConfig{.n_head = 0}); }, "n_head (0)"},
+      {"TextLoader seq_len 0 (divided by)",
+       [] { io::TextLoader(io::TextDataset{.tokens = zeros({100}, kLong)}, {.batch_size = 4, .seq_len = 0}); },
+       "batch_size and seq_len must be positive"},
+      {"OneCycleLR div_factor 0 (lr inf)",
+       [] {
+         Tensor p = zeros({2}).requires_grad_();
+         optim::SGD sgd({{"p", p}}, {.lr = 0.1, .momentum = 0.9});
+         optim::OneCycleLR(sgd, {.max_lr = {1.0}, .total_steps = 10, .div_factor = 0});
+       },
+       "div_factor must be positive"},
+  });
+  // bind_forward: an int64 beyond the parameter's int is refused, not truncated (4294967297 -> 1).
+  EXPECT_THROW(nn::binding::from_value<int>(nn::Value(int64_t{4294967297})), Error);
+  EXPECT_TRUE(nn::Value(nullptr).is_none());
+  EXPECT_TRUE(nn::kw("mask", nullptr).value.is_none());
+}
+
+// clip_grad_norm_'s norm types as PyTorch 1.13 computes them: the norm of the gradients' norms,
+// so -inf is the smallest magnitude, 0 counts the gradients holding a non-zero; max_norm 0 zeroes.
+TEST(Misuse, ClipGradNormTypesAsPyTorch) {
+  Tensor a = tensor(std::vector<double>{0.5, -4}).to(kFloat).requires_grad_(), b = tensor(std::vector<double>{1, 2}).to(kFloat).requires_grad_();
+  auto set = [&] {
+    a.set_grad(tensor(std::vector<double>{0.5, -4}).to(kFloat));
+    b.set_grad(tensor(std::vector<double>{1, 2}).to(kFloat));
+  };
+  set();
+  EXPECT_DOUBLE_EQ(nn::utils::clip_grad_norm_({a, b}, 100, -INFINITY), 0.5);
+  EXPECT_EQ(testing::values(a.grad()), (std::vector<double>{0.5, -4}));  // 100 / 0.5 > 1: unchanged
+  EXPECT_DOUBLE_EQ(nn::utils::clip_grad_norm_({a, b}, 100, 0), 2);
+  EXPECT_DOUBLE_EQ(nn::utils::clip_grad_norm_({a, b}, 100, INFINITY), 4);
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({a, b}, 100, 2), std::sqrt(0.25 + 16 + 1 + 4), 1e-6);
+  nn::utils::clip_grad_norm_({a, b}, 0);
+  EXPECT_EQ(testing::values(a.grad()), (std::vector<double>{0, 0}));
+  set();
+  nn::utils::clip_grad_norm_({a, a}, 1);  // listed twice, scaled once
+  EXPECT_NEAR(a.grad()[1].item<double>(), -4 / (std::sqrt(16.25) + 1e-6), 1e-6);
+}
+
+// Zero-size products are PyTorch's empty (or zero) results, not reshape errors: attention over an
+// empty key sequence reached batched matmul with a 0, and Linear(0, n) is PyTorch's bias.
+TEST(Misuse, ZeroSizeProductsAsPyTorch) {
+  EXPECT_EQ(matmul(zeros({3, 0, 4}), zeros({3, 4, 5})).sizes(), IntArrayRef({3, 0, 5}));
+  Tensor k0 = matmul(ones({3, 2, 0}), ones({3, 0, 5}));
+  EXPECT_EQ(k0.sizes(), IntArrayRef({3, 2, 5}));
+  EXPECT_EQ(k0.abs().sum().item<double>(), 0);
+  EXPECT_EQ(matmul(zeros({0, 2, 4}), zeros({4, 5})).sizes(), IntArrayRef({0, 2, 5}));
+  Tensor a = ones({3, 2, 0}).requires_grad_(), b = ones({3, 0, 5}).requires_grad_();
+  matmul(a, b).sum().backward();
+  EXPECT_EQ(b.grad().sizes(), IntArrayRef({3, 0, 5}));
+  auto lin = std::make_shared<nn::Linear>(0, 3);
+  Tensor x = ones({2, 0}).requires_grad_();
+  Tensor y = (*lin)(x);
+  EXPECT_TRUE(testing::all_close(y, lin->param("bias").detach().unsqueeze(0).expand({2, 3}), 0, 0));
+  EXPECT_EQ(testing::values(lin->param("bias")), (std::vector<double>{0, 0, 0}));  // PyTorch's bound 0
+  y.sum().backward();
+  EXPECT_EQ(testing::values(lin->param("bias").grad()), (std::vector<double>{2, 2, 2}));
 }
 
 TEST(Misuse, LoadStateDictIsAllOrNothing) {

@@ -59,9 +59,17 @@ class TokenTask final : public TrainTask {
   }
 
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType /*input_dtype*/) override {
-    STRIDER_CHECK(train_->size() >= world && val_->size() >= 1, "train", "'", o_.tokens, "' has ",
-                  train_file_.size(), " tokens: too few for ", world, " rank(s) of windows of ", o_.seq + 1,
-                  " tokens (training) and one (validation); use a longer file or a shorter --seq");
+    STRIDER_CHECK(train_->size() >= world, "train", "'", o_.tokens, "' has ", train_file_.size(),
+                  " tokens: too few for ", world, " rank(s) of training windows of ", o_.seq + 1, " tokens",
+                  val_file_ ? "" : " and one held out for validation", "; use a longer file or a shorter --seq");
+    if (val_file_)
+      STRIDER_CHECK(val_->size() >= 1, "train", "the validation file '", o_.val_tokens, "' has ", val_file_->size(),
+                    " tokens: fewer than one window of ", o_.seq + 1,
+                    " tokens; use a longer validation file or a shorter --seq");
+    else
+      STRIDER_CHECK(val_->size() >= 1, "train", "'", o_.tokens, "' has ", train_file_.size(),
+                    " tokens: its held-out part is shorter than one validation window of ", o_.seq + 1,
+                    " tokens; use a longer file, a validation file (--val-tokens) or a shorter --seq");
     global_batch_ = batch_per_rank * world;
     auto sampler = std::make_shared<data::DistributedSampler>(
         train_->size(), data::DistributedSamplerOptions{

@@ -28,7 +28,9 @@ struct LoadResult {
 // on every rank: each rank reads and verifies everything it needs before any state changes,
 // and if any rank fails, every rank throws strider::Error naming that rank, the file and the
 // tensor, with all state unchanged. A rank beyond the saved world size takes rank
-// (rank mod saved world)'s generator state.
+// (rank mod saved world)'s generator state. The optimizer's moments and step counts load; its
+// options (lr, betas, weight decay) and the scheduler's arguments stay as the program built them
+// (PyTorch's optimizer.load_state_dict restores saved options; Optimizer::load_state_dict does).
 LoadResult load(const std::string& path, const TrainingState& state, dist::ProcessGroup* pg,
                 const LoadOptions& options = {});
 

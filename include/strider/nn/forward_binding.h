@@ -58,7 +58,10 @@ T from_value(const Value& v) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return v.to_bool();
   } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(v.to_int());
+    const int64_t i = v.to_int();
+    STRIDER_CHECK(std::in_range<T>(i), "bind_forward", "the value ", i, " does not fit the parameter's ",
+                  sizeof(T) * 8, "-bit integer type");
+    return static_cast<T>(i);
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(v.to_double());
   } else if constexpr (std::is_same_v<T, std::string>) {

@@ -31,10 +31,12 @@ class CastParameters {
 // gradients overflowed (useful for float16; bfloat16 rarely needs it).
 class LossScaler {
  public:
-  explicit LossScaler(double init_scale = 65536.0, double growth = 2.0, double backoff = 0.5, int64_t interval = 2000)
-      : scale_(init_scale), growth_(growth), backoff_(backoff), interval_(interval) {}
+  // PyTorch's GradScaler rules: a finite positive scale, growth > 1, 0 < backoff < 1, interval > 0
+  // (anything else is an Error naming the argument).
+  explicit LossScaler(double init_scale = 65536.0, double growth = 2.0, double backoff = 0.5, int64_t interval = 2000);
   Tensor scale(const Tensor& loss) const;
-  // Unscales gradients in place; returns false (and lowers the scale) when any is non-finite.
+  // Unscales gradients in place, each tensor once however often `params` lists it; returns false
+  // (and lowers the scale) when any is non-finite.
   bool unscale_and_check(const std::vector<Tensor>& params);
   double current() const { return scale_; }
 

@@ -14,7 +14,10 @@ void convert_conv2d_weight_memory_format(Module& module, MemoryFormat fmt);
 void convert_conv3d_weight_memory_format(Module& module, MemoryFormat fmt);
 
 // Scales gradients so their total `norm_type` norm is at most max_norm; returns the norm before
-// clipping, over the gradients these tensors hold in this process. FSDP's shards are an Error
+// clipping, over the gradients these tensors hold in this process (a tensor listed twice counts
+// and is scaled once). The norm is PyTorch 1.13's: the norm of the gradients' norms (inf: the
+// largest magnitude, -inf: the smallest, 0: how many gradients hold a non-zero). max_norm 0
+// zeroes the gradients; a non-finite norm is an Error. FSDP's shards are an Error
 // (the norm would be this rank's part only): clip through the wrapper's clip_grad_norm_.
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
 // The total norm of the gradients (no clipping); the same Error for FSDP's shards.

@@ -35,7 +35,8 @@ class Value {
   Value(int i) : v_(static_cast<int64_t>(i)) {}
   Value(int64_t i) : v_(i) {}
   Value(double d) : v_(d) {}
-  Value(const char* s) : v_(std::string(s)) {}
+  Value(std::nullptr_t) {}  // None: kw("mask", nullptr) reads as Python's mask=None
+  Value(const char* s) : v_(s == nullptr ? decltype(v_)() : decltype(v_)(std::string(s))) {}  // null: None
   Value(std::string s) : v_(std::move(s)) {}
   Value(std::vector<Tensor> tensors);  // a list of tensors
   Value(const ModuleOutput& output);   // the whole output of a call (*m)(x)

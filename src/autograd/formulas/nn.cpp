@@ -163,12 +163,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const bool has_bias = bias.defined();
   return record("LinearBackward", {&x, &weight, &bias}, y, [=](const Grads& g, const Node& n) -> Grads {
     const int64_t out = g[0].sizes()[g[0].dim() - 1];
-    Tensor g2 = ops::reshape(g[0], {-1, out});
+    const int64_t rows = checked_numel(IntArrayRef(gx.sizes.data(), gx.sizes.size() - 1), "linear");
+    Tensor g2 = ops::reshape(g[0], {rows, out});
     Tensor w = sw.unpack("linear");
     Tensor dx, dw, db;
     if (n.needs_input_grad(0)) dx = ops::reshape(ops::mm(g2, w), gx.sizes);
     if (n.needs_input_grad(1)) {
-      Tensor x2 = ops::reshape(sx.unpack("linear"), {-1, w.sizes()[1]});
+      Tensor x2 = ops::reshape(sx.unpack("linear"), {rows, w.sizes()[1]});
       dw = ops::mm(ops::t(g2), x2);
     }
     if (has_bias && n.needs_input_grad(2)) db = ops::sum(g2, {0});
