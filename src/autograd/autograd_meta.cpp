@@ -176,6 +176,15 @@ void Tensor::set_grad(const Tensor& g) {
 
 void Tensor::set_data(const Tensor& data) const {
   STRIDER_CHECK(defined() && data.defined(), "set_data", "both tensors must be defined");
+  // Bytes a wrapper laid out (FSDP's shards, whose markers live on the storage) or retired: the
+  // tensor would leave them and the wrapper would never see its new values.
+  const StorageImpl& mine = *storage();
+  STRIDER_CHECK(!mine.shard_of() && !mine.retired_reason() && !mine.has_step_check(), "set_data",
+                "this tensor's memory belongs to ",
+                mine.shard_of() ? *mine.shard_of() : std::string("a wrapper (or was retired)"),
+                "; change it through the wrapper (load a state dict) instead");
+  STRIDER_CHECK(!requires_grad() || is_floating_point(data.dtype()), "set_data", "a tensor that requires grad cannot "
+                "take ", data.dtype(), " data: only floating-point tensors can require gradients");
   if (auto* m = meta_of(*this)) {
     STRIDER_CHECK(!m->grad.defined() || (m->grad.sizes() == data.sizes() && m->grad.dtype() == data.dtype()),
                   "set_data", "the tensor's gradient (", m->grad.dtype(), " ", m->grad.sizes(),

@@ -13,6 +13,17 @@ void check_block_layout(const Tensor& t, const char* op, const char* which) {
                 "tensor (.contiguous(), and copy the result into a tensor of another layout afterwards)");
 }
 
+bool gathers_in_place(const Tensor& out, const Tensor& in, int rank, const char* op) {
+  if (in.numel() == 0) return false;
+  const auto* in_bytes = static_cast<const char*>(in.data());
+  const auto* out_bytes = static_cast<const char*>(out.data());
+  if (in_bytes == out_bytes + rank * in.nbytes()) return true;
+  STRIDER_CHECK(in_bytes + in.nbytes() <= out_bytes || in_bytes >= out_bytes + out.nbytes(), op,
+                "the input lies inside the output but is not this rank's block (rank ", rank,
+                "'s block starts at element ", rank * in.numel(), "); pass that block or a separate tensor");
+  return false;
+}
+
 void check_reducible(ScalarType dtype, const char* op) {
   STRIDER_CHECK(dtype != kBool, op, "cannot reduce bool tensors (MPI has no sum or max over bool); convert to "
                 "uint8 first (.to(kByte): max is 'any', sum counts) and back afterwards");

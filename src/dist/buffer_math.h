@@ -41,6 +41,10 @@ inline void copy_dense(const Tensor& dst, const Tensor& src) {
 // an Error naming the fix, where copying storage order gave other elements (PyTorch's
 // all_gather_into_tensor requires contiguous tensors too).
 void check_block_layout(const Tensor& t, const char* op, const char* which);
+// all_gather's input may be this rank's own block of the output (gathering in place, as
+// PyTorch's all_gather_into_tensor allows): true then. An input overlapping the output anywhere
+// else is an Error (it would be overwritten while it is sent).
+bool gathers_in_place(const Tensor& out, const Tensor& in, int rank, const char* op);
 // MPI has no reduction over bool (MPI_C_BOOL takes only logical ops): refused before anything
 // is sent, as gloo refuses it, instead of MPI aborting every rank.
 void check_reducible(ScalarType dtype, const char* op);

@@ -259,15 +259,7 @@ std::shared_ptr<Work> MpiProcessGroup::all_gather_async(const Tensor& out, const
   STRIDER_CHECK(out.dtype() == in.dtype() && out.numel() == in.numel() * size_, "all_gather", "output of ",
                 out.numel(), " ", out.dtype(), " elements cannot hold ", size_, " x ", in.numel(), " ", in.dtype());
   const Algorithm algo = algorithm_for(Collective::AllGather, out.nbytes());
-  // An input inside the output must be this rank's own block (gathering in place, as PyTorch's
-  // all_gather_into_tensor allows); anywhere else it would be overwritten while it is sent.
-  const char* own_block = static_cast<const char*>(out.data()) + rank_ * in.nbytes();
-  const auto* in_bytes = static_cast<const char*>(in.data());
-  const auto* out_bytes = static_cast<const char*>(out.data());
-  const bool in_place = in_bytes == own_block && in.numel() > 0;
-  STRIDER_CHECK(in_place || in.numel() == 0 || in_bytes + in.nbytes() <= out_bytes || in_bytes >= out_bytes + out.nbytes(),
-                "all_gather", "the input lies inside the output but is not this rank's block (rank ", rank_,
-                "'s block starts at element ", rank_ * in.numel(), "); pass that block or a separate tensor");
+  const bool in_place = detail::gathers_in_place(out, in, rank_, "all_gather");
   return submit(*comm_, signature(detail::CollectiveOp::AllGather, &in, 0, step()), [this, out, in, algo, in_place](detail::RequestWaiter& waiter) {
     if (algo == Algorithm::Ring) {
       const size_t bytes = in.nbytes();

@@ -70,7 +70,12 @@ std::map<std::string, Tensor> load_npz(const std::string& path) {
     const uint32_t crc = zip_crc32(bytes, z.uncompressed_size);
     STRIDER_CHECK(crc == z.crc32, kOp, where, ": CRC-32 ", crc, " does not match the archive's ", z.crc32,
                   "; the archive is corrupt");
-    out.emplace(key, decode_npy(std::move(owner), bytes, z.uncompressed_size, where, kOp));
+    Tensor t = decode_npy(std::move(owner), bytes, z.uncompressed_size, where, kOp);
+    // A stored entry's tensor may view the archive's bytes: copied out, so keeping one array does
+    // not keep the whole archive in memory (np.load copies each array too).
+    const auto* at = static_cast<const unsigned char*>(t.storage()->address());
+    if (at >= file->data() && at < file->data() + file->size()) t = t.clone();
+    out.emplace(key, std::move(t));
   }
   return out;
 }

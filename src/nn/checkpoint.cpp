@@ -54,7 +54,7 @@ struct RegistrySnapshot {
   static RegistrySnapshot of(Module& m) {
     RegistrySnapshot s;
     m.apply([&](Module& sub) {
-      for (auto& [name, t] : sub.named_parameters(false)) s.entries.push_back({&sub, name, t});
+      for (auto& [name, t] : sub.named_parameters(false, /*remove_duplicate=*/false)) s.entries.push_back({&sub, name, t});
     });
     return s;
   }

@@ -82,14 +82,14 @@ void kaiming_normal_(const Tensor& t, double a, bool fan_in, const std::string& 
 
 void xavier_uniform_(const Tensor& t, double gain, Generator* gen) {
   auto [fi, fo] = fans(t);
-  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
+  if (t.numel() == 0) return;  // nothing to fill (and fan_in + fan_out may be 0)
   const double bound = gain * std::sqrt(6.0 / static_cast<double>(fi + fo));
   uniform_(t, -bound, bound, gen);
 }
 
 void xavier_normal_(const Tensor& t, double gain, Generator* gen) {
   auto [fi, fo] = fans(t);
-  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
+  if (t.numel() == 0) return;  // nothing to fill (and fan_in + fan_out may be 0)
   normal_(t, 0.0, gain * std::sqrt(2.0 / static_cast<double>(fi + fo)), gen);
 }
 

@@ -11,7 +11,7 @@ namespace strider::nn {
 CastParameters::CastParameters(Module& root, ScalarType dtype) {
   for (auto& [path, m] : root.named_modules()) {
     if (m->type_name().rfind("BatchNorm", 0) == 0) continue;
-    for (auto& [name, p] : m->named_parameters(/*recurse=*/false)) {
+    for (auto& [name, p] : m->named_parameters(/*recurse=*/false, /*remove_duplicate=*/false)) {
       if (!is_floating_point(p.dtype()) || p.dtype() == dtype) continue;
       swaps_.push_back({m, name, p});
       m->set_param(name, p.to(dtype));

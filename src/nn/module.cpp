@@ -1,6 +1,8 @@
 #include "strider/nn/module.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "strider/autograd/functions.h"
@@ -224,13 +226,25 @@ void Module::train(bool on) {
 template <class F>
 void Module::apply_to_tensors(F f) {
   autograd::NoGradGuard no_grad;
+  // One conversion per tensor however many slots hold it (a tied parameter, a module registered
+  // twice), so tied tensors stay tied, deferred stand-ins included.
+  std::map<const TensorImpl*, Tensor> converted;
+  std::function<Tensor(const std::string&, const Tensor&)> once = [&](const std::string& n, const Tensor& t) {
+    auto [it, fresh] = converted.try_emplace(t.impl());
+    if (fresh) it->second = f(n, t);
+    return it->second;
+  };
+  convert_tensors(once);
+}
+
+void Module::convert_tensors(const std::function<Tensor(const std::string&, const Tensor&)>& f) {
   for (auto& [n, t] : params_) {
     if (!t.defined()) continue;
     const bool rg = t.requires_grad();
     Tensor converted = f(n, t);
     if (converted.is_same(t)) continue;
-    if (is_deferred(t)) {  // a stand-in: nothing can hold it usefully before materialize
-      t = converted.detach();
+    if (is_deferred(t)) {  // a stand-in (new, made under no-grad): every slot that held t takes it
+      t = converted;
       if (rg) t.requires_grad_(true);
       continue;
     }
@@ -243,10 +257,12 @@ void Module::apply_to_tensors(F f) {
   }
   for (auto& [n, t] : buffers_)
     if (t.defined()) t = f(n, t).detach();
-  for (auto& [n, c] : children_) c->apply_to_tensors(f);
+  for (auto& [n, c] : children_) c->convert_tensors(f);
 }
 
 void Module::to(ScalarType dtype) {
+  STRIDER_CHECK(is_floating_point(dtype), (type_name_ + ".to").c_str(), "takes floating-point dtypes only, got ", dtype,
+                " (PyTorch: 'nn.Module.to only accepts floating point or complex dtypes'); convert tensors one by one");
   apply([](Module& m) {
     if (m.owner_) m.owner_->check_conversion(m, "to(dtype)");
   });

@@ -168,6 +168,26 @@ TEST(DeferredInit, ModuleToKeepsTheRecipeInTheNewFormatAndDtype) {
     if (p.dim() == 4) EXPECT_TRUE(p.is_contiguous(MemoryFormat::ChannelsLast)) << name;
 }
 
+// A stand-in two modules share (a tied weight) stays one tensor through to() and materialize,
+// and to() to an integer dtype is refused as PyTorch refuses it.
+TEST(DeferredInit, ATiedStandInStaysTiedThroughTo) {
+  std::shared_ptr<nn::Sequential> seq;
+  std::shared_ptr<nn::Linear> a, b;
+  {
+    nn::DeferredInit deferred(4);
+    a = std::make_shared<nn::Linear>(3, 3);
+    b = std::make_shared<nn::Linear>(3, 3);
+    b->set_param("weight", a->param("weight"));
+    seq = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{a, b});
+  }
+  seq->to(kDouble);
+  EXPECT_TRUE(a->param("weight").is_same(b->param("weight")));
+  nn::materialize(*seq);
+  EXPECT_TRUE(a->param("weight").is_same(b->param("weight")));
+  EXPECT_EQ(b->param("weight").dtype(), kDouble);
+  EXPECT_THROW(seq->to(kLong), Error);
+}
+
 // A module whose parameter no init call sets keeps the value it was registered with.
 struct Scaled : nn::Module {
   Scaled() : nn::Module("Scaled") { register_parameter("scale", arange(6).to(kFloat).reshape({2, 3}) * 0.5); }

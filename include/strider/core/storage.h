@@ -58,6 +58,7 @@ class StorageImpl {
   // applying nothing.
   void set_step_check(std::function<std::string()> check) { step_check_ = std::move(check); }
   std::string step_refusal() const { return step_check_ ? step_check_() : std::string(); }
+  bool has_step_check() const { return static_cast<bool>(step_check_); }
   Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write through the public API, so autograd can tell that a tensor

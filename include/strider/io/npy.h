@@ -29,7 +29,8 @@ namespace strider::io {
 Tensor load_npy(const std::string& path);
 
 // The arrays of an .npz archive (numpy.savez / savez_compressed) by name, without the ".npy"
-// suffix (NumPy's keys). Stored entries are read as above; deflated entries are inflated
+// suffix (NumPy's keys). The archive is read once and each array copied out of it (keeping one
+// array does not keep the archive in memory); deflated entries are inflated
 // (zlib) and checked against their CRC-32. Zip64 archives are read.
 std::map<std::string, Tensor> load_npz(const std::string& path);
 

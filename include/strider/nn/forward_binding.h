@@ -25,6 +25,7 @@
 // Result types: Tensor, Value, bool, int64_t, double, std::string, std::vector<Tensor>,
 // std::pair and std::tuple of those (a list), void (None). Binding errors name the signature
 // and the call; Module::call prefixes them with the module chain.
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,8 +60,13 @@ T from_value(const Value& v) {
     return v.to_bool();
   } else if constexpr (std::is_integral_v<T>) {
     const int64_t i = v.to_int();
-    STRIDER_CHECK(std::in_range<T>(i), "bind_forward", "the value ", i, " does not fit the parameter's ",
-                  sizeof(T) * 8, "-bit integer type");
+    bool fits = true;
+    if constexpr (std::is_signed_v<T>)
+      fits = i >= static_cast<int64_t>(std::numeric_limits<T>::min()) && i <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    else
+      fits = i >= 0 && static_cast<uint64_t>(i) <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+    STRIDER_CHECK(fits, "bind_forward", "the value ", i, " does not fit the parameter's ", sizeof(T) * 8,
+                  "-bit integer type");
     return static_cast<T>(i);
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(v.to_double());

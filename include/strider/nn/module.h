@@ -166,6 +166,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
   template <class F>
   void apply_to_tensors(F f);
+  // apply_to_tensors' walk: f(name, tensor) gives each parameter's and buffer's new value.
+  void convert_tensors(const std::function<Tensor(const std::string&, const Tensor&)>& f);
   // The call from wrapper `i` inward: wrappers i.., then pre-hooks, forward and hooks.
   Value call_from(size_t i, Args args);
   struct NamedWrapper {
