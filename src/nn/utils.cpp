@@ -99,4 +99,44 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   return norm;
 }
 
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  STRIDER_CHECK(clip_value >= 0, "clip_grad_value_", "clip_value must not be negative, got ", clip_value);
+  autograd::NoGradGuard g;
+  std::set<const TensorImpl*> seen;
+  for (const Tensor& p : parameters)
+    if (p.grad().defined() && seen.insert(p.grad().impl()).second)
+      clamp_(p.grad(), -clip_value, clip_value);
+}
+
+Tensor parameters_to_vector(const std::vector<Tensor>& parameters) {
+  STRIDER_CHECK(!parameters.empty(), "parameters_to_vector", "no tensors given");
+  autograd::NoGradGuard g;
+  std::vector<Tensor> flat;
+  for (const Tensor& p : parameters) {
+    STRIDER_CHECK(p.defined(), "parameters_to_vector", "tensor ", flat.size(), " is undefined");
+    STRIDER_CHECK(p.dtype() == parameters.front().dtype(), "parameters_to_vector", "tensor ", flat.size(), " is ",
+                  p.dtype(), " but the first is ", parameters.front().dtype(), "; convert them to one dtype");
+    flat.push_back(p.reshape({p.numel()}));
+  }
+  return cat(flat, 0);
+}
+
+void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters) {
+  STRIDER_CHECK(vec.defined() && vec.dim() == 1, "vector_to_parameters", "expects a 1-d vector, got ",
+                vec.defined() ? vec.sizes() : IntArrayRef());
+  int64_t total = 0;
+  for (const Tensor& p : parameters) {
+    STRIDER_CHECK(p.defined(), "vector_to_parameters", "a parameter is undefined");
+    total += p.numel();
+  }
+  STRIDER_CHECK(total == vec.numel(), "vector_to_parameters", "the vector holds ", vec.numel(),
+                " elements but the parameters ", total);
+  autograd::NoGradGuard g;
+  int64_t at = 0;
+  for (const Tensor& p : parameters) {
+    p.copy_(vec.narrow(0, at, p.numel()).view(p.sizes()));
+    at += p.numel();
+  }
+}
+
 }  // namespace strider::nn::utils

@@ -206,6 +206,26 @@ TEST(Misuse, ZeroSizeProductsAsPyTorch) {
   EXPECT_EQ(testing::values(lin->param("bias").grad()), (std::vector<double>{2, 2, 2}));
 }
 
+// torch.nn.utils' clip_grad_value_, parameters_to_vector and vector_to_parameters; the vector
+// is in logical order whatever the layout, and going back copies into the parameters in place.
+TEST(Misuse, ParameterVectorsAndValueClippingAsPyTorch) {
+  Tensor a = arange(0, 6, 1, kFloat).view({1, 2, 3, 1}).contiguous(MemoryFormat::ChannelsLast), b = full({2}, 7.0);
+  Tensor v = nn::utils::parameters_to_vector({a, b});
+  EXPECT_EQ(testing::values(v), (std::vector<double>{0, 1, 2, 3, 4, 5, 7, 7}));
+  const Tensor a_alias = a;
+  nn::utils::vector_to_parameters(v * 2, {a, b});
+  EXPECT_TRUE(a.is_same(a_alias));
+  EXPECT_TRUE(a.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(testing::values(a), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_THROW(nn::utils::vector_to_parameters(v.narrow(0, 0, 7), {a, b}), Error);
+  EXPECT_THROW(nn::utils::parameters_to_vector({a, b.to(kDouble)}), Error);
+  Tensor p = zeros({3}).requires_grad_();
+  p.set_grad(tensor(std::vector<double>{-5, 0.5, 9}).to(kFloat));
+  nn::utils::clip_grad_value_({p}, 1);
+  EXPECT_EQ(testing::values(p.grad()), (std::vector<double>{-1, 0.5, 1}));
+  EXPECT_THROW(nn::utils::clip_grad_value_({p}, -1), Error);
+}
+
 TEST(Misuse, LoadStateDictIsAllOrNothing) {
   auto m = models::small_cnn();
   auto before = m->state_dict();

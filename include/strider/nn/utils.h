@@ -1,5 +1,6 @@
 #pragma once
-// nn utilities: PyTorch's torch.nn.utils.memory_format helpers and gradient clipping.
+// nn utilities: PyTorch's torch.nn.utils memory-format helpers, gradient clipping and the
+// parameter <-> vector conversions.
 #include <vector>
 
 #include "strider/nn/module.h"
@@ -22,5 +23,15 @@ void convert_conv3d_weight_memory_format(Module& module, MemoryFormat fmt);
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0);
 // The total norm of the gradients (no clipping); the same Error for FSDP's shards.
 double grad_norm(const std::vector<Tensor>& parameters, double norm_type = 2.0);
+// PyTorch's clip_grad_value_: clamps every gradient these tensors hold to [-clip_value,
+// clip_value] in place (a negative or NaN clip_value is an Error).
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
+// PyTorch's parameters_to_vector: every tensor's elements in logical (row-major) order, one after
+// another, in one new 1-d tensor (all tensors must share a dtype).
+Tensor parameters_to_vector(const std::vector<Tensor>& parameters);
+// PyTorch's vector_to_parameters, copying: each tensor takes its numel elements of `vec` in
+// order, in place (its layout and memory kept, so optimizers holding it see the values); `vec`
+// must be 1-d and hold exactly as many elements as the tensors together.
+void vector_to_parameters(const Tensor& vec, const std::vector<Tensor>& parameters);
 
 }  // namespace strider::nn::utils
