@@ -81,7 +81,7 @@ std::map<std::string, Tensor> FullyShardedDataParallel::gather_state_dict(bool r
     if (!was_gathered) u->reshard();
   }
   if (keep)
-    for (auto& [name, b] : named_buffers(true, false)) out[name] = b.clone();
+    for (auto& [name, b] : named_persistent_buffers()) out[name] = b.clone();
   return out;
 }
 
@@ -99,7 +99,7 @@ std::map<std::string, Tensor> FullyShardedDataParallel::shard_state_dict(StateDi
       out[s.full_name] = take(s.shard.narrow(0, 0, own.size()));
       out[nn::kShardEntryPrefix + s.full_name] = tensor(std::vector<int64_t>{own.begin, u->layout()[i].rows});
     }
-  for (auto& [name, b] : named_buffers(true, false)) out[name] = take(b);
+  for (auto& [name, b] : named_persistent_buffers()) out[name] = take(b);
   nn::mark_state_dict(out, {type, pg_->rank(), pg_->size()});
   return out;
 }
@@ -183,7 +183,7 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
           copies.push_back(*c);
         }
       }
-    for (auto& [name, b] : named_buffers(true, false)) {
+    for (auto& [name, b] : named_persistent_buffers()) {
       const Tensor* src = entry(name);
       if (!src) continue;
       STRIDER_CHECK(src->sizes() == b.sizes(), kOp, "buffer '", name, "' has shape ", src->sizes(),

@@ -80,6 +80,10 @@ FullyShardedDataParallel& WrappedModuleOwner::whole_model(const nn::Module& m, c
 }
 
 void WrappedModuleOwner::check_conversion(const nn::Module& m, const std::string& what) {
+  if (what == "requires_grad_")
+    refuse(m, what,
+           "which parameters train was fixed when it built its units (a frozen parameter gets no gradient reduction "
+           "and no optimizer state). Call requires_grad_ on the model before wrap()");
   refuse(m, what,
          "their dtype and memory format are fixed in its flat buffers. Convert the model before wrap(); for "
          "lower-precision compute use FSDPOptions::mixed_precision");

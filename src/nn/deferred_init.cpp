@@ -16,6 +16,7 @@
 #include "strider/ops/factory.h"
 #include "strider/ops/pointwise.h"
 #include "strider/ops/view.h"
+#include "init_math.h"
 
 namespace strider::nn {
 namespace {
@@ -29,15 +30,16 @@ struct Entry {
   std::weak_ptr<StorageImpl> storage;
   uint64_t seed = 0;
   deferred::InitRecipe recipe;
+  DimVector sizes;  // the stand-in's, which its views share the storage of
 };
 
 // Stand-ins by storage: views of a stand-in (detach, requires_grad_) share it.
 class Registry {
  public:
-  void add(const Storage& s, uint64_t seed, deferred::InitRecipe recipe) {
+  void add(const Storage& s, uint64_t seed, deferred::InitRecipe recipe, IntArrayRef sizes) {
     std::lock_guard<std::mutex> lock(mu_);
     if (entries_.size() >= 2 * swept_size_ + 64) sweep();
-    entries_[s.get()] = Entry{s, seed, std::move(recipe)};
+    entries_[s.get()] = Entry{s, seed, std::move(recipe), sizes.vec()};
   }
   std::optional<Entry> find(const Tensor& t) {
     if (!t.defined()) return std::nullopt;
@@ -71,7 +73,7 @@ Registry& registry() { return Context::process().slot<Registry>(); }
 Tensor make_stand_in(ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, uint64_t seed, deferred::InitRecipe recipe) {
   auto storage = std::make_shared<StorageImpl>(0, cpu_allocator());
   storage->release();  // no memory until materialized
-  registry().add(storage, seed, std::move(recipe));
+  registry().add(storage, seed, std::move(recipe), sizes);
   return make_tensor(std::move(storage), dtype, sizes.vec(), strides.vec(), 0);
 }
 
@@ -96,13 +98,29 @@ void draw_rows(const Entry& e, const std::string& name, int64_t r0, const Tensor
     Tensor drawn = empty({k * row_numel}, kDouble);
     double* out = static_cast<double*>(drawn.data());
     const uint64_t first = static_cast<uint64_t>((r0 + r) * row_numel);
+    const nn::init::detail::TruncNormal trunc{rc.a, rc.b, rc.lo, rc.hi};
     for (int64_t j = 0; j < k * row_numel; ++j) {
       const uint64_t index = first + static_cast<uint64_t>(j);
-      out[j] = rc.kind == deferred::InitRecipe::Kind::Uniform ? rc.a + (rc.b - rc.a) * counter_uniform(key, index)
-                                                             : rc.a + rc.b * counter_normal(key, index);
+      switch (rc.kind) {
+        case deferred::InitRecipe::Kind::Uniform: out[j] = rc.a + (rc.b - rc.a) * counter_uniform(key, index); break;
+        case deferred::InitRecipe::Kind::TruncNormal: out[j] = trunc.from_uniform(counter_uniform(key, index)); break;
+        default: out[j] = rc.a + rc.b * counter_normal(key, index); break;
+      }
     }
     ops::copy_(piece, drawn.to(rc.dtype).reshape(piece.sizes()));
   }
+}
+
+// An orthogonal matrix mixes every row into every other, so each materialization (of any
+// rows) draws and decomposes the whole matrix and keeps its rows.
+void copy_orthogonal_rows(const Entry& e, const std::string& name, const Tensor& t, int64_t row_begin, const Tensor& dst) {
+  const uint64_t key = counter_rng_key(e.seed, name);
+  const int64_t rows = t.size(0), cols = t.numel() / rows;
+  std::vector<double> normal(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < normal.size(); ++i) normal[i] = counter_normal(key, i);
+  std::vector<double> q = nn::init::detail::orthogonal_from_normal(std::move(normal), rows, cols, e.recipe.a);
+  Tensor whole = from_blob(q.data(), t.sizes(), kDouble);
+  ops::copy_(dst, whole.narrow(0, row_begin, dst.size(0)).to(e.recipe.dtype));
 }
 
 }  // namespace
@@ -133,7 +151,11 @@ void materialize_rows(const Tensor& t, const std::string& name, int64_t row_begi
       return;
     case Kind::Uniform:
     case Kind::Normal:
+    case Kind::TruncNormal:
       draw_rows(e, name, row_begin, dst, row_numel);
+      return;
+    case Kind::Orthogonal:
+      copy_orthogonal_rows(e, name, t, row_begin, dst);
       return;
   }
 }
@@ -184,7 +206,15 @@ std::optional<Tensor> defer_parameter(const Tensor& value) {
 }
 
 bool record_init(const Tensor& t, InitRecipe recipe) {
-  if (!is_deferred(t)) return false;
+  auto e = registry().find(t);
+  if (!e) return false;
+  // One recipe draws the whole stand-in: an init of a part of it (an LSTM's gate rows) would
+  // silently fill all of it.
+  int64_t whole = 1;
+  for (int64_t n : e->sizes) whole *= n;  // the stand-in's sizes were checked when it was made
+  STRIDER_CHECK(t.numel() == whole && t.storage_offset() == 0, kOp, "an init of part of a deferred parameter (",
+                t.sizes(), " of ", IntArrayRef(e->sizes), ") would set all of it: a stand-in records one init "
+                "for the whole tensor. Initialize the whole parameter, or materialize the module first");
   recipe.dtype = t.dtype();
   registry().set_recipe(t, std::move(recipe));
   return true;

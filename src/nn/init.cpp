@@ -7,6 +7,7 @@
 #include "strider/autograd/grad_mode.h"
 #include "strider/nn/deferred_init.h"
 #include "strider/ops/factory.h"
+#include "init_math.h"
 
 namespace strider::nn::init {
 
@@ -43,6 +44,37 @@ void normal_(const Tensor& t, double mean, double std, Generator* gen) {
   if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Normal, .a = mean, .b = std})) return;
   autograd::NoGradGuard g;
   t.copy_(randn(t.sizes(), kDouble, gen) * std + mean);
+}
+
+void trunc_normal_(const Tensor& t, double mean, double std, double a, double b, Generator* gen) {
+  check_floating(t, "init::trunc_normal_");
+  STRIDER_CHECK(std::isfinite(mean) && std::isfinite(std) && std >= 0 && !std::isnan(a) && !std::isnan(b) && a <= b,
+                "init::trunc_normal_", "expects a finite mean, std >= 0 and bounds a <= b, got mean=", mean, ", std=",
+                std, ", a=", a, ", b=", b);
+  if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::TruncNormal, .a = mean, .b = std, .lo = a,
+                                    .hi = b}))
+    return;
+  autograd::NoGradGuard g;
+  Tensor u = rand(t.sizes(), kDouble, gen);
+  const detail::TruncNormal dist{mean, std, a, b};
+  double* p = static_cast<double*>(u.data());
+  for (int64_t i = 0; i < u.numel(); ++i) p[i] = dist.from_uniform(p[i]);
+  t.copy_(u);
+}
+
+void orthogonal_(const Tensor& t, double gain, Generator* gen) {
+  check_floating(t, "init::orthogonal_");
+  STRIDER_CHECK(t.dim() >= 2, "init::orthogonal_", "needs a tensor of 2 or more dimensions, got ", t.sizes(),
+                " (PyTorch: 'Only tensors with 2 or more dimensions are supported')");
+  STRIDER_CHECK(std::isfinite(gain), "init::orthogonal_", "expects a finite gain, got ", gain);
+  if (t.numel() == 0) return;  // PyTorch: "Initializing zero-element tensors is a no-op"
+  if (nn::deferred::record_init(t, {.kind = nn::deferred::InitRecipe::Kind::Orthogonal, .a = gain})) return;
+  autograd::NoGradGuard g;
+  const int64_t rows = t.size(0), cols = t.numel() / rows;
+  Tensor drawn = randn({rows * cols}, kDouble, gen);
+  const double* p = static_cast<const double*>(drawn.data());
+  std::vector<double> q = detail::orthogonal_from_normal({p, p + rows * cols}, rows, cols, gain);
+  t.copy_(from_blob(q.data(), t.sizes(), kDouble));
 }
 
 void constant_(const Tensor& t, double value) {

@@ -85,11 +85,12 @@ Tensor& Module::register_parameter(const std::string& name, Tensor value, bool r
   return params_.back().second;
 }
 
-Tensor& Module::register_buffer(const std::string& name, Tensor value) {
+Tensor& Module::register_buffer(const std::string& name, Tensor value, bool persistent) {
   check_name(name, type_name_);
   STRIDER_CHECK(find(buffers_, name) == buffers_.end() && find(params_, name) == params_.end(),
                 type_name_.c_str(), "buffer '", name, "' is already registered");
   buffers_.emplace_back(name, value.defined() ? value.detach() : value);
+  if (!persistent) non_persistent_buffers_.insert(name);
   return buffers_.back().second;
 }
 
@@ -131,11 +132,13 @@ void Module::collect_params(const std::string& prefix, std::vector<std::pair<std
     for (const auto& [n, c] : children_) c->collect_params(n.empty() ? prefix : prefix + n + ".", out, true);
 }
 
-void Module::collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const {
+void Module::collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse,
+                             bool persistent_only) const {
   for (const auto& [n, t] : buffers_)
-    if (t.defined()) out.emplace_back(prefix + n, t);
+    if (t.defined() && !(persistent_only && non_persistent_buffers_.count(n))) out.emplace_back(prefix + n, t);
   if (recurse)
-    for (const auto& [n, c] : children_) c->collect_buffers(n.empty() ? prefix : prefix + n + ".", out, true);
+    for (const auto& [n, c] : children_)
+      c->collect_buffers(n.empty() ? prefix : prefix + n + ".", out, true, persistent_only);
 }
 
 namespace {
@@ -162,7 +165,13 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
 
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse, bool remove_duplicate) const {
   std::vector<std::pair<std::string, Tensor>> out;
-  collect_buffers("", out, recurse);
+  collect_buffers("", out, recurse, false);
+  return remove_duplicate ? without_duplicates(std::move(out)) : out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_persistent_buffers(bool remove_duplicate) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect_buffers("", out, true, true);
   return remove_duplicate ? without_duplicates(std::move(out)) : out;
 }
 
@@ -289,6 +298,13 @@ void Module::to(MemoryFormat fmt) {
   });
 }
 
+void Module::requires_grad_(bool requires_grad) {
+  apply([](Module& m) {
+    if (m.owner_) m.owner_->check_conversion(m, "requires_grad_");
+  });
+  for (auto& [n, t] : named_parameters()) t.requires_grad_(requires_grad);
+}
+
 void Module::zero_grad() {
   for (auto& [n, t] : named_parameters()) t.set_grad(Tensor());
 }
@@ -298,7 +314,7 @@ std::map<std::string, Tensor> Module::state_dict() const {
   std::map<std::string, Tensor> out;
   // Every name, a shared tensor under each (PyTorch's state_dict).
   for (auto& [n, t] : named_parameters(true, false)) out[n] = t.detach();
-  for (auto& [n, t] : named_buffers(true, false)) out[n] = t.detach();
+  for (auto& [n, t] : named_persistent_buffers()) out[n] = t.detach();
   return out;
 }
 
@@ -326,7 +342,7 @@ IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& st
     copies.emplace_back(dst, it->second);
   };
   for (auto& [n, t] : named_parameters(true, false)) plan(n, t, "parameter");
-  for (auto& [n, t] : named_buffers(true, false)) plan(n, t, "buffer");
+  for (auto& [n, t] : named_persistent_buffers()) plan(n, t, "buffer");
   for (auto& [n, t] : state)
     if (!seen.count(n)) unexpected.push_back(n);
   IncompatibleKeys keys = report_incompatible_keys("load_state_dict", type_name_, std::move(missing),

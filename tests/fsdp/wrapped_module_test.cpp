@@ -157,7 +157,36 @@ TEST(WrappedModule, ConversionsAfterTheWrapAreNamedErrors) {
       EXPECT_NE(e.find("[to("), std::string::npos) << e;
       EXPECT_NE(e.find("Convert the model before wrap()"), std::string::npos) << e;
     }
+    const std::string frozen = error_of([&] { net->requires_grad_(false); });
+    EXPECT_NE(frozen.find("[requires_grad_]"), std::string::npos) << frozen;
+    EXPECT_NE(frozen.find("before wrap()"), std::string::npos) << frozen;
     EXPECT_TRUE(testing::all_close((*net)(input()), (*reference(v.deferred))(input()), 0, 0)) << "nothing changed";
+  }
+}
+
+// A buffer registered with persistent = false is in no state dict of the wrapper's, of any type.
+TEST(WrappedModule, ANonPersistentBufferIsInNoStateDict) {
+  struct Masked : nn::Module {
+    Masked() : nn::Module("Masked") {
+      register_buffer("cache", ones({3}), /*persistent=*/false);
+      register_buffer("count", zeros({}, kLong));
+    }
+    Tensor forward(const Tensor& x) override { return x; }
+  };
+  for (const Variant& v : variants()) {
+    SCOPED_TRACE(describe(v));
+    auto net = fresh_model(v.deferred);
+    net->push_back(std::make_shared<Masked>());
+    Wrapped w = wrap(net, v);
+    EXPECT_FALSE(w.wrapper->state_dict().count("3.cache"));
+    EXPECT_TRUE(w.wrapper->state_dict().count("3.count"));
+    EXPECT_FALSE(net->state_dict().count("3.cache"));
+    if (v.name == "ddp") continue;
+    fsdp::FullyShardedDataParallel::StateDictTypeGuard sharded(*w.engine, {fsdp::StateDictType::Sharded});
+    const auto sd = w.engine->state_dict();
+    EXPECT_FALSE(sd.count("3.cache"));
+    EXPECT_TRUE(sd.count("3.count"));
+    EXPECT_TRUE(w.engine->load_state_dict(sd).empty());
   }
 }
 

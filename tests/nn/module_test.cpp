@@ -146,6 +146,47 @@ TEST(Module, ASharedParameterIsListedOnceAndStaysTied) {
   EXPECT_EQ(b->param("weight").dtype(), kDouble);
 }
 
+// PyTorch's register_buffer(persistent=False): converted and listed with the buffers, never in a
+// state dict (a dict that has it is an unexpected key, as in PyTorch).
+TEST(Module, ANonPersistentBufferIsLeftOutOfTheStateDict) {
+  struct WithMask : nn::Module {
+    WithMask() : nn::Module("WithMask") {
+      register_buffer("mask", ones({2, 2}), /*persistent=*/false);
+      register_buffer("scale", full({1}, 2.0));
+    }
+  };
+  auto seq = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{std::make_shared<WithMask>()});
+  EXPECT_EQ(seq->named_buffers().size(), 2u);
+  auto sd = seq->state_dict();
+  EXPECT_EQ(sd.size(), 1u);
+  EXPECT_TRUE(sd.count("0.scale"));
+  EXPECT_NO_THROW(seq->load_state_dict(sd));
+  sd["0.mask"] = zeros({2, 2});
+  EXPECT_THROW(seq->load_state_dict(sd), Error);
+  auto keys = seq->load_state_dict(sd, /*strict=*/false);
+  ASSERT_EQ(keys.unexpected_keys.size(), 1u);
+  EXPECT_EQ(keys.unexpected_keys[0], "0.mask");
+  EXPECT_EQ(seq->named_buffers()[0].second.sum().item<float>(), 4.0f);  // not loaded
+  seq->to(kDouble);
+  EXPECT_EQ(seq->named_buffers()[0].second.dtype(), kDouble);
+}
+
+// PyTorch's module.requires_grad_(False): freezes every parameter, recursively; True thaws them.
+TEST(Module, RequiresGradFreezesAndThawsEveryParameter) {
+  auto seq = std::make_shared<nn::Sequential>(
+      std::initializer_list<std::shared_ptr<nn::Module>>{std::make_shared<nn::Linear>(2, 2), std::make_shared<nn::Linear>(2, 1)});
+  seq->children()[0]->requires_grad_(false);
+  const auto named = seq->named_parameters();
+  EXPECT_FALSE(named[0].second.requires_grad());
+  EXPECT_FALSE(named[1].second.requires_grad());
+  EXPECT_TRUE(named[2].second.requires_grad());
+  (*seq)(ones({1, 2})).sum().backward();
+  EXPECT_FALSE(named[0].second.grad().defined());
+  EXPECT_TRUE(named[2].second.grad().defined());
+  seq->requires_grad_();
+  for (auto& [n, p] : seq->named_parameters()) EXPECT_TRUE(p.requires_grad()) << n;
+}
+
 TEST(Module, StateDictRoundTripAndErrors) {
   manual_seed(1);
   auto a = conv_bn();

@@ -51,8 +51,10 @@ namespace deferred {
 
 // What an init call recorded for a stand-in.
 struct InitRecipe {
-  enum class Kind { Value, Constant, Uniform, Normal } kind = Kind::Value;
-  double a = 0.0, b = 0.0;  // constant; uniform [a, b); normal mean a, std b
+  enum class Kind { Value, Constant, Uniform, Normal, TruncNormal, Orthogonal } kind = Kind::Value;
+  // constant a; uniform [a, b); normal mean a, std b; truncated normal mean a, std b within
+  // [lo, hi]; orthogonal gain a
+  double a = 0.0, b = 0.0, lo = 0.0, hi = 0.0;
   ScalarType dtype = kFloat;  // drawn values are rounded to this (the dtype at the init call)
   Tensor value;             // Kind::Value: the tensor the parameter was registered with
 };

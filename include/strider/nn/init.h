@@ -15,6 +15,14 @@ namespace strider::nn::init {
 std::pair<int64_t, int64_t> fans(const Tensor& t);
 void uniform_(const Tensor& t, double lo, double hi, Generator* gen = nullptr);
 void normal_(const Tensor& t, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
+// torch.nn.init.trunc_normal_: N(mean, std^2) restricted to [a, b] (drawn by the inverse CDF
+// from a uniform draw, as PyTorch does).
+void trunc_normal_(const Tensor& t, double mean = 0.0, double std = 1.0, double a = -2.0, double b = 2.0,
+                   Generator* gen = nullptr);
+// torch.nn.init.orthogonal_: t viewed as size(0) x (the rest) gets orthonormal rows or columns
+// (whichever are fewer), times gain: the Q of a QR decomposition of standard normal draws, made
+// unique by R's diagonal signs. Needs 2 or more dimensions; a zero-element tensor is a no-op.
+void orthogonal_(const Tensor& t, double gain = 1.0, Generator* gen = nullptr);
 void constant_(const Tensor& t, double value);
 void zeros_(const Tensor& t);
 void ones_(const Tensor& t);

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,7 +41,7 @@ class ModuleOwner {
   virtual Value call(Module& m, Args args, const std::function<Value(Args)>& proceed) = 0;
   virtual std::map<std::string, Tensor> state_dict(const Module& m) = 0;
   virtual IncompatibleKeys load_state_dict(Module& m, const std::map<std::string, Tensor>& state, bool strict) = 0;
-  // Throws: `what` (to(dtype), to(format)) would change tensors the owner laid out.
+  // Throws: `what` (to(dtype), to(format), requires_grad_) would change what the owner laid out.
   virtual void check_conversion(const Module& m, const std::string& what) = 0;
 };
 
@@ -84,7 +85,10 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // ---- registration (names are unique within a module; dots are not allowed)
   Tensor& register_parameter(const std::string& name, Tensor value, bool requires_grad = true);
-  Tensor& register_buffer(const std::string& name, Tensor value);
+  // A buffer that is not persistent (PyTorch's persistent=False: a cached mask, a lookup table
+  // the constructor computes) is converted, moved and broadcast like the others but is not part
+  // of state_dict() or load_state_dict(), nor of checkpoints.
+  Tensor& register_buffer(const std::string& name, Tensor value, bool persistent = true);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
@@ -107,6 +111,9 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true, bool remove_duplicate = true) const;
   std::vector<Tensor> parameters(bool recurse = true) const;
   std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true, bool remove_duplicate = true) const;
+  // The buffers a state dict or checkpoint holds: the persistent ones, recursively (a shared one
+  // under every name unless remove_duplicate).
+  std::vector<std::pair<std::string, Tensor>> named_persistent_buffers(bool remove_duplicate = false) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
   std::vector<std::shared_ptr<Module>> children() const;  // each child once
   // This module ("" prefix) and every descendant, each once, under its first name (as PyTorch's).
@@ -116,6 +123,10 @@ class Module : public std::enable_shared_from_this<Module> {
   int64_t num_parameters() const;
   // Calls fn once on this module and on every descendant (pre-order); usable inside constructors.
   void apply(const std::function<void(Module&)>& fn);
+
+  // Sets requires_grad on every parameter (PyTorch's module.requires_grad_(False) to freeze a
+  // part of a model). Before wrapping: a wrapper that took the parameters over (FSDP) refuses it.
+  void requires_grad_(bool requires_grad = true);
 
   // ---- modes and conversion
   virtual void train(bool on = true);
@@ -163,7 +174,8 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void collect_params(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
-  void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse) const;
+  void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out, bool recurse,
+                       bool persistent_only) const;
   template <class F>
   void apply_to_tensors(F f);
   // apply_to_tensors' walk: f(name, tensor) gives each parameter's and buffer's new value.
@@ -180,6 +192,7 @@ class Module : public std::enable_shared_from_this<Module> {
   bool training_ = true;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::set<std::string> non_persistent_buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
   std::vector<std::pair<int, ForwardHook>> post_hooks_;
