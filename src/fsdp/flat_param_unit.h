@@ -59,6 +59,7 @@ class FlatParamUnit {
   const std::string& name() const { return name_; }
   const ShardingPlan& plan() const { return plan_; }
   ScalarType dtype() const { return dtype_; }
+  ScalarType compute_dtype() const { return compute_dtype_; }  // the gathered parameters' (mixed precision)
 
   // Starts gathering (no-op when gathered or in flight).
   void gather_async();
@@ -77,6 +78,12 @@ class FlatParamUnit {
   bool params_in_place(const nn::Module& owner);
   // After the optimizer step: starts gathering updated shards into persistent full parameters.
   void refresh_full_params();
+  // After a load wrote the shards: persistent full parameters gather again before their next
+  // use. Every rank calls it, also one whose shard holds only padding and so was not written:
+  // whether to gather is decided on each rank and must agree.
+  void mark_shards_loaded() {
+    if (shard_flat_.defined()) shard_flat_.storage()->bump_version();
+  }
   // `value`, shaped like parameter i's shard (optimizer state, say), gathered over the shard
   // group into a contiguous tensor of the parameter's full shape (collective in the shard group).
   Tensor gather_full(size_t i, const Tensor& value) const;

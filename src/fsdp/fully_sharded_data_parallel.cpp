@@ -150,15 +150,18 @@ void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std
                 nested.options_.deterministic, " and micro_batches ", nested.options_.micro_batches,
                 " but its parent with deterministic ", options_.deterministic, " and micro_batches ",
                 options_.micro_batches, "; a tree reduces its gradients one way, so wrap both the same");
-  for (auto& u : nested.units_) {
+  // Its tree's units: its own and those it adopted from wrappers nested deeper still.
+  const std::shared_ptr<detail::TreeState> old = nested.tree_;
+  for (FlatParamUnit* u : old->units) {
     u->set_tree(*tree_);
     if (!name.empty())
       for (auto& s : u->params()) s.full_name = name + "." + s.full_name;
-    tree_->units.push_back(u.get());
+    tree_->units.push_back(u);
     for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
   }
-  adopted_.push_back(nested.tree_);
-  nested.tree_ = tree_;
+  adopted_.push_back(old);
+  for (auto& [n, m] : nested.named_modules())
+    if (auto* w = dynamic_cast<FullyShardedDataParallel*>(m.get()); w && w->tree_ == old) w->tree_ = tree_;
 }
 
 namespace {

@@ -73,6 +73,15 @@ std::map<std::string, Tensor> FullyShardedDataParallel::gather_state_dict(bool r
   std::map<std::string, Tensor> out;
   // Unit by unit: at most one unit's parameters are gathered at a time.
   for (FlatParamUnit* u : tree_->units) {
+    if (u->compute_dtype() != u->dtype()) {
+      // Mixed precision gathers compute-dtype casts: the dict takes the masters, gathered alone.
+      for (size_t i = 0; i < u->params().size(); ++i) {
+        const ParamSlot& s = u->params()[i];
+        Tensor whole = u->gather_full(i, s.shard);
+        if (keep) out[s.full_name] = whole.contiguous(s.format);
+      }
+      continue;
+    }
     const bool was_gathered = u->is_gathered();
     u->use_full_params();
     if (keep)
@@ -218,11 +227,8 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
   }
   STRIDER_CHECK(failed.empty(), kOp, "no rank changed its parameters, because not every rank could load its part (",
                 pg_->size(), " ranks): ", failed);
-  for (auto& c : copies) {
-    ops::copy_(c.dst, c.src);
-    // Persistent full parameters notice the shards changed and gather them before next use.
-    c.dst.storage()->bump_version();
-  }
+  for (auto& c : copies) ops::copy_(c.dst, c.src);
+  for (FlatParamUnit* u : tree_->units) u->mark_shards_loaded();
   return keys;
 }
 

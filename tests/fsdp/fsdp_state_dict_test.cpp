@@ -64,6 +64,55 @@ TEST(FSDPStateDict, FullByDefaultAndRank0Only) {
   plain.load_state_dict(got);
 }
 
+// Mixed precision gathers bfloat16 casts of the parameters for compute; a state dict holds the
+// float32 masters (it held bf16(master), so a save and load moved every parameter).
+TEST(FSDPStateDict, MixedPrecisionGivesTheMastersNotTheirComputeCasts) {
+  std::vector<fsdp::ShardingStrategy> strategies = {fsdp::ShardingStrategy::FullShard, fsdp::ShardingStrategy::ShardGradOp,
+                                                    fsdp::ShardingStrategy::ShardOptimizer, fsdp::ShardingStrategy::NoShard};
+  const auto want = reference();
+  for (auto strategy : strategies) {
+    SCOPED_TRACE(fsdp::to_string(strategy));
+    manual_seed(5);
+    fsdp::FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Block"});
+    o.sharding_strategy = strategy;
+    o.mixed_precision = fsdp::MixedPrecision{.param_dtype = kBFloat16};
+    auto m = fsdp::FullyShardedDataParallel::wrap(std::make_shared<models::GPT>(tiny()), testing::world(), o);
+    {
+      NoGradGuard g;
+      (*m)(zeros({1, 4}, kLong));  // strategies that keep the gathered parameters now hold casts
+    }
+    auto got = m->state_dict();
+    for (auto& [name, t] : want) {
+      EXPECT_EQ(got.at(name).dtype(), kFloat) << name;
+      EXPECT_TRUE(testing::all_close(got.at(name), t, 0, 0)) << name;
+    }
+    m->load_state_dict(got);
+    for (auto& [name, t] : m->state_dict()) EXPECT_TRUE(testing::all_close(t, want.at(name), 0, 0)) << name;
+  }
+}
+
+// A load is collective: a rank whose shard of a parameter is only padding (Linear(6, 6) over 4
+// ranks: 2 rows each, none left for rank 3) must also gather the loaded values before its next
+// forward. It kept its full parameters from before the load.
+TEST(FSDPStateDict, ALoadReachesARankWhoseShardIsOnlyPadding) {
+  auto build = [](uint64_t seed) {
+    manual_seed(seed);
+    return std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+        std::make_shared<nn::Linear>(6, 6), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(6, 3)});
+  };
+  for (auto strategy : {fsdp::ShardingStrategy::ShardOptimizer, fsdp::ShardingStrategy::ShardGradOp}) {
+    SCOPED_TRACE(fsdp::to_string(strategy));
+    auto ref = build(1);
+    auto m = fsdp::FullyShardedDataParallel::wrap(build(2), testing::world(), {.sharding_strategy = strategy});
+    const Tensor x = ones({2, 6});
+    NoGradGuard g;
+    (*m)(x);  // the full parameters persist from here on
+    m->load_state_dict(ref->state_dict());
+    EXPECT_TRUE(testing::all_close((*m)(x), (*ref)(x), 0, 0)) << "rank " << testing::world()->rank();
+  }
+}
+
 TEST(FSDPStateDict, ShardedRowsReassembleAndLoadBack) {
   auto& pg = testing::world();
   for (auto strategy : {fsdp::ShardingStrategy::FullShard, fsdp::ShardingStrategy::NoShard}) {

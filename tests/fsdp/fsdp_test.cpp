@@ -278,6 +278,36 @@ TEST(FSDPEquivalence, ManualWrapWithDifferentStrategies) {
   expect_equivalent(w, wrap_by_hand, 1e-5);
 }
 
+// Wrappers nested three deep by hand (FSDP(FSDP(FSDP(conv), relu), ...)): the outermost adopts
+// the units its child adopted too (the innermost unit was lost, and its forward failed).
+TEST(FSDPEquivalence, ThreeLevelsOfHandWrapping) {
+  auto children = [] {
+    manual_seed(7);
+    std::vector<std::shared_ptr<nn::Module>> out;
+    for (auto& [name, child] : models::small_cnn()->named_children()) out.push_back(child);
+    return out;
+  };
+  auto nest = [](std::vector<std::shared_ptr<nn::Module>> c, const std::function<std::shared_ptr<nn::Module>(
+                                                                  std::shared_ptr<nn::Module>)>& wrap) {
+    auto inner = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{wrap(c[0]), c[1]});
+    auto outer = std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{wrap(inner)});
+    for (size_t i = 2; i < c.size(); ++i) outer->push_back(c[i]);
+    return outer;
+  };
+  auto same = [](std::shared_ptr<nn::Module> m) { return m; };
+  auto fsdp_unit = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::FullyShardedDataParallel::wrap(std::move(m), testing::world(), {});
+  };
+  Workload w = cnn_workload();
+  w.make = [&] { return std::shared_ptr<nn::Module>(nest(children(), same)); };
+  auto three_levels = [&](std::shared_ptr<nn::Module>) -> std::shared_ptr<nn::Module> {
+    auto root = fsdp::FullyShardedDataParallel::wrap(nest(children(), fsdp_unit), testing::world(), {});
+    EXPECT_EQ(root->num_units(), 3);
+    return root;
+  };
+  expect_equivalent(w, three_levels, 1e-5);
+}
+
 TEST(FSDPEquivalence, DistributedDataParallel) {
   auto ddp = [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
     return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {.bucket_cap_mb = 0.05});
