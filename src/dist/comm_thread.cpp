@@ -100,10 +100,11 @@ std::string describe_disagreement(const std::vector<WireSignature>& all) {
     }
     msg << (r ? ";" : "") << (same.size() > 1 ? " ranks " : " rank ");
     for (size_t i = 0; i < same.size(); ++i) msg << (i ? ", " : "") << same[i];
-    msg << " (training forward " << all[r].step << ") " << (same.size() > 1 ? "run " : "runs ") << from_wire(all[r]).describe();
+    msg << " (in or after training forward " << all[r].step << ") " << (same.size() > 1 ? "run " : "runs ") << from_wire(all[r]).describe();
   }
   msg << ". Every rank must issue the same collectives in the same order: check that all ranks got the same "
-         "model, options, data size and step count";
+         "model, options, data size and step count, and that every rank runs each forward of a sharded model, "
+         "evaluation too (its units gather their parameters from every rank)";
   return msg.str();
 }
 

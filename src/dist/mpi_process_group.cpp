@@ -128,7 +128,7 @@ std::shared_ptr<MpiProcessGroup> MpiProcessGroup::init(int* argc, char*** argv) 
   MpiProcessGroup* w = world.get();
   w->heartbeat_ = std::make_unique<detail::Heartbeat>(
       comm, w->rank_, w->size_, w->heartbeat_timeout(),
-      [w] { return "training forward " + std::to_string(w->step()) + "; its last collectives:\n" + w->comm_->recorder().tail(4); },
+      [w] { return "in or after training forward " + std::to_string(w->step()) + "; its last collectives:\n" + w->comm_->recorder().tail(4); },
       [w](const std::string& message, int silent_rank) { w->abort_without(message, silent_rank); });
   return world;
 }

@@ -84,6 +84,15 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   install_forward_hooks();
 }
 
+void ParamSlot::show(const Tensor& t) const {
+  owner->set_param(name, t);
+  for (const ParamAlias& a : aliases) a.owner->set_param(a.name, t);
+}
+
+bool ParamSlot::held_by(const nn::Module& m) const {
+  return owner == &m || std::any_of(aliases.begin(), aliases.end(), [&](const ParamAlias& a) { return a.owner == &m; });
+}
+
 void FlatParamUnit::describe_params(const std::vector<ParamRef>& refs) {
   dtype_ = refs.empty() ? kFloat : refs.front().owner->param(refs.front().name).dtype();
   compute_dtype_ = tree_->compute_dtype(dtype_);
@@ -93,7 +102,7 @@ void FlatParamUnit::describe_params(const std::vector<ParamRef>& refs) {
     check_param(p, ref.full_name);
     params_.push_back({.owner = ref.owner, .name = ref.name, .full_name = ref.full_name, .strides = p.strides().vec(),
                        .format = dense_format(p, ref.full_name), .requires_grad = p.requires_grad(),
-                       .shard = Tensor(), .full = Tensor()});
+                       .shard = Tensor(), .full = Tensor(), .aliases = ref.aliases});
     shapes.push_back(p.sizes().vec());
   }
   layout_ = FlatLayout(shapes, plan_.shards());
@@ -173,7 +182,7 @@ Tensor FlatParamUnit::place_param(size_t i) {
     s.shard = p;
     s.full = p;
   }
-  s.owner->set_param(s.name, s.shard);
+  s.show(s.shard);
   if (s.requires_grad) s.full.register_post_accumulate_grad_hook([this, i](const Tensor&) { on_grad_ready(i); });
   return original;
 }
@@ -250,7 +259,7 @@ void FlatParamUnit::use_full_params() {
   }
   in_use();
   if (plan_.flat_shards())
-    for (ParamSlot& s : params_) s.owner->set_param(s.name, s.full);
+    for (ParamSlot& s : params_) s.show(s.full);
 }
 
 bool FlatParamUnit::params_in_place(const nn::Module& owner) {
@@ -258,13 +267,13 @@ bool FlatParamUnit::params_in_place(const nn::Module& owner) {
   if (state_ == State::Gathering && plan_.full_params_persist) use_full_params();  // no new collective
   if (state_ != State::Gathered) return false;
   for (const ParamSlot& s : params_)
-    if (s.owner == &owner && owner.param(s.name).impl_ptr() == s.shard.impl_ptr()) return false;
+    if (s.held_by(owner) && s.owner->param(s.name).impl_ptr() == s.shard.impl_ptr()) return false;
   return true;
 }
 
 void FlatParamUnit::use_shards() {
   if (plan_.flat_shards() || compute_dtype_ != dtype_)
-    for (ParamSlot& s : params_) s.owner->set_param(s.name, s.shard);
+    for (ParamSlot& s : params_) s.show(s.shard);
 }
 
 void FlatParamUnit::use_cast_params() {
@@ -276,7 +285,7 @@ void FlatParamUnit::use_cast_params() {
   for (ParamSlot& s : params_) {
     Tensor cast = s.full.to(compute_dtype_);
     tree_->stats.copied_bytes += cast.nbytes();
-    s.owner->set_param(s.name, cast);
+    s.show(cast);
   }
 }
 

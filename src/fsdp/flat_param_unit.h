@@ -23,6 +23,12 @@
 
 namespace strider::fsdp::detail {
 
+// Another registry slot holding the same parameter (a tied weight: head.weight = emb.weight).
+struct ParamAlias {
+  nn::Module* owner;
+  std::string name, full_name;
+};
+
 // One parameter of a unit (its place in the flat buffers is the unit's layout()[i]).
 struct ParamSlot {
   nn::Module* owner;
@@ -33,6 +39,11 @@ struct ParamSlot {
   bool requires_grad;
   Tensor shard;           // the local shard (what named_parameters() shows between steps)
   Tensor full;            // the gathered parameter (storage freed while sharded)
+  std::vector<ParamAlias> aliases;  // its other slots, which always show what this one shows
+
+  // Puts `t` in every registry slot of the parameter, so tied slots stay one tensor.
+  void show(const Tensor& t) const;
+  bool held_by(const nn::Module& m) const;  // some slot of the parameter is in m
 };
 
 class FlatParamUnit {
@@ -40,6 +51,7 @@ class FlatParamUnit {
   struct ParamRef {
     nn::Module* owner;
     std::string name, full_name;
+    std::vector<ParamAlias> aliases;
   };
   // Shards the parameters as `plan` says (each rank keeps its rows) and hooks `module`'s forward.
   FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<ParamRef> params, ShardingPlan plan);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "fsdp/flat_param_unit.h"
@@ -155,7 +156,10 @@ void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std
   for (FlatParamUnit* u : old->units) {
     u->set_tree(*tree_);
     if (!name.empty())
-      for (auto& s : u->params()) s.full_name = name + "." + s.full_name;
+      for (auto& s : u->params()) {
+        s.full_name = name + "." + s.full_name;
+        for (auto& a : s.aliases) a.full_name = name + "." + a.full_name;
+      }
     tree_->units.push_back(u);
     for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
   }
@@ -166,18 +170,47 @@ void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std
 
 namespace {
 
+// A slot still holding a parameter an earlier unit took (its storage was retired then): the
+// parameter is tied across units, which cannot be, as each unit gathers and frees its own.
+void refuse_tie_across_units(const Tensor& p, const std::string& full_name) {
+  STRIDER_CHECK(p.storage()->retired_reason() == nullptr, "FullyShardedDataParallel", "parameter '", full_name,
+                "' is the same tensor as a parameter another unit took (a tied weight split over two units); each "
+                "unit gathers and frees its own parameters, so tied slots must be in one unit: wrap the modules "
+                "that share it in one unit (a policy or wrap() on their common parent), or untie them");
+}
+
+// The parameters of `modules` (name, module) that no unit owns yet, each marked owned; a
+// parameter held by several slots among them (a tied weight) is one ref with the others as
+// aliases.
+std::vector<FlatParamUnit::ParamRef> collect_refs(const std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>>& modules,
+                                                  std::unordered_set<const TensorImpl*>& owned) {
+  std::vector<FlatParamUnit::ParamRef> refs;
+  std::unordered_map<const TensorImpl*, size_t> index;
+  for (auto& [mname, m] : modules)
+    for (auto& [pname, p] : m->named_parameters(false, false)) {
+      const std::string full_name = mname.empty() ? pname : mname + "." + pname;
+      const TensorImpl* impl = p.impl_ptr().get();
+      if (auto it = index.find(impl); it != index.end()) {
+        refs[it->second].aliases.push_back({m.get(), pname, full_name});
+        continue;
+      }
+      refuse_tie_across_units(p, full_name);
+      if (!owned.insert(impl).second) continue;  // in a unit made before (a wrapped descendant's)
+      index[impl] = refs.size();
+      refs.push_back({m.get(), pname, full_name, {}});
+    }
+  return refs;
+}
+
 // The parameters under `top` (named from `prefix`) that no unit owns yet, skipping wrapped
-// descendants; each is marked owned.
+// descendants.
 std::vector<FlatParamUnit::ParamRef> unowned_params(nn::Module& top, const std::string& prefix,
                                                     std::unordered_set<const TensorImpl*>& owned) {
-  std::vector<FlatParamUnit::ParamRef> refs;
-  for (auto& [mname, m] : top.named_modules(prefix)) {
-    if (m.get() != &top && dynamic_cast<FullyShardedDataParallel*>(m.get())) continue;
-    for (auto& [pname, p] : m->named_parameters(false))
-      if (owned.insert(p.impl_ptr().get()).second)
-        refs.push_back({m.get(), pname, mname.empty() ? pname : mname + "." + pname});
-  }
-  return refs;
+  auto modules = top.named_modules(prefix);
+  std::erase_if(modules, [&](const auto& named) {
+    return named.second.get() != &top && dynamic_cast<FullyShardedDataParallel*>(named.second.get());
+  });
+  return collect_refs(modules, owned);
 }
 
 }  // namespace
@@ -257,8 +290,12 @@ void FullyShardedDataParallel::take_ownership(const std::string& description) {
   std::unordered_map<const nn::Module*, std::vector<FlatParamUnit*>> units_of;
   for (FlatParamUnit* u : tree_->units)
     for (const auto& s : u->params()) {
-      auto& v = units_of[s.owner];
-      if (std::find(v.begin(), v.end(), u) == v.end()) v.push_back(u);
+      std::vector<const nn::Module*> owners = {s.owner};
+      for (const auto& a : s.aliases) owners.push_back(a.owner);
+      for (const nn::Module* o : owners) {
+        auto& v = units_of[o];
+        if (std::find(v.begin(), v.end(), u) == v.end()) v.push_back(u);
+      }
     }
   // Hand-wrapped descendants keep their own owner (a call of their module goes through them).
   std::function<void(nn::Module&, const std::string&)> visit = [&](nn::Module& m, const std::string& name) {
@@ -276,10 +313,8 @@ void FullyShardedDataParallel::build_buckets(int64_t bucket_bytes, const std::ve
   built_as_ddp_ = true;
   detail::check_structure_across_ranks(*pg_, "DistributedDataParallel", *module_, option_lines);
   sync_module_states();
-  std::vector<FlatParamUnit::ParamRef> refs;
-  for (auto& [mname, m] : module_->named_modules())
-    for (auto& [pname, p] : m->named_parameters(false))
-      refs.push_back({m.get(), pname, mname.empty() ? pname : mname + "." + pname});
+  OwnedParams owned;
+  std::vector<FlatParamUnit::ParamRef> refs = collect_refs(module_->named_modules(), owned);
   std::vector<FlatParamUnit::ParamRef> bucket;
   int64_t bytes = 0;
   auto close_bucket = [&] {

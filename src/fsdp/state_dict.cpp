@@ -80,14 +80,18 @@ std::map<std::string, Tensor> FullyShardedDataParallel::gather_state_dict(bool r
         Tensor whole = u->gather_full(i, s.shard);
         if (keep) out[s.full_name] = whole.contiguous(s.format);
       }
-      continue;
+    } else {
+      const bool was_gathered = u->is_gathered();
+      u->use_full_params();
+      if (keep)
+        for (auto& s : u->params()) out[s.full_name] = s.full.to(s.shard.dtype(), MemoryFormat::Preserve, true).detach();
+      u->use_shards();
+      if (!was_gathered) u->reshard();
     }
-    const bool was_gathered = u->is_gathered();
-    u->use_full_params();
+    // A tied parameter under each of its names, one tensor, as a plain module's state dict has it.
     if (keep)
-      for (auto& s : u->params()) out[s.full_name] = s.full.to(s.shard.dtype(), MemoryFormat::Preserve, true).detach();
-    u->use_shards();
-    if (!was_gathered) u->reshard();
+      for (auto& s : u->params())
+        for (auto& a : s.aliases) out[a.full_name] = out[s.full_name];
   }
   if (keep)
     for (auto& [name, b] : named_persistent_buffers()) out[name] = b.clone();
@@ -177,6 +181,9 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
       for (size_t i = 0; i < u->params().size(); ++i) {
         const ParamSlot& s = u->params()[i];
         const Tensor* src = entry(s.full_name);
+        // A full dict names a tied parameter under each of its names (one copy loads it).
+        if (type == StateDictType::Full)
+          for (auto& a : s.aliases) entry(a.full_name);
         if (!src) continue;
         const DimVector& sizes = u->layout()[i].sizes;
         const int64_t offset = u->own_rows(i).begin, rows = u->own_rows(i).size();

@@ -88,6 +88,32 @@ Workload skips_middle_workload() {
           [](const Tensor& out, const Tensor& y) { return nn::functional::cross_entropy(out, y); }};
 }
 
+// A language model whose output layer is its embedding (head.weight = emb.weight), with a
+// block between them: the tied weight gets both uses' gradients, once.
+class TiedLm : public nn::Module {
+ public:
+  TiedLm() : Module("TiedLm") {
+    emb_ = register_module("emb", std::make_shared<nn::Embedding>(11, 6));
+    block_ = register_module("block", std::make_shared<nn::Linear>(6, 6));
+    head_ = register_module("head", std::make_shared<nn::Linear>(6, 11, /*bias=*/false));
+    head_->set_param("weight", emb_->param("weight"));
+  }
+  using nn::Module::forward;
+  Tensor forward(const Tensor& ids) override { return (*head_)(tanh((*block_)((*emb_)(ids)))); }
+
+ private:
+  std::shared_ptr<nn::Module> emb_, block_, head_;
+};
+
+Workload tied_workload() {
+  return {[] { return std::shared_ptr<nn::Module>(std::make_shared<TiedLm>()); },
+          [](int step) {
+            Generator g(400 + step);
+            return Batch{(rand({12}, {}, &g) * 11.0).to(kLong), (rand({12}, {}, &g) * 11.0).to(kLong)};
+          },
+          [](const Tensor& out, const Tensor& y) { return nn::functional::cross_entropy(out, y); }};
+}
+
 // This rank's slice of the global batch.
 Tensor local_slice(const Tensor& t) {
   auto& pg = testing::world();
@@ -306,6 +332,60 @@ TEST(FSDPEquivalence, ThreeLevelsOfHandWrapping) {
     return root;
   };
   expect_equivalent(w, three_levels, 1e-5);
+}
+
+// A tied weight trains as in one process under every strategy and under DDP, with the wrapper's
+// clipping counting it once, and its state dict names it under both names, as a plain module's.
+// (Its second slot kept the tensor from before the wrap, so forward failed; DDP clipped it twice.)
+TEST(FSDPEquivalence, ATiedWeightInOneUnit) {
+  auto check_dict = [](std::shared_ptr<nn::Module> m) {
+    const auto sd = m->state_dict();
+    EXPECT_TRUE(sd.count("emb.weight") && sd.count("head.weight"));
+    EXPECT_NO_THROW(TiedLm().load_state_dict(sd));  // a plain model takes it, strictly
+    EXPECT_TRUE(m->load_state_dict(sd).empty());
+  };
+  for (auto s : kStrategies) {
+    SCOPED_TRACE(fsdp::to_string(s));
+    FSDPOptions o;
+    o.sharding_strategy = s;
+    o.shard_group_size = hybrid_group_size();
+    auto wrap = [o, &check_dict](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+      auto f = fsdp::FullyShardedDataParallel::wrap(std::move(m), testing::world(), o);
+      EXPECT_EQ(f->named_parameters().size(), 3u);  // emb.weight, block.weight, block.bias
+      check_dict(f);
+      return f;
+    };
+    expect_equivalent(tied_workload(), wrap, 1e-5);
+  }
+  auto ddp = [&](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    auto d = fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {});
+    check_dict(d);
+    return d;
+  };
+  expect_equivalent(tied_workload(), ddp, 1e-5);
+  // Clipping through the engine counts the tied gradient once: the local norm.
+  manual_seed(7);
+  auto local = std::make_shared<TiedLm>();
+  manual_seed(7);
+  auto d = fsdp::DistributedDataParallel::wrap(std::make_shared<TiedLm>(), testing::world(), {});
+  const Batch b = tied_workload().batch(0);
+  nn::functional::cross_entropy((*local)(b.x), b.y).backward();
+  nn::functional::cross_entropy((*d)(local_slice(b.x)), local_slice(b.y)).backward();
+  EXPECT_NEAR(d->engine().clip_grad_norm_(1e9), nn::utils::clip_grad_norm_(local->parameters(), 1e9), 1e-5);
+}
+
+// Tied slots in two units cannot be (each unit gathers and frees its own): a named Error at wrap.
+TEST(FSDPEquivalence, ATiedWeightSplitOverTwoUnitsIsANamedError) {
+  FSDPOptions o;
+  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Embedding"});
+  std::string error;
+  try {
+    fsdp::FullyShardedDataParallel::wrap(std::make_shared<TiedLm>(), testing::world(), o);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("parameter 'head.weight' is the same tensor as a parameter another unit took"), std::string::npos)
+      << error;
 }
 
 TEST(FSDPEquivalence, DistributedDataParallel) {
