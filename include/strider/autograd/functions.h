@@ -58,6 +58,17 @@ std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false
 Tensor max(const Tensor& t);
 Tensor min(const Tensor& t);
 
+// Standard deviation: sqrt(var) (contiguous, as every reduction); its gradient is 0 where the
+// deviation is 0, as PyTorch's.
+Tensor std(const Tensor& t, IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false);
+// log(sum(exp(t))) over dims, shifted by the maximum so it cannot overflow; integer inputs give
+// float32. Over no elements: -inf.
+Tensor logsumexp(const Tensor& t, IntArrayRef dims, bool keepdim = false);
+// The vector p-norm over dims (all when empty), as torch.linalg.vector_norm / torch.norm(t, p,
+// dim): p = 2 (default), 1, 0 (the count of non-zeros), +-infinity (max/min of |t|) or any other
+// p. The gradient is 0 where the norm is 0 (p >= 1), as PyTorch's.
+Tensor norm(const Tensor& t, double p = 2.0, IntArrayRef dims = {}, bool keepdim = false);
+
 // ---- softmax
 Tensor softmax(const Tensor& t, int64_t dim);
 Tensor log_softmax(const Tensor& t, int64_t dim);
@@ -69,6 +80,12 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 // for all pieces, so the backward writes one gradient buffer instead of summing a zero-padded
 // tensor per piece.
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+// torch.chunk: `chunks` views of ceil(size / chunks) along dim (fewer when that covers the dim
+// sooner: 5 elements in 3 chunks give 2, 2, 1; 6 in 4 give 2, 2, 2); a zero-size dim gives
+// `chunks` empty views.
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+// torch.unbind: the views t.select(dim, i) for every i.
+std::vector<Tensor> unbind(const Tensor& t, int64_t dim = 0);
 
 // ---- convolution (layout rule: ops/conv.h). Single-value stride/padding/dilation expand to all
 // spatial dims; an unbatched input (no N) is accepted.

@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by backward formulas.
+#include <vector>
+
 #include "strider/autograd/record.h"
 #include "strider/core/layout.h"
 #include "strider/ops/convert.h"
@@ -26,6 +28,22 @@ inline Tensor reduce_to(const Tensor& grad, IntArrayRef shape, ScalarType dtype)
 
 // reduce_to for the gradient of input `t` (shape and dtype taken from it).
 inline Tensor grad_like(const Tensor& grad, const Tensor& t) { return reduce_to(grad, t.sizes(), t.dtype()); }
+
+// The reduced dims of an input of rank `dim` as a mask (empty list = all).
+inline std::vector<bool> reduced_dims(IntArrayRef dims, int64_t dim) {
+  std::vector<bool> mask(dim, dims.empty());
+  for (int64_t d : dims) mask[layout::wrap_dim(d, dim, "reduce")] = true;
+  return mask;
+}
+
+// Brings a reduction's gradient back to the keepdim shape (re-inserting squeezed dims).
+inline Tensor unsqueeze_reduced(const Tensor& g, const std::vector<bool>& mask, bool keepdim) {
+  if (keepdim) return g;
+  Tensor r = g;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d]) r = ops::unsqueeze(r, static_cast<int64_t>(d));
+  return r;
+}
 
 struct InputGeometry {
   DimVector sizes;

@@ -6,28 +6,14 @@
 namespace strider {
 
 using autograd::InputGeometry;
+using autograd::reduced_dims;
+using autograd::unsqueeze_reduced;
 using autograd::Node;
 using autograd::record;
 using autograd::SavedTensor;
 using Grads = std::vector<Tensor>;
 
 namespace {
-
-// The reduced dims of an input of rank `dim` as a mask (empty list = all).
-std::vector<bool> reduced_dims(IntArrayRef dims, int64_t dim) {
-  std::vector<bool> mask(dim, dims.empty());
-  for (int64_t d : dims) mask[layout::wrap_dim(d, dim, "reduce")] = true;
-  return mask;
-}
-
-// Brings a reduction's gradient back to the keepdim shape (re-inserting squeezed dims).
-Tensor unsqueeze_reduced(const Tensor& g, const std::vector<bool>& mask, bool keepdim) {
-  if (keepdim) return g;
-  Tensor r = g;
-  for (size_t d = 0; d < mask.size(); ++d)
-    if (mask[d]) r = ops::unsqueeze(r, static_cast<int64_t>(d));
-  return r;
-}
 
 int64_t reduced_count(IntArrayRef sizes, const std::vector<bool>& mask) {
   int64_t n = 1;

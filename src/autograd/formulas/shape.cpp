@@ -204,6 +204,30 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   return pieces;
 }
 
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
+  STRIDER_CHECK(t.dim() > 0, "chunk", "cannot chunk a 0-d tensor");
+  STRIDER_CHECK(chunks > 0, "chunk", "the number of chunks must be positive, got ", chunks);
+  const int64_t d = layout::wrap_dim(dim, t.dim(), "chunk");
+  const int64_t n = t.sizes()[d];
+  if (n == 0) return std::vector<Tensor>(static_cast<size_t>(chunks), t.narrow(d, 0, 0));
+  return split(t, (n + chunks - 1) / chunks, d);
+}
+
+std::vector<Tensor> unbind(const Tensor& t, int64_t dim) {
+  STRIDER_CHECK(t.dim() > 0, "unbind", "cannot unbind a 0-d tensor (PyTorch: 'Dimension specified as 0 but tensor "
+                "has no dimensions')");
+  const int64_t d = layout::wrap_dim(dim, t.dim(), "unbind");
+  std::vector<Tensor> pieces;
+  for (int64_t i = 0; i < t.sizes()[d]; ++i) pieces.push_back(ops::select(t, d, i));
+  if (pieces.empty() || !autograd::any_requires_grad({&t})) return pieces;
+  const ScalarType dtype = t.dtype();
+  record("UnbindBackward", {t}, pieces, [=](const Grads& g, const Node&) -> Grads {
+    Tensor whole = ops::stack(g, d);
+    return {whole.dtype() == dtype ? whole : ops::to(whole, dtype)};
+  });
+  return pieces;
+}
+
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   Tensor out = ops::stack(tensors, dim);
   const int64_t d = layout::wrap_dim(dim, out.dim(), "stack");
