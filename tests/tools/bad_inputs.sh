@@ -139,6 +139,26 @@ if [ -n "$make_folder" ]; then
          --image-folder "$work/images" --val-image-folder "$work/other"
   expect "small_cnn at another size" "--model small_cnn takes 28x28 images" train "${img[@]}" --model small_cnn \
          --image-folder "$work/images"
+  # A resume that would draw another held-out split or epoch order: the run record refuses it.
+  "$strider" train "${img[@]}" --image-folder "$work/images" --max-steps 2 --out "$work/leg1" > /dev/null 2>&1 ||
+    { echo "FAIL: could not make an image folder checkpoint"; exit 1; }
+  resume_img() { expect "$1" "$2" train "${img[@]}" --epochs 2 --out "$work/leg2_$tried" --resume "$work/leg1" "${@:3}"; }
+  resume_img "resume with another --seed" "was saved with --seed '0' but this run has '5'" \
+             --image-folder "$work/images" --seed 5
+  bad_folder; cp "$work/bad/class_0/img_100.png" "$work/bad/class_0/img_900.png"
+  resume_img "resume with an image added" "was saved with the training data (--image-folder '$work/bad') '36 images" \
+             --image-folder "$work/bad"
+  bad_folder; rm "$work/bad/class_2/img_102.jpg"
+  resume_img "resume with an image removed" "but this run has '35 images in 3 classes" --image-folder "$work/bad"
+  bad_folder; mv "$work/bad/class_1/img_104.png" "$work/bad/class_2/img_104.png"
+  resume_img "resume with an image moved to another class" "the training data (--image-folder '$work/bad')" \
+             --image-folder "$work/bad"
+  resume_img "resume with a validation folder added" "the validation data (--val-image-folder" \
+             --image-folder "$work/images" --val-image-folder "$work/images"
+  # The same images elsewhere (another mount, a copy) are the same run.
+  bad_folder; tried=$((tried + 1))
+  out=$(timeout 120 "$strider" train "${img[@]}" --epochs 2 --out "$work/leg2" --resume "$work/leg1" \
+        --image-folder "$work/bad" 2>&1) || { failed=$((failed + 1)); echo "FAIL: resume from a copied folder: $out"; }
 fi
 
 # ---- crafted checkpoints for --resume
@@ -163,7 +183,18 @@ for file in rank-00000-of-00001.safetensors manifest.json; do
   if [ "$file" = manifest.json ]; then missing="(no manifest.json)"; else missing="cannot open"; fi
   resume "missing $file" "$missing" "$work/missing"
 done
-resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
+resume "other model" "was saved with the model 'gpt(n_layer=1" "$ckpt" --n-layer 2
+resume "other seed" "was saved with --seed '0' but this run has '3'; the seed draws the held-out split" "$ckpt" --seed 3
+head -c 30000 /usr/share/common-licenses/GPL-3 > "$work/shorter.txt"
+resume "other text file" "was saved with the training data (--text-file '$work/shorter.txt') '" "$ckpt" \
+       --text-file "$work/shorter.txt"
+"$strider" train "${tok[@]}" --tokens "$work/tokens.bin" --out "$work/tokrun" > /dev/null 2>&1 ||
+  { echo "FAIL: could not make a token checkpoint"; exit 1; }
+cp "$work/tokens.bin" "$work/tokens2.bin"; printf 'a' | dd of="$work/tokens2.bin" bs=1 seek=0 conv=notrunc status=none
+expect "resume with a token file of other tokens" "the training data (--tokens '$work/tokens2.bin')" train "${tok[@]}" \
+       --epochs 2 --out "$work/tokres" --resume "$work/tokrun" --tokens "$work/tokens2.bin"
+expect "resume with a validation token file added" "the validation data (--val-tokens" train "${tok[@]}" --epochs 2 \
+       --out "$work/tokres" --resume "$work/tokrun" --tokens "$work/tokens.bin" --val-tokens "$work/tokens.bin"
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
 resume "other optimizer state dtype" "keeps bfloat16 state; load with the state dtype it was saved with" "$ckpt" \
        --optimizer-state-dtype bfloat16
@@ -207,6 +238,13 @@ if [ -n "$python" ]; then
   # An optimizer step count the run cannot have taken (Adam's bias correction would follow it).
   rm -rf "$work/steps"; cp -r "$ckpt" "$work/steps"; reseal "$work/steps" optimizer-steps > /dev/null
   resume "resume an optimizer with 10^15 steps" "says its optimizer took 1000000000000000 steps in a run of" "$work/steps"
+  # A checkpoint from before the run record: resumed, with a warning that says what is unchecked.
+  rm -rf "$work/oldrec"; cp -r "$ckpt" "$work/oldrec"; reseal "$work/oldrec" old-run-record > /dev/null
+  tried=$((tried + 1))
+  out=$(timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/oldres" --resume "$work/oldrec" 2>&1)
+  if [ $? -ne 0 ] || ! grep -qF "was saved before checkpoints recorded --seed; the training data" <<< "$out"; then
+    failed=$((failed + 1)); echo "FAIL: resume of a checkpoint without the run record: $(tail -n 3 <<< "$out")"
+  fi
   # One tensor sent to another's bytes of the same size in the same (checksummed) file.
   rm -rf "$work/pointed"; cp -r "$ckpt" "$work/pointed"
   read -r first other <<< "$(reseal "$work/pointed" point)"

@@ -2,6 +2,7 @@
 // the class count from the folder, every image in RGB (torchvision's ImageFolder converts each
 // with PIL's convert("RGB"); taking the channels from one image made a folder gray when its first
 // image was), held-out accuracy on --val-image-folder or on a seeded 10% of the training folder.
+#include <filesystem>
 #include <sstream>
 
 #include "data_feed.h"
@@ -32,6 +33,25 @@ io::ImageFolderOptions folder_options(const TrainOptions& o) {
   int64_t side = o.image_size > 0 ? o.image_size : std::min(first.size(1), first.size(2));
   if (o.model == "small_cnn") side = kSmallCnnSide;
   return {.image_size = side, .channels = kChannels};
+}
+
+// An image folder's identity for the run record: its classes and its images' names below the
+// root, labels and file sizes (not the root, so a copy moved elsewhere resumes; not the images'
+// bytes, which would be a pass over the whole data set at every start).
+std::string folder_identity(const io::ImageFolder& folder, const std::string& root) {
+  const size_t root_length = std::filesystem::path(root).string().size();  // each path is root/<class>/...
+  DataDigest digest;
+  for (const std::string& c : folder.classes()) digest.add(c);
+  for (const io::ImageFolderSample& s : folder.samples()) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(s.path, ec);  // unreadable: decoding it names the file
+    const std::string below_root = s.path.substr(std::min(root_length, s.path.size()));
+    digest.add(below_root.substr(below_root.starts_with('/') ? 1 : 0));
+    digest.add(s.label);
+    digest.add(ec ? int64_t{-1} : static_cast<int64_t>(bytes));
+  }
+  return std::to_string(folder.size()) + " images in " + std::to_string(folder.classes().size()) +
+         " classes, digest of names and sizes " + digest.hex();
 }
 
 class ImageFolderTask final : public TrainTask {
@@ -75,6 +95,18 @@ class ImageFolderTask final : public TrainTask {
   std::string model_signature() const override {
     return o_.model + "(classes=" + std::to_string(classes()) + ",channels=" + std::to_string(options_.channels) +
            ",size=" + std::to_string(options_.image_size) + ")";
+  }
+
+  std::vector<RunProperty> data_record() const override {
+    return {{"training_data", "the training data (--image-folder '" + o_.image_folder + "')",
+             folder_identity(*train_folder_, o_.image_folder), "resume with the images it was trained on"},
+            {"validation_data",
+             val_folder_ ? "the validation data (--val-image-folder '" + o_.val_image_folder + "')"
+                         : std::string("the validation data"),
+             val_folder_ ? "--val-image-folder: " + folder_identity(*val_folder_, o_.val_image_folder)
+                         : "a seeded " + std::to_string(static_cast<int>(kValFraction * 100)) +
+                               "% of --image-folder held out",
+             "resume with the validation data it was scored on (--val-image-folder, or none)"}};
   }
 
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType input_dtype) override {
