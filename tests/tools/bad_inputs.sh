@@ -200,13 +200,15 @@ resume "other optimizer state dtype" "keeps bfloat16 state; load with the state 
        --optimizer-state-dtype bfloat16
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
-# A checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch) would train nothing.
+# The epochs' boundaries and the schedule count the steps per epoch: another --limit-batches is
+# refused (it trained 2 steps of epoch 2, skipped epoch 3 and said "done: 3 epochs").
 "$strider" train "${gpt[@]}" --limit-batches 5 --out "$work/run5" > /dev/null 2>&1 ||
   { echo "FAIL: could not make a checkpoint at step 5"; exit 1; }
-resume "resume past the end of the schedule" "is already past the end of this run's schedule (step 5 of 2)" \
-       "$work/run5" --limit-batches 1
-resume "resume at the end of the schedule" "is already at the end of this run's schedule (step 5 of 5)" \
-       "$work/run5" --epochs 5 --limit-batches 1
+resume "resume with another --limit-batches" \
+       "was saved with steps per epoch (the data's full batches, capped by --limit-batches) '5' but this run has '2'" \
+       "$work/run5" --epochs 3
+resume "resume with a smaller --limit-batches" "resume with the --limit-batches it was saved with" \
+       "$work/run5" --epochs 3 --limit-batches 1
 # ---- manifests that never end: refused before a byte is read
 rm -rf "$work/fifo" "$work/huge"; cp -r "$ckpt" "$work/fifo"; cp -r "$ckpt" "$work/huge"
 rm "$work/fifo/manifest.json"; mkfifo "$work/fifo/manifest.json"
@@ -245,6 +247,14 @@ if [ -n "$python" ]; then
   if [ $? -ne 0 ] || ! grep -qF "was saved before checkpoints recorded --seed; the training data" <<< "$out"; then
     failed=$((failed + 1)); echo "FAIL: resume of a checkpoint without the run record: $(tail -n 3 <<< "$out")"
   fi
+  # Without the record, a checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch)
+  # would train nothing.
+  rm -rf "$work/old5"; cp -r "$(ls -d "$work/run5"/checkpoint-* | tail -n 1)" "$work/old5"
+  reseal "$work/old5" old-run-record > /dev/null
+  resume "resume past the end of the schedule" "is already past the end of this run's schedule (step 5 of 2)" \
+         "$work/old5" --limit-batches 1
+  resume "resume at the end of the schedule" "is already at the end of this run's schedule (step 5 of 5)" \
+         "$work/old5" --epochs 5 --limit-batches 1
   # One tensor sent to another's bytes of the same size in the same (checksummed) file.
   rm -rf "$work/pointed"; cp -r "$ckpt" "$work/pointed"
   read -r first other <<< "$(reseal "$work/pointed" point)"

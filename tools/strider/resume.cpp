@@ -49,6 +49,16 @@ std::string resume_source(const TrainOptions& o, RunMemorySnapshots* memory, con
   return files.back().dir;
 }
 
+// A checkpoint from before the run record (or a part of it) cannot be checked for what it lacks.
+void warn_unrecorded(const std::string& from, const std::vector<std::string>& unrecorded, const Parallel& par) {
+  if (!par.lead() || unrecorded.empty()) return;
+  std::string names;
+  for (const std::string& what : unrecorded) names += (names.empty() ? "" : "; ") + what;
+  std::cerr << "strider: warning: " << from << " was saved before checkpoints recorded " << names
+            << ", so a change to them cannot be detected: resume with the ones it was trained with (the next "
+               "checkpoints record this run's)\n";
+}
+
 }  // namespace
 
 int64_t resume(const TrainOptions& o, const std::vector<RunProperty>& record, const checkpoint::TrainingState& state,
@@ -56,14 +66,6 @@ int64_t resume(const TrainOptions& o, const std::vector<RunProperty>& record, co
   const auto started = std::chrono::steady_clock::now();
   const std::string from = resume_source(o, memory, par);
   const checkpoint::Manifest saved = checkpoint::read_manifest(from);
-  const std::vector<std::string> unrecorded = check_run_record(from, saved.user, record);
-  if (par.lead() && !unrecorded.empty()) {
-    std::string names;
-    for (const std::string& what : unrecorded) names += (names.empty() ? "" : "; ") + what;
-    std::cerr << "strider: warning: " << from << " was saved before checkpoints recorded " << names
-              << ", so a change to them cannot be detected: resume with the ones it was trained with (the next "
-                 "checkpoints record this run's)\n";
-  }
   STRIDER_CHECK(saved.data && saved.data->global_batch_size == o.batch_size, "train", from, " was saved with --batch-size ",
                 saved.data ? saved.data->global_batch_size : 0, " and this run has --batch-size ", o.batch_size,
                 "; its data position counts global batches, so resume with the same --batch-size");
@@ -76,6 +78,8 @@ int64_t resume(const TrainOptions& o, const std::vector<RunProperty>& record, co
                 saved.optimizer_steps, " steps in a run of ", saved.step,
                 " steps (manifest field optimizer.steps); the file was edited or is not this trainer's. Resume from "
                 "another checkpoint, or pass --reset-optimizer to start with fresh optimizer state");
+  // After --batch-size, which sets the steps per epoch too (named as the cause).
+  warn_unrecorded(from, check_run_record(from, saved.user, record), par);
   checkpoint::load(from, state, par.pg.get(), {.optimizer = !o.reset_optimizer});
   // The load replaced the run info with the checkpoint's; an older one lacks properties the next
   // saves must record (the others are equal: checked above).

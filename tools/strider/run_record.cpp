@@ -3,17 +3,24 @@
 #include <strider/core/error.h>
 #include <strider/io/crc32c.h>
 
+#include "schedule.h"
 #include "train_task.h"
 
 namespace strider::tools {
 
-std::vector<RunProperty> run_record(const TrainOptions& o, const TrainTask& task) {
+std::vector<RunProperty> run_record(const TrainOptions& o, const TrainTask& task, const Schedule& schedule) {
   std::vector<RunProperty> record = {
       {"model", "the model", task.model_signature(), "pass the model flags it was trained with", true},
       {"seed", "--seed", std::to_string(o.seed),
        "the seed draws the held-out split and every epoch's order, so resume with the --seed it was saved with", false},
   };
   for (RunProperty& p : task.data_record()) record.push_back(std::move(p));
+  // After the data, which sets the full batches too (a changed data set is named as the cause).
+  // The epochs' boundaries, the data position and the learning-rate schedule all count these.
+  record.push_back({"steps_per_epoch", "steps per epoch (the data's full batches, capped by --limit-batches)",
+                    std::to_string(schedule.steps_per_epoch),
+                    "the epochs' boundaries and the learning-rate schedule count them, so resume with the "
+                    "--limit-batches it was saved with (--max-steps ends a leg early without changing them)"});
   return record;
 }
 

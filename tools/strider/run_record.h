@@ -13,6 +13,7 @@
 namespace strider::tools {
 
 class TrainTask;
+struct Schedule;
 
 struct RunProperty {
   std::string key;     // its name among the checkpoint's user strings
@@ -24,9 +25,9 @@ struct RunProperty {
   bool in_every_checkpoint = false;
 };
 
-// This run's record: the model, --seed and the task's data
+// This run's record: the model, --seed, the task's data and the steps per epoch (--limit-batches)
 // (TrainTask::data_record). The task's data must be open (TrainTask::open_data).
-std::vector<RunProperty> run_record(const TrainOptions& options, const TrainTask& task);
+std::vector<RunProperty> run_record(const TrainOptions& options, const TrainTask& task, const Schedule& schedule);
 
 // The record as checkpoint user strings.
 std::map<std::string, std::string> as_user_strings(const std::vector<RunProperty>& record);

@@ -70,7 +70,7 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   const Schedule schedule = make_schedule(o, *task);
   optim::CosineWithWarmup sched(*opt, schedule.warmup_steps, schedule.total_steps);
 
-  const std::vector<RunProperty> record = run_record(o, *task);
+  const std::vector<RunProperty> record = run_record(o, *task, schedule);
   RunState state{.position = {.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size},
                  .run_info = as_user_strings(record)};
   const checkpoint::TrainingState checkpointed{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,
