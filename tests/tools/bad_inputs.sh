@@ -79,6 +79,35 @@ expect "--optimizer-state-dtype bfloat16 with sgd" "--optimizer-state-dtype bflo
 expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out "$work/x"
 expect "unknown flag" "--bogus" train --bogus
 expect "bench batch 0" "--batch" bench model --batch 0
+# ---- every subcommand's numeric flags: NaN and infinities where a number of seconds is meant (a
+# NaN grace never ended a frozen job), a fraction where a count is (not "not in range")
+for g in nan inf -inf; do
+  expect "launch --end-grace $g" "--end-grace: '$g' is not a finite number in the range 0.1 to 86400" \
+         launch -n 2 --end-grace $g -- strider train --out "$work/x"
+done
+expect "launch --end-grace 1e999" "--end-grace: Value 1e999 not in range 0.1 to 86400" launch -n 2 --end-grace 1e999 \
+       -- strider train --out "$work/x"
+expect "launch -n 1.5" "--ranks: '1.5' is not a whole number" launch -n 1.5 -- strider train --out "$work/x"
+expect "launch --max-restarts 2.0" "--max-restarts: '2.0' is not a whole number" launch -n 1 --max-restarts 2.0 \
+       -- strider train --out "$work/x"
+expect "reshard --world-size 1.0" "--world-size: '1.0' is not a whole number" ckpt reshard "$work/none" "$work/r" \
+       --world-size 1.0
+expect "bench model --batch 2.5" "--batch: '2.5' is not a whole number" bench model --batch 2.5
+expect "bench loader --workers 0.5" "--workers: '0.5' is not a whole number" bench loader --workers 0.5
+expect "train --collective-timeout nan" "--collective-timeout: 'nan' is not a finite number" train \
+       --collective-timeout nan --out "$work/x"
+# A frozen job is ended after the grace as given (it said "0 s" for 0.5).
+cat > "$work/frozen_launcher.sh" <<'LAUNCHER'
+#!/bin/sh
+echo "strider: [rank 0 of 2] rank 1 of 2 (host 'h1') stopped answering for 30 s"
+exec sleep 30
+LAUNCHER
+chmod +x "$work/frozen_launcher.sh"
+tried=$((tried + 1))  # (it exits with the killed job's status, 137)
+out=$(timeout 60 "$strider" launch -n 2 --max-restarts 0 --end-grace 0.5 --launcher "$work/frozen_launcher.sh" \
+      -- strider train --out "$work/frozen" 2>&1 < /dev/null)
+grep -qF "the job has not ended 0.5 s after rank 1 on host h1 froze" <<< "$out" ||
+  { failed=$((failed + 1)); echo "FAIL: launch --end-grace 0.5 on a frozen job: $out"; }
 expect "bench unknown model" "--model" bench model --model vgg
 
 # ---- token files (--tokens) and image folders (--image-folder)
