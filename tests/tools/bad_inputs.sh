@@ -347,6 +347,24 @@ fi
 expect "reshard a missing checkpoint" "does not exist" ckpt reshard "$work/none" "$work/r" --world-size 2
 expect "consolidate into a directory" "$work/taken" ckpt consolidate "$ckpt" "$work/taken"
 expect "consolidate a truncated checkpoint" "truncated" ckpt consolidate "$work/cshort" "$work/c.safetensors"
+# OUT is renamed into place: a FIFO or a symbolic link there would be replaced (so would a device
+# node: the audit's /dev/full), and an existing file is refused as reshard refuses an existing OUT.
+rm -f "$work/fifo_out" "$work/link_out" "$work/link_target" "$work/existing.safetensors"
+mkfifo "$work/fifo_out"; echo keep > "$work/link_target"; ln -s link_target "$work/link_out"
+echo keep > "$work/existing.safetensors"
+expect "consolidate onto a FIFO" "OUT $work/fifo_out is a FIFO; the file is written beside it and renamed onto it" \
+       ckpt consolidate "$ckpt" "$work/fifo_out"
+expect "consolidate onto a symbolic link" "OUT $work/link_out is a symbolic link;" ckpt consolidate "$ckpt" "$work/link_out"
+expect "consolidate onto an existing file" "OUT $work/existing.safetensors already exists; remove it" \
+       ckpt consolidate "$ckpt" "$work/existing.safetensors"
+expect "--export-model onto a FIFO" "--export-model $work/fifo_out is a FIFO" train "${gpt[@]}" --out "$work/x" \
+       --export-model "$work/fifo_out"
+expect "--export-model onto a symbolic link" "(the link, not the file it points to)" train "${gpt[@]}" --out "$work/x" \
+       --export-model "$work/link_out"
+tried=$((tried + 1))
+[ -p "$work/fifo_out" ] && [ -L "$work/link_out" ] && [ "$(cat "$work/link_target")" = keep ] &&
+  [ "$(cat "$work/existing.safetensors")" = keep ] || { failed=$((failed + 1)); echo "FAIL: a refused OUT was replaced"; }
+ls "$work"/*.tmp.* > /dev/null 2>&1 && { failed=$((failed + 1)); echo "FAIL: a refused OUT left a temporary file"; }
 expect "inspect a truncated manifest" "manifest.json" ckpt inspect "$work/short"
 expect "inspect a file" "is not a directory" ckpt inspect /usr/share/common-licenses/GPL-3
 [ ! -e "$work/r" ] && [ ! -e "$work/c.safetensors" ] || { failed=$((failed + 1)); echo "FAIL: a failed tool left output"; }

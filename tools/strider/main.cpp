@@ -91,7 +91,7 @@ CkptCommands add_ckpt_commands(CLI::App& app, CkptArgs& a) {
   c.reshard->add_option("--strategy", a.strategy, strategies + " (default: the checkpoint's)");
   c.consolidate = ckpt->add_subcommand("consolidate", "the model's whole tensors in one safetensors file");
   c.consolidate->add_option("path", a.path, path_help)->required();
-  c.consolidate->add_option("out", a.out, "the safetensors file to write")->required();
+  c.consolidate->add_option("out", a.out, "the safetensors file to write (must not exist)")->required();
   return c;
 }
 

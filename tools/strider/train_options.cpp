@@ -7,6 +7,8 @@
 
 #include <strider/strider.h>
 
+#include "output_file.h"
+
 namespace strider::tools {
 
 int64_t micro_batches(const TrainOptions& o) { return o.micro_batches > 0 ? o.micro_batches : o.batch_size; }
@@ -40,8 +42,7 @@ void validate(const TrainOptions& o) {
                 "--token-dtype and --vocab-size are for --tokens");
   if (!o.export_model.empty()) {  // checked now rather than after the training it would end
     const std::filesystem::path file(o.export_model), dir = file.has_parent_path() ? file.parent_path() : ".";
-    STRIDER_CHECK(!std::filesystem::is_directory(file), "train", "--export-model ", o.export_model,
-                  " is a directory; pass the safetensors file to write");
+    check_output_file("train", "--export-model", o.export_model, ExistingOutput::RegularFileReplaced);
     STRIDER_CHECK(std::filesystem::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0, "train", "--export-model ",
                   o.export_model, ": ", dir.string(), " is not a writable directory; create it or pick another path");
   }
