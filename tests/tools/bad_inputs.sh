@@ -159,13 +159,21 @@ if [ -n "$make_folder" ]; then
          --image-folder "$work/bad"
   bad_folder; printf 'not an image at all' > "$work/bad/class_0/img_103.png"
   expect "corrupt image" "$work/bad/class_0/img_103.png" train "${img[@]}" --image-folder "$work/bad"
-  expect "corrupt image in the validation folder" "$work/bad/class_0/img_103.png" train "${img[@]}" \
-         --image-folder "$work/images" --val-image-folder "$work/bad"
+  # After an epoch trained, the loader's "batch 0 of epoch 0" is the validation pass's: said so.
+  expect "corrupt image in the validation folder" \
+         "the validation pass over --val-image-folder '$work/bad': [DataLoader] batch 0 of epoch 0: reading of sample 3 failed: [read_image] $work/bad/class_0/img_103.png" \
+         train "${img[@]}" --image-folder "$work/images" --val-image-folder "$work/bad"
   bad_folder; printf 'not an image at all' > "$work/bad/class_0/img_100.png"
   expect "corrupt first image" "$work/bad/class_0/img_100.png" train "${img[@]}" --image-folder "$work/bad"
   rm -rf "$work/other"; "$make_folder" "$work/other" 2 3
-  expect "validation folder with other classes" "both need the same class folders" train "${img[@]}" \
-         --image-folder "$work/images" --val-image-folder "$work/other"
+  expect "validation folder with other classes" "only in --image-folder: class_2; both need the same class folders" \
+         train "${img[@]}" --image-folder "$work/images" --val-image-folder "$work/other"
+  bad_folder; mv "$work/bad/class_1" "$work/bad/birds"
+  expect "validation folder with a renamed class" \
+         "only in --image-folder: birds; only in --val-image-folder: class_1; both need the same class folders" \
+         train "${img[@]}" --image-folder "$work/bad" --val-image-folder "$work/images"
+  expect "bench loader: small_cnn at another size" "--model small_cnn takes 28x28 images" bench loader \
+         --image-folder "$work/images" --model small_cnn --image-size 64 --steps 1
   expect "small_cnn at another size" "--model small_cnn takes 28x28 images" train "${img[@]}" --model small_cnn \
          --image-folder "$work/images"
   # A resume that would draw another held-out split or epoch order: the run record refuses it.

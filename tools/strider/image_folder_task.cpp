@@ -2,7 +2,9 @@
 // the class count from the folder, every image in RGB (torchvision's ImageFolder converts each
 // with PIL's convert("RGB"); taking the channels from one image made a folder gray when its first
 // image was), held-out accuracy on --val-image-folder or on a seeded 10% of the training folder.
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include "data_feed.h"
@@ -19,19 +21,13 @@ constexpr int64_t kChannels = 3;
 // ImageNet's channel statistics, the usual choice for photos.
 data::Normalize normalization() { return {{0.485, 0.456, 0.406}, {0.229, 0.224, 0.225}}; }
 
-// small_cnn's classifier is sized for Fashion-MNIST's 28x28 images (7x7 maps after two pools).
-constexpr int64_t kSmallCnnSide = 28;
-
 // The side every image is brought to (--image-size; small_cnn's 28; or the first image's shorter
 // side), in RGB.
-io::ImageFolderOptions folder_options(const TrainOptions& o) {
-  STRIDER_CHECK(o.model != "small_cnn" || o.image_size == 0 || o.image_size == kSmallCnnSide, "train",
-                "--model small_cnn takes ", kSmallCnnSide, "x", kSmallCnnSide, " images (its classifier is sized for "
-                "them), not --image-size ", o.image_size, "; leave --image-size out or use a ResNet (any size)");
+io::ImageFolderOptions folder_options(const TrainOptions& o) {  // validate() checked small_cnn's --image-size
   io::ImageFolder probe(o.image_folder);
   Tensor first = probe.image(0);
   int64_t side = o.image_size > 0 ? o.image_size : std::min(first.size(1), first.size(2));
-  if (o.model == "small_cnn") side = kSmallCnnSide;
+  if (o.model == "small_cnn") side = kSmallCnnImageSide;
   return {.image_size = side, .channels = kChannels};
 }
 
@@ -62,7 +58,7 @@ class ImageFolderTask final : public TrainTask {
       val_folder_ = std::make_shared<io::ImageFolder>(o.val_image_folder, options_);
       STRIDER_CHECK(val_folder_->classes() == train_folder_->classes(), "train", "--val-image-folder '",
                     o.val_image_folder, "' has ", val_folder_->classes().size(), " classes, --image-folder '",
-                    o.image_folder, "' ", train_folder_->classes().size(),
+                    o.image_folder, "' ", train_folder_->classes().size(), class_difference(),
                     "; both need the same class folders (the same names)");
       train_ = std::make_shared<ImageFolderSubset>(train_folder_, all_indices(train_folder_->size()));
       val_ = std::make_shared<ImageFolderSubset>(val_folder_, all_indices(val_folder_->size()));
@@ -146,10 +142,17 @@ class ImageFolderTask final : public TrainTask {
     model.eval();
     int64_t correct = 0, total = 0;
     val_loader_->set_epoch(0);
-    while (auto b = next_batch(*val_loader_, "image", "label")) {
-      Tensor logits = run_model(model, b->input, cast_dtype);
-      correct += sum(eq(argmax(logits.to(kFloat), 1), b->target)).item<int64_t>();
-      total += b->target.numel();
+    try {
+      while (auto b = next_batch(*val_loader_, "image", "label")) {
+        Tensor logits = run_model(model, b->input, cast_dtype);
+        correct += sum(eq(argmax(logits.to(kFloat), 1), b->target)).item<int64_t>();
+        total += b->target.numel();
+      }
+    } catch (const Error& e) {  // the loader counts its own batches and epochs: say which pass it was
+      STRIDER_CHECK(false, "train", "the validation pass over ",
+                    val_folder_ ? "--val-image-folder '" + o_.val_image_folder + "'"
+                                : "the seeded 10% of --image-folder '" + o_.image_folder + "' held out for validation",
+                    ": ", e.what());
     }
     model.train();
     const double acc = total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
@@ -158,6 +161,23 @@ class ImageFolderTask final : public TrainTask {
 
  private:
   int64_t classes() const { return static_cast<int64_t>(train_folder_->classes().size()); }
+  // ": only in --image-folder: a, b; only in --val-image-folder: c" (labels are class indices, so
+  // the same names in another order would be wrong too; both lists are sorted).
+  std::string class_difference() const {
+    const std::vector<std::string>&train = train_folder_->classes(), &val = val_folder_->classes();
+    std::vector<std::string> only_train, only_val;
+    std::set_difference(train.begin(), train.end(), val.begin(), val.end(), std::back_inserter(only_train));
+    std::set_difference(val.begin(), val.end(), train.begin(), train.end(), std::back_inserter(only_val));
+    auto list = [](const std::vector<std::string>& names) {
+      std::string s;
+      for (size_t i = 0; i < names.size() && i < 10; ++i) s += (i ? ", " : "") + names[i];
+      return names.size() > 10 ? s + " and " + std::to_string(names.size() - 10) + " more" : s;
+    };
+    std::string s;
+    if (!only_train.empty()) s += "; only in --image-folder: " + list(only_train);
+    if (!only_val.empty()) s += "; only in --val-image-folder: " + list(only_val);
+    return s;
+  }
   // Stacks the samples, then the run's input dtype and memory format (in the worker thread).
   data::CollateFn collate(ScalarType dtype) const {
     const MemoryFormat fmt = memory_format_from_string(o_.memory_format);

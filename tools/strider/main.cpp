@@ -123,7 +123,8 @@ CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b
   loader->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | small_cnn | fmnist_resnet | gpt")
       ->check(CLI::IsMember(tools::model_names()));
   loader->add_option("--batch", b.batch)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();
-  loader->add_option("--image-size", b.image_size)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();
+  loader->add_option("--image-size", b.image_size, "default: 224 (--model small_cnn: 28, the only side it takes)")
+      ->check(tools::whole_range<int64_t>(1, 4096));
   loader->add_option("--vocab-size", b.vocab_size, "default: the largest id + 1")->check(tools::whole_range<int64_t>(1, 1 << 30));
   loader->add_option("--seq", b.seq)->check(tools::whole_range<int64_t>(1, 1 << 16))->capture_default_str();
   loader->add_option("--n-layer", b.n_layer)->check(tools::whole_range<int64_t>(1, 1000))->capture_default_str();

@@ -119,10 +119,16 @@ class TokenTask final : public TrainTask {
     double total = 0;
     int64_t tokens = 0;
     val_loader_->set_epoch(0);
-    while (auto b = next_batch(*val_loader_, "input", "target")) {
-      const int64_t n = b->target.numel();
-      total += loss(run_model(model, b->input, cast_dtype), *b).item<double>() * static_cast<double>(n);
-      tokens += n;
+    try {
+      while (auto b = next_batch(*val_loader_, "input", "target")) {
+        const int64_t n = b->target.numel();
+        total += loss(run_model(model, b->input, cast_dtype), *b).item<double>() * static_cast<double>(n);
+        tokens += n;
+      }
+    } catch (const Error& e) {  // the loader counts its own batches and epochs: say which pass it was
+      STRIDER_CHECK(false, "train", "the validation pass over ",
+                    val_file_ ? "--val-tokens '" + o_.val_tokens + "'" : "the last 10% of --tokens '" + o_.tokens + "'",
+                    ": ", e.what());
     }
     model.train();
     const double v = tokens ? total / static_cast<double>(tokens) : 0.0;

@@ -36,6 +36,10 @@ void validate(const TrainOptions& o) {
                   "--val-image-folder needs --image-folder (the training images)");
     STRIDER_CHECK(o.image_size == 0 || !o.image_folder.empty(), "train",
                   "--image-size is for --image-folder; Fashion-MNIST images are 28x28");
+    STRIDER_CHECK(o.model != "small_cnn" || o.image_size == 0 || o.image_size == kSmallCnnImageSide, "train",
+                  "--model small_cnn takes ", kSmallCnnImageSide, "x", kSmallCnnImageSide, " images (its classifier "
+                  "is sized for them), not --image-size ", o.image_size, "; leave --image-size out or use a ResNet "
+                  "(any size)");
   }
   STRIDER_CHECK(o.val_tokens.empty() || !o.tokens.empty(), "train", "--val-tokens needs --tokens (the training tokens)");
   STRIDER_CHECK((o.token_dtype == "auto" && o.vocab_size == 0) || !o.tokens.empty(), "train",
