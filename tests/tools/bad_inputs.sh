@@ -79,6 +79,35 @@ expect "--optimizer-state-dtype bfloat16 with sgd" "--optimizer-state-dtype bflo
 expect "data dir missing" "file not found" train --data-dir "$work/nodata" --out "$work/x"
 expect "unknown flag" "--bogus" train --bogus
 expect "bench batch 0" "--batch" bench model --batch 0
+# ---- every subcommand's numeric flags: NaN and infinities where a number of seconds is meant (a
+# NaN grace never ended a frozen job), a fraction where a count is (not "not in range")
+for g in nan inf -inf; do
+  expect "launch --end-grace $g" "--end-grace: '$g' is not a finite number in the range 0.1 to 86400" \
+         launch -n 2 --end-grace $g -- strider train --out "$work/x"
+done
+expect "launch --end-grace 1e999" "--end-grace: Value 1e999 not in range 0.1 to 86400" launch -n 2 --end-grace 1e999 \
+       -- strider train --out "$work/x"
+expect "launch -n 1.5" "--ranks: '1.5' is not a whole number" launch -n 1.5 -- strider train --out "$work/x"
+expect "launch --max-restarts 2.0" "--max-restarts: '2.0' is not a whole number" launch -n 1 --max-restarts 2.0 \
+       -- strider train --out "$work/x"
+expect "reshard --world-size 1.0" "--world-size: '1.0' is not a whole number" ckpt reshard "$work/none" "$work/r" \
+       --world-size 1.0
+expect "bench model --batch 2.5" "--batch: '2.5' is not a whole number" bench model --batch 2.5
+expect "bench loader --workers 0.5" "--workers: '0.5' is not a whole number" bench loader --workers 0.5
+expect "train --collective-timeout nan" "--collective-timeout: 'nan' is not a finite number" train \
+       --collective-timeout nan --out "$work/x"
+# A frozen job is ended after the grace as given (it said "0 s" for 0.5).
+cat > "$work/frozen_launcher.sh" <<'LAUNCHER'
+#!/bin/sh
+echo "strider: [rank 0 of 2] rank 1 of 2 (host 'h1') stopped answering for 30 s"
+exec sleep 30
+LAUNCHER
+chmod +x "$work/frozen_launcher.sh"
+tried=$((tried + 1))  # (it exits with the killed job's status, 137)
+out=$(timeout 60 "$strider" launch -n 2 --max-restarts 0 --end-grace 0.5 --launcher "$work/frozen_launcher.sh" \
+      -- strider train --out "$work/frozen" 2>&1 < /dev/null)
+grep -qF "the job has not ended 0.5 s after rank 1 on host h1 froze" <<< "$out" ||
+  { failed=$((failed + 1)); echo "FAIL: launch --end-grace 0.5 on a frozen job: $out"; }
 expect "bench unknown model" "--model" bench model --model vgg
 
 # ---- token files (--tokens) and image folders (--image-folder)
@@ -130,15 +159,43 @@ if [ -n "$make_folder" ]; then
          --image-folder "$work/bad"
   bad_folder; printf 'not an image at all' > "$work/bad/class_0/img_103.png"
   expect "corrupt image" "$work/bad/class_0/img_103.png" train "${img[@]}" --image-folder "$work/bad"
-  expect "corrupt image in the validation folder" "$work/bad/class_0/img_103.png" train "${img[@]}" \
-         --image-folder "$work/images" --val-image-folder "$work/bad"
+  # After an epoch trained, the loader's "batch 0 of epoch 0" is the validation pass's: said so.
+  expect "corrupt image in the validation folder" \
+         "the validation pass over --val-image-folder '$work/bad': [DataLoader] batch 0 of epoch 0: reading of sample 3 failed: [read_image] $work/bad/class_0/img_103.png" \
+         train "${img[@]}" --image-folder "$work/images" --val-image-folder "$work/bad"
   bad_folder; printf 'not an image at all' > "$work/bad/class_0/img_100.png"
   expect "corrupt first image" "$work/bad/class_0/img_100.png" train "${img[@]}" --image-folder "$work/bad"
   rm -rf "$work/other"; "$make_folder" "$work/other" 2 3
-  expect "validation folder with other classes" "both need the same class folders" train "${img[@]}" \
-         --image-folder "$work/images" --val-image-folder "$work/other"
+  expect "validation folder with other classes" "only in --image-folder: class_2; both need the same class folders" \
+         train "${img[@]}" --image-folder "$work/images" --val-image-folder "$work/other"
+  bad_folder; mv "$work/bad/class_1" "$work/bad/birds"
+  expect "validation folder with a renamed class" \
+         "only in --image-folder: birds; only in --val-image-folder: class_1; both need the same class folders" \
+         train "${img[@]}" --image-folder "$work/bad" --val-image-folder "$work/images"
+  expect "bench loader: small_cnn at another size" "--model small_cnn takes 28x28 images" bench loader \
+         --image-folder "$work/images" --model small_cnn --image-size 64 --steps 1
   expect "small_cnn at another size" "--model small_cnn takes 28x28 images" train "${img[@]}" --model small_cnn \
          --image-folder "$work/images"
+  # A resume that would draw another held-out split or epoch order: the run record refuses it.
+  "$strider" train "${img[@]}" --image-folder "$work/images" --max-steps 2 --out "$work/leg1" > /dev/null 2>&1 ||
+    { echo "FAIL: could not make an image folder checkpoint"; exit 1; }
+  resume_img() { expect "$1" "$2" train "${img[@]}" --epochs 2 --out "$work/leg2_$tried" --resume "$work/leg1" "${@:3}"; }
+  resume_img "resume with another --seed" "was saved with --seed '0' but this run has '5'" \
+             --image-folder "$work/images" --seed 5
+  bad_folder; cp "$work/bad/class_0/img_100.png" "$work/bad/class_0/img_900.png"
+  resume_img "resume with an image added" "was saved with the training data (--image-folder '$work/bad') '36 images" \
+             --image-folder "$work/bad"
+  bad_folder; rm "$work/bad/class_2/img_102.jpg"
+  resume_img "resume with an image removed" "but this run has '35 images in 3 classes" --image-folder "$work/bad"
+  bad_folder; mv "$work/bad/class_1/img_104.png" "$work/bad/class_2/img_104.png"
+  resume_img "resume with an image moved to another class" "the training data (--image-folder '$work/bad')" \
+             --image-folder "$work/bad"
+  resume_img "resume with a validation folder added" "the validation data (--val-image-folder" \
+             --image-folder "$work/images" --val-image-folder "$work/images"
+  # The same images elsewhere (another mount, a copy) are the same run.
+  bad_folder; tried=$((tried + 1))
+  out=$(timeout 120 "$strider" train "${img[@]}" --epochs 2 --out "$work/leg2" --resume "$work/leg1" \
+        --image-folder "$work/bad" 2>&1) || { failed=$((failed + 1)); echo "FAIL: resume from a copied folder: $out"; }
 fi
 
 # ---- crafted checkpoints for --resume
@@ -163,19 +220,32 @@ for file in rank-00000-of-00001.safetensors manifest.json; do
   if [ "$file" = manifest.json ]; then missing="(no manifest.json)"; else missing="cannot open"; fi
   resume "missing $file" "$missing" "$work/missing"
 done
-resume "other model" "holds a 'gpt(n_layer=1" "$ckpt" --n-layer 2
+resume "other model" "was saved with the model 'gpt(n_layer=1" "$ckpt" --n-layer 2
+resume "other seed" "was saved with --seed '0' but this run has '3'; the seed draws the held-out split" "$ckpt" --seed 3
+head -c 30000 /usr/share/common-licenses/GPL-3 > "$work/shorter.txt"
+resume "other text file" "was saved with the training data (--text-file '$work/shorter.txt') '" "$ckpt" \
+       --text-file "$work/shorter.txt"
+"$strider" train "${tok[@]}" --tokens "$work/tokens.bin" --out "$work/tokrun" > /dev/null 2>&1 ||
+  { echo "FAIL: could not make a token checkpoint"; exit 1; }
+cp "$work/tokens.bin" "$work/tokens2.bin"; printf 'a' | dd of="$work/tokens2.bin" bs=1 seek=0 conv=notrunc status=none
+expect "resume with a token file of other tokens" "the training data (--tokens '$work/tokens2.bin')" train "${tok[@]}" \
+       --epochs 2 --out "$work/tokres" --resume "$work/tokrun" --tokens "$work/tokens2.bin"
+expect "resume with a validation token file added" "the validation data (--val-tokens" train "${tok[@]}" --epochs 2 \
+       --out "$work/tokres" --resume "$work/tokrun" --tokens "$work/tokens.bin" --val-tokens "$work/tokens.bin"
 resume "other optimizer" "--reset-optimizer" "$ckpt" --optimizer sgd
 resume "other optimizer state dtype" "keeps bfloat16 state; load with the state dtype it was saved with" "$ckpt" \
        --optimizer-state-dtype bfloat16
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
-# A checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch) would train nothing.
+# The epochs' boundaries and the schedule count the steps per epoch: another --limit-batches is
+# refused (it trained 2 steps of epoch 2, skipped epoch 3 and said "done: 3 epochs").
 "$strider" train "${gpt[@]}" --limit-batches 5 --out "$work/run5" > /dev/null 2>&1 ||
   { echo "FAIL: could not make a checkpoint at step 5"; exit 1; }
-resume "resume past the end of the schedule" "is already past the end of this run's schedule (step 5 of 2)" \
-       "$work/run5" --limit-batches 1
-resume "resume at the end of the schedule" "is already at the end of this run's schedule (step 5 of 5)" \
-       "$work/run5" --epochs 5 --limit-batches 1
+resume "resume with another --limit-batches" \
+       "was saved with steps per epoch (the data's full batches, capped by --limit-batches) '5' but this run has '2'" \
+       "$work/run5" --epochs 3
+resume "resume with a smaller --limit-batches" "resume with the --limit-batches it was saved with" \
+       "$work/run5" --epochs 3 --limit-batches 1
 # ---- manifests that never end: refused before a byte is read
 rm -rf "$work/fifo" "$work/huge"; cp -r "$ckpt" "$work/fifo"; cp -r "$ckpt" "$work/huge"
 rm "$work/fifo/manifest.json"; mkfifo "$work/fifo/manifest.json"
@@ -207,6 +277,21 @@ if [ -n "$python" ]; then
   # An optimizer step count the run cannot have taken (Adam's bias correction would follow it).
   rm -rf "$work/steps"; cp -r "$ckpt" "$work/steps"; reseal "$work/steps" optimizer-steps > /dev/null
   resume "resume an optimizer with 10^15 steps" "says its optimizer took 1000000000000000 steps in a run of" "$work/steps"
+  # A checkpoint from before the run record: resumed, with a warning that says what is unchecked.
+  rm -rf "$work/oldrec"; cp -r "$ckpt" "$work/oldrec"; reseal "$work/oldrec" old-run-record > /dev/null
+  tried=$((tried + 1))
+  out=$(timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/oldres" --resume "$work/oldrec" 2>&1)
+  if [ $? -ne 0 ] || ! grep -qF "was saved before checkpoints recorded --seed; the training data" <<< "$out"; then
+    failed=$((failed + 1)); echo "FAIL: resume of a checkpoint without the run record: $(tail -n 3 <<< "$out")"
+  fi
+  # Without the record, a checkpoint at step 5 and a schedule of two steps (2 epochs of 1 batch)
+  # would train nothing.
+  rm -rf "$work/old5"; cp -r "$(ls -d "$work/run5"/checkpoint-* | tail -n 1)" "$work/old5"
+  reseal "$work/old5" old-run-record > /dev/null
+  resume "resume past the end of the schedule" "is already past the end of this run's schedule (step 5 of 2)" \
+         "$work/old5" --limit-batches 1
+  resume "resume at the end of the schedule" "is already at the end of this run's schedule (step 5 of 5)" \
+         "$work/old5" --epochs 5 --limit-batches 1
   # One tensor sent to another's bytes of the same size in the same (checksummed) file.
   rm -rf "$work/pointed"; cp -r "$ckpt" "$work/pointed"
   read -r first other <<< "$(reseal "$work/pointed" point)"
@@ -270,6 +355,24 @@ fi
 expect "reshard a missing checkpoint" "does not exist" ckpt reshard "$work/none" "$work/r" --world-size 2
 expect "consolidate into a directory" "$work/taken" ckpt consolidate "$ckpt" "$work/taken"
 expect "consolidate a truncated checkpoint" "truncated" ckpt consolidate "$work/cshort" "$work/c.safetensors"
+# OUT is renamed into place: a FIFO or a symbolic link there would be replaced (so would a device
+# node: the audit's /dev/full), and an existing file is refused as reshard refuses an existing OUT.
+rm -f "$work/fifo_out" "$work/link_out" "$work/link_target" "$work/existing.safetensors"
+mkfifo "$work/fifo_out"; echo keep > "$work/link_target"; ln -s link_target "$work/link_out"
+echo keep > "$work/existing.safetensors"
+expect "consolidate onto a FIFO" "OUT $work/fifo_out is a FIFO; the file is written beside it and renamed onto it" \
+       ckpt consolidate "$ckpt" "$work/fifo_out"
+expect "consolidate onto a symbolic link" "OUT $work/link_out is a symbolic link;" ckpt consolidate "$ckpt" "$work/link_out"
+expect "consolidate onto an existing file" "OUT $work/existing.safetensors already exists; remove it" \
+       ckpt consolidate "$ckpt" "$work/existing.safetensors"
+expect "--export-model onto a FIFO" "--export-model $work/fifo_out is a FIFO" train "${gpt[@]}" --out "$work/x" \
+       --export-model "$work/fifo_out"
+expect "--export-model onto a symbolic link" "(the link, not the file it points to)" train "${gpt[@]}" --out "$work/x" \
+       --export-model "$work/link_out"
+tried=$((tried + 1))
+[ -p "$work/fifo_out" ] && [ -L "$work/link_out" ] && [ "$(cat "$work/link_target")" = keep ] &&
+  [ "$(cat "$work/existing.safetensors")" = keep ] || { failed=$((failed + 1)); echo "FAIL: a refused OUT was replaced"; }
+ls "$work"/*.tmp.* > /dev/null 2>&1 && { failed=$((failed + 1)); echo "FAIL: a refused OUT left a temporary file"; }
 expect "inspect a truncated manifest" "manifest.json" ckpt inspect "$work/short"
 expect "inspect a file" "is not a directory" ckpt inspect /usr/share/common-licenses/GPL-3
 [ ! -e "$work/r" ] && [ ! -e "$work/c.safetensors" ] || { failed=$((failed + 1)); echo "FAIL: a failed tool left output"; }

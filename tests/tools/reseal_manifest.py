@@ -7,7 +7,9 @@ Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   strategy     the recorded strategy changed to one strider does not write ('bogus')
   swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
                at the offset of that file's half (names, dtypes, shapes and offsets still agree)
-  optimizer-steps  the optimizer's step count set to 10^15 (its per-parameter counts left alone)"""
+  optimizer-steps  the optimizer's step count set to 10^15 (its per-parameter counts left alone)
+  old-run-record   the user strings cut to the model's signature, as a trainer before the run record
+                   (--seed, the data) saved them"""
 import json
 import sys
 
@@ -66,6 +68,9 @@ def main():
     elif edit == "optimizer-steps":
         manifest["optimizer"]["steps"] = 10 ** 15
         print("optimizer.steps: 10^15")
+    elif edit == "old-run-record":
+        manifest["user"] = {"model": manifest["user"]["model"]}
+        print("user: model only")
     else:
         sys.exit("unknown edit " + edit)
     with open(path, "w", encoding="utf-8") as f:

@@ -22,7 +22,8 @@ TrainOptions task_options(const BenchLoaderOptions& b) {
   TrainOptions o;
   o.model = !b.model.empty() ? b.model : b.tokens.empty() ? "resnet50" : "gpt";
   o.image_folder = b.image_folder;
-  o.image_size = b.image_folder.empty() || o.model == "small_cnn" ? 0 : b.image_size;  // small_cnn: 28 only
+  // Not given: 224, a ResNet's ImageNet side; small_cnn's only side (validate() refuses another).
+  o.image_size = b.image_folder.empty() ? 0 : b.image_size > 0 ? b.image_size : o.model == "small_cnn" ? 0 : 224;
   o.tokens = b.tokens;
   o.vocab_size = b.vocab_size;
   o.seq = b.seq;

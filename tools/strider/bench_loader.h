@@ -14,7 +14,7 @@ struct BenchLoaderOptions {
   std::string tokens;
   std::string model;          // default: resnet50 (images) or gpt (tokens)
   int64_t batch = 16;
-  int64_t image_size = 224;
+  int64_t image_size = 0;     // 0: 224, or 28 for --model small_cnn (the only side it takes)
   int64_t vocab_size = 0;     // 0: the file's largest id + 1
   int64_t seq = 1024, n_layer = 12, n_head = 12, n_embd = 768;  // GPT-2 small
   int64_t workers = 2;

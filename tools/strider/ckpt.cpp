@@ -6,6 +6,8 @@
 
 #include <strider/strider.h>
 
+#include "output_file.h"
+
 namespace strider::tools {
 namespace {
 
@@ -104,6 +106,7 @@ int ckpt_reshard(const std::string& path, const std::string& out, int64_t world_
 
 int ckpt_consolidate(const std::string& path, const std::string& out) {
   const auto t0 = std::chrono::steady_clock::now();
+  check_output_file("ckpt consolidate", "OUT", out, ExistingOutput::Refused);  // as reshard refuses an existing OUT
   const checkpoint::ConsolidateReport r = checkpoint::consolidate_checkpoint(path, out);
   std::cout << out << ": step " << r.step << " of " << r.source << ", " << r.tensors << " tensors, " << r.bytes
             << " bytes in " << seconds_since(t0) << " s\n";

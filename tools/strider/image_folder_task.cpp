@@ -2,6 +2,9 @@
 // the class count from the folder, every image in RGB (torchvision's ImageFolder converts each
 // with PIL's convert("RGB"); taking the channels from one image made a folder gray when its first
 // image was), held-out accuracy on --val-image-folder or on a seeded 10% of the training folder.
+#include <algorithm>
+#include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include "data_feed.h"
@@ -18,20 +21,33 @@ constexpr int64_t kChannels = 3;
 // ImageNet's channel statistics, the usual choice for photos.
 data::Normalize normalization() { return {{0.485, 0.456, 0.406}, {0.229, 0.224, 0.225}}; }
 
-// small_cnn's classifier is sized for Fashion-MNIST's 28x28 images (7x7 maps after two pools).
-constexpr int64_t kSmallCnnSide = 28;
-
 // The side every image is brought to (--image-size; small_cnn's 28; or the first image's shorter
 // side), in RGB.
-io::ImageFolderOptions folder_options(const TrainOptions& o) {
-  STRIDER_CHECK(o.model != "small_cnn" || o.image_size == 0 || o.image_size == kSmallCnnSide, "train",
-                "--model small_cnn takes ", kSmallCnnSide, "x", kSmallCnnSide, " images (its classifier is sized for "
-                "them), not --image-size ", o.image_size, "; leave --image-size out or use a ResNet (any size)");
+io::ImageFolderOptions folder_options(const TrainOptions& o) {  // validate() checked small_cnn's --image-size
   io::ImageFolder probe(o.image_folder);
   Tensor first = probe.image(0);
   int64_t side = o.image_size > 0 ? o.image_size : std::min(first.size(1), first.size(2));
-  if (o.model == "small_cnn") side = kSmallCnnSide;
+  if (o.model == "small_cnn") side = kSmallCnnImageSide;
   return {.image_size = side, .channels = kChannels};
+}
+
+// An image folder's identity for the run record: its classes and its images' names below the
+// root, labels and file sizes (not the root, so a copy moved elsewhere resumes; not the images'
+// bytes, which would be a pass over the whole data set at every start).
+std::string folder_identity(const io::ImageFolder& folder, const std::string& root) {
+  const size_t root_length = std::filesystem::path(root).string().size();  // each path is root/<class>/...
+  DataDigest digest;
+  for (const std::string& c : folder.classes()) digest.add(c);
+  for (const io::ImageFolderSample& s : folder.samples()) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(s.path, ec);  // unreadable: decoding it names the file
+    const std::string below_root = s.path.substr(std::min(root_length, s.path.size()));
+    digest.add(below_root.substr(below_root.starts_with('/') ? 1 : 0));
+    digest.add(s.label);
+    digest.add(ec ? int64_t{-1} : static_cast<int64_t>(bytes));
+  }
+  return std::to_string(folder.size()) + " images in " + std::to_string(folder.classes().size()) +
+         " classes, digest of names and sizes " + digest.hex();
 }
 
 class ImageFolderTask final : public TrainTask {
@@ -42,7 +58,7 @@ class ImageFolderTask final : public TrainTask {
       val_folder_ = std::make_shared<io::ImageFolder>(o.val_image_folder, options_);
       STRIDER_CHECK(val_folder_->classes() == train_folder_->classes(), "train", "--val-image-folder '",
                     o.val_image_folder, "' has ", val_folder_->classes().size(), " classes, --image-folder '",
-                    o.image_folder, "' ", train_folder_->classes().size(),
+                    o.image_folder, "' ", train_folder_->classes().size(), class_difference(),
                     "; both need the same class folders (the same names)");
       train_ = std::make_shared<ImageFolderSubset>(train_folder_, all_indices(train_folder_->size()));
       val_ = std::make_shared<ImageFolderSubset>(val_folder_, all_indices(val_folder_->size()));
@@ -75,6 +91,18 @@ class ImageFolderTask final : public TrainTask {
   std::string model_signature() const override {
     return o_.model + "(classes=" + std::to_string(classes()) + ",channels=" + std::to_string(options_.channels) +
            ",size=" + std::to_string(options_.image_size) + ")";
+  }
+
+  std::vector<RunProperty> data_record() const override {
+    return {{"training_data", "the training data (--image-folder '" + o_.image_folder + "')",
+             folder_identity(*train_folder_, o_.image_folder), "resume with the images it was trained on"},
+            {"validation_data",
+             val_folder_ ? "the validation data (--val-image-folder '" + o_.val_image_folder + "')"
+                         : std::string("the validation data"),
+             val_folder_ ? "--val-image-folder: " + folder_identity(*val_folder_, o_.val_image_folder)
+                         : "a seeded " + std::to_string(static_cast<int>(kValFraction * 100)) +
+                               "% of --image-folder held out",
+             "resume with the validation data it was scored on (--val-image-folder, or none)"}};
   }
 
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType input_dtype) override {
@@ -114,10 +142,17 @@ class ImageFolderTask final : public TrainTask {
     model.eval();
     int64_t correct = 0, total = 0;
     val_loader_->set_epoch(0);
-    while (auto b = next_batch(*val_loader_, "image", "label")) {
-      Tensor logits = run_model(model, b->input, cast_dtype);
-      correct += sum(eq(argmax(logits.to(kFloat), 1), b->target)).item<int64_t>();
-      total += b->target.numel();
+    try {
+      while (auto b = next_batch(*val_loader_, "image", "label")) {
+        Tensor logits = run_model(model, b->input, cast_dtype);
+        correct += sum(eq(argmax(logits.to(kFloat), 1), b->target)).item<int64_t>();
+        total += b->target.numel();
+      }
+    } catch (const Error& e) {  // the loader counts its own batches and epochs: say which pass it was
+      STRIDER_CHECK(false, "train", "the validation pass over ",
+                    val_folder_ ? "--val-image-folder '" + o_.val_image_folder + "'"
+                                : "the seeded 10% of --image-folder '" + o_.image_folder + "' held out for validation",
+                    ": ", e.what());
     }
     model.train();
     const double acc = total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
@@ -126,6 +161,23 @@ class ImageFolderTask final : public TrainTask {
 
  private:
   int64_t classes() const { return static_cast<int64_t>(train_folder_->classes().size()); }
+  // ": only in --image-folder: a, b; only in --val-image-folder: c" (labels are class indices, so
+  // the same names in another order would be wrong too; both lists are sorted).
+  std::string class_difference() const {
+    const std::vector<std::string>&train = train_folder_->classes(), &val = val_folder_->classes();
+    std::vector<std::string> only_train, only_val;
+    std::set_difference(train.begin(), train.end(), val.begin(), val.end(), std::back_inserter(only_train));
+    std::set_difference(val.begin(), val.end(), train.begin(), train.end(), std::back_inserter(only_val));
+    auto list = [](const std::vector<std::string>& names) {
+      std::string s;
+      for (size_t i = 0; i < names.size() && i < 10; ++i) s += (i ? ", " : "") + names[i];
+      return names.size() > 10 ? s + " and " + std::to_string(names.size() - 10) + " more" : s;
+    };
+    std::string s;
+    if (!only_train.empty()) s += "; only in --image-folder: " + list(only_train);
+    if (!only_val.empty()) s += "; only in --val-image-folder: " + list(only_val);
+    return s;
+  }
   // Stacks the samples, then the run's input dtype and memory format (in the worker thread).
   data::CollateFn collate(ScalarType dtype) const {
     const MemoryFormat fmt = memory_format_from_string(o_.memory_format);

@@ -4,6 +4,16 @@
 namespace strider::tools {
 namespace {
 
+// A Fashion-MNIST split's identity for the run record: its size and a digest of its pixels and
+// labels (a --data-dir holding other files trains on other images).
+std::string split_identity(const io::ImageDataset& d) {
+  const Tensor images = d.images.contiguous(), labels = d.labels.contiguous();
+  DataDigest digest;
+  digest.add(images.data_ptr<uint8_t>(), images.nbytes());
+  digest.add(labels.data_ptr<int64_t>(), labels.nbytes());
+  return std::to_string(d.size()) + " images, digest " + digest.hex();
+}
+
 class ImageTask final : public TrainTask {
  public:
   explicit ImageTask(const TrainOptions& o) : o_(o) {}
@@ -28,14 +38,23 @@ class ImageTask final : public TrainTask {
     io::DataLoaderOptions lo{.batch_size = batch_per_rank, .shuffle = true, .seed = o_.seed, .drop_last = true,
                              .mean = 0.2860, .std = 0.3530, .dtype = input_dtype, .memory_format = fmt,
                              .num_replicas = world, .rank = rank};
-    train_ = std::make_unique<io::DataLoader>(io::load_fashion_mnist(o_.data_dir, "train"), lo);
+    io::ImageDataset train = io::load_fashion_mnist(o_.data_dir, "train"), test = io::load_fashion_mnist(o_.data_dir, "test");
+    train_identity_ = split_identity(train);
+    test_identity_ = split_identity(test);
+    train_ = std::make_unique<io::DataLoader>(std::move(train), lo);
     io::DataLoaderOptions to = lo;
     to.batch_size = 1000;
     to.shuffle = false;
     to.drop_last = false;
     to.num_replicas = 1;
     to.rank = 0;
-    test_ = std::make_unique<io::DataLoader>(io::load_fashion_mnist(o_.data_dir, "test"), to);
+    test_ = std::make_unique<io::DataLoader>(std::move(test), to);
+  }
+  std::vector<RunProperty> data_record() const override {
+    return {{"training_data", "the training data (Fashion-MNIST's train split in --data-dir '" + o_.data_dir + "')",
+             train_identity_, "resume with the data it was trained on"},
+            {"validation_data", "the validation data (Fashion-MNIST's test split in --data-dir '" + o_.data_dir + "')",
+             test_identity_, "resume with the data it was scored on"}};
   }
   void start_epoch(int64_t epoch, int64_t first_batch) override { train_->start_epoch(epoch, first_batch); }
   std::optional<io::Batch> next() override { return train_->next(); }
@@ -65,6 +84,7 @@ class ImageTask final : public TrainTask {
  private:
   TrainOptions o_;
   std::unique_ptr<io::DataLoader> train_, test_;
+  std::string train_identity_, test_identity_;  // for data_record
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <strider/strider.h>
 
 #include "child_process.h"
+#include "flag_checks.h"
 #include "hostfile.h"
 #include "job_failure.h"
 #include "memory_snapshots.h"
@@ -130,8 +131,9 @@ Attempt run_once(const std::vector<std::string>& argv, double end_grace, const A
       noticed = Clock::now();
     if (noticed && !ending && seconds_since(*noticed) > end_grace) {
       ending = true;
-      say("the job has not ended " + std::to_string(static_cast<int>(end_grace)) + " s after " + f.describe() +
-          "; ending it");
+      std::ostringstream grace;  // --end-grace as given: 0.5, not 0
+      grace << end_grace;
+      say("the job has not ended " + grace.str() + " s after " + f.describe() + "; ending it");
       child.kill_group();
     }
   }
@@ -144,11 +146,11 @@ Attempt run_once(const std::vector<std::string>& argv, double end_grace, const A
 }  // namespace
 
 void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
-  launch.add_option("-n,--ranks", o.ranks, "ranks to start")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->required();
+  launch.add_option("-n,--ranks", o.ranks, "ranks to start")->check(whole_range<int64_t>(1, int64_t{1} << 20))->required();
   launch.add_option("--min-ranks", o.min_ranks, "stop instead of relaunching on fewer ranks than this")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(whole_range<int64_t>(1, int64_t{1} << 20));
   launch.add_option("--max-restarts", o.max_restarts, "relaunches after failures before giving up")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))->capture_default_str();
+      ->check(whole_range<int64_t>(0, int64_t{1} << 20))->capture_default_str();
   launch.add_option("--hostfile", o.hostfile, "OpenMPI hostfile ('HOST slots=N' lines); a failed host is left out");
   launch.add_option("--launcher", o.launcher,
                     "the command that starts the ranks, given -np N (and --hostfile), or -n N for srun; auto: "
@@ -156,7 +158,7 @@ void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
       ->capture_default_str();
   launch.add_option("--end-grace", o.end_grace,
                     "seconds the job may take to end by itself after a rank froze or a host was lost")
-      ->check(CLI::Range(0.1, 86400.0))->capture_default_str();
+      ->check(decimal_range(0.1, 86400.0))->capture_default_str();
   launch.add_option("command", o.command, "after --: the training command, e.g. strider train ... --out RUN_DIR")
       ->required();
 }

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "bench_loader.h"
 #include "ckpt.h"
+#include "flag_checks.h"
 #include "launch.h"
 #include "train.h"
 #include "train_task.h"
@@ -84,13 +85,13 @@ CkptCommands add_ckpt_commands(CLI::App& app, CkptArgs& a) {
   c.reshard->add_option("path", a.path, path_help)->required();
   c.reshard->add_option("out", a.out, "the new checkpoint directory (must not exist)")->required();
   c.reshard->add_option("--world-size", a.world_size, "ranks of the new layout")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))->required();
+      ->check(tools::whole_range<int64_t>(1, int64_t{1} << 16))->required();
   std::string strategies = "local | ddp";
   for (const std::string& s : fsdp::strategy_names()) strategies += " | " + s;
   c.reshard->add_option("--strategy", a.strategy, strategies + " (default: the checkpoint's)");
   c.consolidate = ckpt->add_subcommand("consolidate", "the model's whole tensors in one safetensors file");
   c.consolidate->add_option("path", a.path, path_help)->required();
-  c.consolidate->add_option("out", a.out, "the safetensors file to write")->required();
+  c.consolidate->add_option("out", a.out, "the safetensors file to write (must not exist)")->required();
   return c;
 }
 
@@ -101,15 +102,15 @@ CLI::App* add_bench_command(CLI::App& app, tools::BenchOptions& b) {
   model->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | fmnist_resnet")
       ->check(CLI::IsMember({"resnet18", "resnet34", "resnet50", "fmnist_resnet"}))->capture_default_str();
   model->add_option("--mode", b.mode, "train | infer")->check(CLI::IsMember({"train", "infer"}))->capture_default_str();
-  model->add_option("--batch", b.batch)->check(CLI::Range(1, 4096))->capture_default_str();
-  model->add_option("--image-size", b.image_size)->check(CLI::Range(1, 4096))->capture_default_str();
+  model->add_option("--batch", b.batch)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();
+  model->add_option("--image-size", b.image_size)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();
   model->add_option("--memory-format", b.memory_format, "channels_last | contiguous")
       ->check(CLI::IsMember({"channels_last", "contiguous"}))->capture_default_str();
   model->add_option("--dtype", b.dtype, "float32 | bfloat16")->check(CLI::IsMember({"float32", "bfloat16"}))
       ->capture_default_str();
-  model->add_option("--threads", b.threads)->check(CLI::Range(1, 256));
-  model->add_option("--warmup", b.warmup)->check(CLI::Range(0, 1'000'000))->capture_default_str();
-  model->add_option("--steps", b.steps)->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  model->add_option("--threads", b.threads)->check(tools::whole_range<int>(1, 256));
+  model->add_option("--warmup", b.warmup)->check(tools::whole_range<int64_t>(0, 1'000'000))->capture_default_str();
+  model->add_option("--steps", b.steps)->check(tools::whole_range<int64_t>(1, 1'000'000))->capture_default_str();
   model->add_flag("--json", b.json, "print one JSON object");
   return model;
 }
@@ -121,16 +122,17 @@ CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b
   loader->add_option("--tokens", b.tokens, "a token file (GPT-2 small's shape unless --n-layer ...)");
   loader->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | small_cnn | fmnist_resnet | gpt")
       ->check(CLI::IsMember(tools::model_names()));
-  loader->add_option("--batch", b.batch)->check(CLI::Range(1, 4096))->capture_default_str();
-  loader->add_option("--image-size", b.image_size)->check(CLI::Range(1, 4096))->capture_default_str();
-  loader->add_option("--vocab-size", b.vocab_size, "default: the largest id + 1")->check(CLI::Range(1, 1 << 30));
-  loader->add_option("--seq", b.seq)->check(CLI::Range(1, 1 << 16))->capture_default_str();
-  loader->add_option("--n-layer", b.n_layer)->check(CLI::Range(1, 1000))->capture_default_str();
-  loader->add_option("--n-head", b.n_head)->check(CLI::Range(1, 1024))->capture_default_str();
-  loader->add_option("--n-embd", b.n_embd)->check(CLI::Range(1, 1 << 16))->capture_default_str();
-  loader->add_option("--workers", b.workers, "loader threads")->check(CLI::Range(0, 64))->capture_default_str();
-  loader->add_option("--threads", b.threads, "OpenMP threads (default: all cores)")->check(CLI::Range(1, 256));
-  loader->add_option("--steps", b.steps)->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  loader->add_option("--batch", b.batch)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();
+  loader->add_option("--image-size", b.image_size, "default: 224 (--model small_cnn: 28, the only side it takes)")
+      ->check(tools::whole_range<int64_t>(1, 4096));
+  loader->add_option("--vocab-size", b.vocab_size, "default: the largest id + 1")->check(tools::whole_range<int64_t>(1, 1 << 30));
+  loader->add_option("--seq", b.seq)->check(tools::whole_range<int64_t>(1, 1 << 16))->capture_default_str();
+  loader->add_option("--n-layer", b.n_layer)->check(tools::whole_range<int64_t>(1, 1000))->capture_default_str();
+  loader->add_option("--n-head", b.n_head)->check(tools::whole_range<int64_t>(1, 1024))->capture_default_str();
+  loader->add_option("--n-embd", b.n_embd)->check(tools::whole_range<int64_t>(1, 1 << 16))->capture_default_str();
+  loader->add_option("--workers", b.workers, "loader threads")->check(tools::whole_range<int64_t>(0, 64))->capture_default_str();
+  loader->add_option("--threads", b.threads, "OpenMP threads (default: all cores)")->check(tools::whole_range<int>(1, 256));
+  loader->add_option("--steps", b.steps)->check(tools::whole_range<int64_t>(1, 1'000'000))->capture_default_str();
   loader->add_flag("--json", b.json, "print one JSON object");
   return loader;
 }

@@ -49,17 +49,23 @@ std::string resume_source(const TrainOptions& o, RunMemorySnapshots* memory, con
   return files.back().dir;
 }
 
+// A checkpoint from before the run record (or a part of it) cannot be checked for what it lacks.
+void warn_unrecorded(const std::string& from, const std::vector<std::string>& unrecorded, const Parallel& par) {
+  if (!par.lead() || unrecorded.empty()) return;
+  std::string names;
+  for (const std::string& what : unrecorded) names += (names.empty() ? "" : "; ") + what;
+  std::cerr << "strider: warning: " << from << " was saved before checkpoints recorded " << names
+            << ", so a change to them cannot be detected: resume with the ones it was trained with (the next "
+               "checkpoints record this run's)\n";
+}
+
 }  // namespace
 
-int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::TrainingState& state,
+int64_t resume(const TrainOptions& o, const std::vector<RunProperty>& record, const checkpoint::TrainingState& state,
                const Parallel& par, const Schedule& schedule, RunMemorySnapshots* memory) {
   const auto started = std::chrono::steady_clock::now();
   const std::string from = resume_source(o, memory, par);
   const checkpoint::Manifest saved = checkpoint::read_manifest(from);
-  const auto model_it = saved.user.find("model");
-  STRIDER_CHECK(model_it != saved.user.end() && model_it->second == task.model_signature(), "train", from,
-                " holds a '", model_it == saved.user.end() ? std::string("(unnamed)") : model_it->second,
-                "' model, not '", task.model_signature(), "'; pass the model flags it was trained with");
   STRIDER_CHECK(saved.data && saved.data->global_batch_size == o.batch_size, "train", from, " was saved with --batch-size ",
                 saved.data ? saved.data->global_batch_size : 0, " and this run has --batch-size ", o.batch_size,
                 "; its data position counts global batches, so resume with the same --batch-size");
@@ -72,8 +78,12 @@ int64_t resume(const TrainOptions& o, const TrainTask& task, const checkpoint::T
                 saved.optimizer_steps, " steps in a run of ", saved.step,
                 " steps (manifest field optimizer.steps); the file was edited or is not this trainer's. Resume from "
                 "another checkpoint, or pass --reset-optimizer to start with fresh optimizer state");
+  // After --batch-size, which sets the steps per epoch too (named as the cause).
+  warn_unrecorded(from, check_run_record(from, saved.user, record), par);
   checkpoint::load(from, state, par.pg.get(), {.optimizer = !o.reset_optimizer});
-  STRIDER_CHECK(state.user->at("model") == task.model_signature(), "train", "internal: the model signature changed");
+  // The load replaced the run info with the checkpoint's; an older one lacks properties the next
+  // saves must record (the others are equal: checked above).
+  for (const RunProperty& p : record) (*state.user)[p.key] = p.value;
   const checkpoint::DataPosition& position = *state.data;
   STRIDER_CHECK(position.batches_done <= schedule.steps_per_epoch, "train", from, " stopped after batch ",
                 position.batches_done, " of epoch ", position.epoch + 1, " but this run's epochs have ",

@@ -6,19 +6,22 @@
 
 #include "memory_snapshots.h"
 #include "parallel.h"
+#include "run_record.h"
 #include "schedule.h"
 #include "train_options.h"
-#include "train_task.h"
 
 namespace strider::tools {
 
 // Checks that the checkpoint options.resume names was saved by a run this one continues (the
-// same model and --batch-size, the same optimizer unless --reset-optimizer, work left to do),
+// same run record, run_record.h: model, --seed, data; the same --batch-size, the same optimizer
+// unless --reset-optimizer, work left to do),
 // loads it into state and returns the optimizer step it was saved at. With in-memory snapshots
 // (`memory` not null) and --resume naming this run's --out (as strider launch passes it), the
 // newest snapshot the hosts still hold is used when it is newer than the latest checkpoint file.
-// Collective.
-int64_t resume(const TrainOptions& options, const TrainTask& task, const checkpoint::TrainingState& state,
-               const Parallel& par, const Schedule& schedule, RunMemorySnapshots* memory);
+// A checkpoint saved before a property was recorded is resumed with a warning naming what could
+// not be checked; state.user then records this run's properties for the next saves. Collective.
+int64_t resume(const TrainOptions& options, const std::vector<RunProperty>& record,
+               const checkpoint::TrainingState& state, const Parallel& par, const Schedule& schedule,
+               RunMemorySnapshots* memory);
 
 }  // namespace strider::tools

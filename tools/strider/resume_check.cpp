@@ -12,8 +12,8 @@ void check_resume_within_schedule(const std::string& checkpoint, int64_t step, i
   const std::string per_epoch = std::to_string(steps_per_epoch) + (steps_per_epoch == 1 ? " step" : " steps");
   STRIDER_CHECK(false, "train", checkpoint, " is already ", step == total ? "at" : "past",
                 " the end of this run's schedule (step ", step, " of ", total, "), which is --epochs ", epochs, " of ",
-                per_epoch, " each: nothing is left to train. To train further, extend the schedule: more --epochs (",
-                epochs_needed, " or more at ", per_epoch, " each) or a larger --limit-batches (more steps per epoch)");
+                per_epoch, " each: nothing is left to train. To train further, raise --epochs (to ", epochs_needed, " or more at ",
+                per_epoch, " each; the steps per epoch, --limit-batches, must stay those it was saved with)");
 }
 
 }  // namespace strider::tools

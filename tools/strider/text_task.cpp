@@ -32,6 +32,15 @@ class TextTask final : public TrainTask {
       << ",block_size=" << config_.block_size << ")";
     return s.str();
   }
+  std::vector<RunProperty> data_record() const override {
+    const Tensor bytes = text_.tokens.contiguous();
+    DataDigest digest;
+    digest.add(bytes.data_ptr<int64_t>(), bytes.nbytes());
+    return {{"training_data", "the training data (--text-file '" + o_.text_file + "')",
+             std::to_string(text_.size()) + " bytes, digest " + digest.hex(), "resume with the text it was trained on"},
+            {"validation_data", "the validation data", "the text's last 10%",
+             "resume with the text it was trained on"}};
+  }
 
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType /*input_dtype*/) override {
     train_ = std::make_unique<io::TextLoader>(

@@ -25,6 +25,19 @@ int64_t vocabulary(const TrainOptions& o, const std::vector<const io::TokenFile*
   return o.vocab_size > 0 ? o.vocab_size : largest + 1;
 }
 
+// A token file's identity for the run record: its token count, dtype and a digest of its tokens
+// (read a window at a time: a file may be larger than memory).
+std::string token_file_identity(const io::TokenFile& f) {
+  constexpr int64_t kWindow = int64_t{1} << 20;
+  DataDigest digest;
+  for (int64_t start = 0; start < f.size(); start += kWindow) {
+    const Tensor w = f.window(start, std::min(kWindow, f.size() - start)).contiguous();
+    digest.add(w.data_ptr<int64_t>(), w.nbytes());
+  }
+  return std::to_string(f.size()) + " tokens (" + (f.dtype() == io::TokenDtype::UInt16 ? "uint16" : "uint32") +
+         "), digest " + digest.hex();
+}
+
 class TokenTask final : public TrainTask {
  public:
   explicit TokenTask(const TrainOptions& o) : o_(o), train_file_(o.tokens, io::token_dtype_from_string(o.token_dtype)) {
@@ -56,6 +69,15 @@ class TokenTask final : public TrainTask {
     s << "gpt(n_layer=" << config_.n_layer << ",n_head=" << config_.n_head << ",n_embd=" << config_.n_embd
       << ",block_size=" << config_.block_size << ",vocab_size=" << config_.vocab_size << ")";
     return s.str();
+  }
+
+  std::vector<RunProperty> data_record() const override {
+    return {{"training_data", "the training data (--tokens '" + o_.tokens + "')", token_file_identity(train_file_),
+             "resume with the tokens it was trained on"},
+            {"validation_data", val_file_ ? "the validation data (--val-tokens '" + o_.val_tokens + "')"
+                                          : std::string("the validation data"),
+             val_file_ ? "--val-tokens: " + token_file_identity(*val_file_) : "the last 10% of --tokens",
+             "resume with the validation data it was scored on (--val-tokens, or none)"}};
   }
 
   void open_data(int rank, int world, int64_t batch_per_rank, ScalarType /*input_dtype*/) override {
@@ -97,10 +119,16 @@ class TokenTask final : public TrainTask {
     double total = 0;
     int64_t tokens = 0;
     val_loader_->set_epoch(0);
-    while (auto b = next_batch(*val_loader_, "input", "target")) {
-      const int64_t n = b->target.numel();
-      total += loss(run_model(model, b->input, cast_dtype), *b).item<double>() * static_cast<double>(n);
-      tokens += n;
+    try {
+      while (auto b = next_batch(*val_loader_, "input", "target")) {
+        const int64_t n = b->target.numel();
+        total += loss(run_model(model, b->input, cast_dtype), *b).item<double>() * static_cast<double>(n);
+        tokens += n;
+      }
+    } catch (const Error& e) {  // the loader counts its own batches and epochs: say which pass it was
+      STRIDER_CHECK(false, "train", "the validation pass over ",
+                    val_file_ ? "--val-tokens '" + o_.val_tokens + "'" : "the last 10% of --tokens '" + o_.tokens + "'",
+                    ": ", e.what());
     }
     model.train();
     const double v = tokens ? total / static_cast<double>(tokens) : 0.0;

@@ -16,6 +16,7 @@
 #include "optimizer_choice.h"
 #include "parallel.h"
 #include "resume.h"
+#include "run_record.h"
 #include "train_flags.h"
 #include "training.h"
 
@@ -69,12 +70,13 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   const Schedule schedule = make_schedule(o, *task);
   optim::CosineWithWarmup sched(*opt, schedule.warmup_steps, schedule.total_steps);
 
+  const std::vector<RunProperty> record = run_record(o, *task, schedule);
   RunState state{.position = {.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size},
-                 .run_info = {{"model", task->model_signature()}}};
+                 .run_info = as_user_strings(record)};
   const checkpoint::TrainingState checkpointed{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,
                                                .data = &state.position, .user = &state.run_info};
   RunCheckpoints checkpoints(o, par.pg, checkpointed);
-  if (!o.resume.empty()) state.global_step = resume(o, *task, checkpointed, par, schedule, checkpoints.memory());
+  if (!o.resume.empty()) state.global_step = resume(o, record, checkpointed, par, schedule, checkpoints.memory());
   check_out_holds_only_this_run(o, o.resume.empty() ? -1 : state.global_step);
 
   // After the resume: a refused checkpoint leaves the run's metrics.jsonl as it was.

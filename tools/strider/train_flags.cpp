@@ -1,6 +1,5 @@
 #include "train_flags.h"
 
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -8,6 +7,7 @@
 
 #include <strider/strider.h>
 
+#include "flag_checks.h"
 #include "launcher_env.h"
 #include "optimizer_choice.h"
 #include "train_task.h"
@@ -19,42 +19,6 @@ std::string join(const std::vector<std::string>& names, const std::string& betwe
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : between) + n;
   return out;
-}
-
-std::string shortest(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-// CLI11's Range prints its bounds with %f (--lr's 1e-12 read "0.000000") and calls a word "not in
-// range": the value is parsed whole here first, then compared.
-CLI::Validator decimal_range(double lo, double hi) {
-  return CLI::Validator(
-      [lo, hi](std::string& text) -> std::string {
-        double v = 0;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is not a number";
-        if (!(v >= lo && v <= hi)) return "Value " + text + " not in range " + shortest(lo) + " to " + shortest(hi);
-        return "";
-      },
-      "[" + shortest(lo) + " - " + shortest(hi) + "]");
-}
-
-// Every integer flag parses as a whole number of its type, all of it: CLI11 clamps an overflow
-// (--seed 99999999999999999999 ran as 2^64 - 1) and reads -1 into an unsigned seed.
-template <class T>
-CLI::Validator whole_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        T v{};
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (error == std::errc::result_out_of_range) return "'" + text + "' does not fit " + (std::is_signed_v<T> ? "a signed" : "an unsigned") + " " + std::to_string(8 * sizeof(T)) + "-bit integer";
-        if (error != std::errc() || end != text.data() + text.size())
-          return "'" + text + "' is not a whole number" + (std::is_signed_v<T> ? "" : " (0 or more)");
-        return "";
-      },
-      "", "WHOLE_NUMBER");
 }
 
 // A path or name given empty (an unset shell variable, --resume "$RUN") would read as not given.
@@ -180,7 +144,8 @@ std::vector<TrainFlag> output_flags() {
        "after it), so training waits only for the local write; a relaunch then redoes at most N + 1 steps"},
       {"--export-model", &O::export_model, Agree, {},
        "after training, write the whole model (parameters and buffers under the model's names) to this "
-       "safetensors file, streamed to rank 0 a piece at a time",
+       "safetensors file, streamed to rank 0 a piece at a time (a regular file there is replaced: each leg of a run "
+       "exports its latest model; anything else there is refused)",
        Unset},
       // Agreed: it decides which collectives end the run (the state digests, or the task's closing words).
       {"--json", &O::json, Agree, {}, "print one JSON summary object at the end"},

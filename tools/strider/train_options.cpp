@@ -7,6 +7,8 @@
 
 #include <strider/strider.h>
 
+#include "output_file.h"
+
 namespace strider::tools {
 
 int64_t micro_batches(const TrainOptions& o) { return o.micro_batches > 0 ? o.micro_batches : o.batch_size; }
@@ -34,14 +36,17 @@ void validate(const TrainOptions& o) {
                   "--val-image-folder needs --image-folder (the training images)");
     STRIDER_CHECK(o.image_size == 0 || !o.image_folder.empty(), "train",
                   "--image-size is for --image-folder; Fashion-MNIST images are 28x28");
+    STRIDER_CHECK(o.model != "small_cnn" || o.image_size == 0 || o.image_size == kSmallCnnImageSide, "train",
+                  "--model small_cnn takes ", kSmallCnnImageSide, "x", kSmallCnnImageSide, " images (its classifier "
+                  "is sized for them), not --image-size ", o.image_size, "; leave --image-size out or use a ResNet "
+                  "(any size)");
   }
   STRIDER_CHECK(o.val_tokens.empty() || !o.tokens.empty(), "train", "--val-tokens needs --tokens (the training tokens)");
   STRIDER_CHECK((o.token_dtype == "auto" && o.vocab_size == 0) || !o.tokens.empty(), "train",
                 "--token-dtype and --vocab-size are for --tokens");
   if (!o.export_model.empty()) {  // checked now rather than after the training it would end
     const std::filesystem::path file(o.export_model), dir = file.has_parent_path() ? file.parent_path() : ".";
-    STRIDER_CHECK(!std::filesystem::is_directory(file), "train", "--export-model ", o.export_model,
-                  " is a directory; pass the safetensors file to write");
+    check_output_file("train", "--export-model", o.export_model, ExistingOutput::RegularFileReplaced);
     STRIDER_CHECK(std::filesystem::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0, "train", "--export-model ",
                   o.export_model, ": ", dir.string(), " is not a writable directory; create it or pick another path");
   }

@@ -82,6 +82,9 @@ struct TrainOptions {
   bool progress = true;                 // the progress line on stderr (--no-progress: per-epoch lines only)
 };
 
+// small_cnn's classifier is sized for Fashion-MNIST's 28x28 images (7x7 maps after two pools).
+inline constexpr int64_t kSmallCnnImageSide = 28;
+
 // Checks the flags that depend on each other (each flag's own range is checked by the parser);
 // throws strider::Error naming the flags.
 void validate(const TrainOptions& options);

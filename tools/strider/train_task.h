@@ -8,6 +8,7 @@
 
 #include <strider/strider.h>
 
+#include "run_record.h"
 #include "train_options.h"
 
 namespace strider::tools {
@@ -36,6 +37,10 @@ class TrainTask {
   virtual Tensor loss(const Tensor& output, const io::Batch& batch) const = 0;
   // Scores the model on held-out data (every rank runs it: sharded models need all ranks).
   virtual EvalResult evaluate(nn::Module& model, ScalarType cast_dtype) = 0;
+  // The run record's properties of the data (run_record.h): what the training and the
+  // validation data are (their size and a digest of their content or listing; not their path, so
+  // a copy moved elsewhere resumes) and how the held-out part is drawn. After open_data.
+  virtual std::vector<RunProperty> data_record() const = 0;
   // Runs after training on every rank; only the lead rank prints.
   virtual void after_training(nn::Module& /*model*/, ScalarType /*cast_dtype*/, bool /*lead*/) {}
 };

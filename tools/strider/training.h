@@ -19,7 +19,7 @@ namespace strider::tools {
 struct RunState {
   int64_t global_step = 0;             // optimizer steps taken, over all legs of the run
   checkpoint::DataPosition position;   // the epoch and global batch to train next
-  std::map<std::string, std::string> run_info;  // the model's signature: a resume cannot mix models
+  std::map<std::string, std::string> run_info;  // the run record (run_record.h) and the epoch's losses
   double last_loss = 0;                // the last step's loss over the global batch
 };
 
