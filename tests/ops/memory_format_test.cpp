@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <strider/strider.h>
 
+#include <functional>
+
 #include "support/compare.h"
 
 namespace strider {
@@ -196,6 +198,43 @@ TEST(MemoryFormatCheckMode, OffByDefault) {
   Tensor cl = rand({2, 3, 4, 5}).to(CL);
   EXPECT_NO_THROW(rand({2, 3, 4, 5}) + cl);
 }
+
+
+// ---- Ambiguous and empty channels-last tensors (C == 1, H == W == 1, a zero-size dim): only the
+// strides of size-1 or empty dims tell the formats apart, and PyTorch 1.13 still picks one.
+// Expected strides from tests/golden/generate_ambiguous_strides.py.
+namespace ambiguous {
+
+Tensor leaf(std::vector<int64_t> shape, MemoryFormat fmt) {
+  Tensor x = arange(0, static_cast<double>(checked_numel(shape, "leaf"))).to(kFloat).reshape(shape).to(fmt);
+  x.requires_grad_();
+  return x;
+}
+
+// x.grad's strides after f(x).sum().backward().
+DimVector grad_strides_of_sum(Tensor x, const std::function<Tensor(const Tensor&)>& f) {
+  sum(f(x)).backward();
+  return x.grad().strides().vec();
+}
+
+TEST(MemoryFormatAmbiguous, Pool3dOfOneChannelIsFreshlyContiguous) {
+  for (bool is_max : {true, false}) {
+    auto pool = [is_max](const Tensor& t) { return is_max ? max_pool3d(t, {2}, {1}) : avg_pool3d(t, {2}, {1}); };
+    Tensor x1 = leaf({2, 1, 2, 3, 4}, CL3d);
+    EXPECT_EQ(pool(x1).strides(), IntArrayRef({6, 6, 6, 3, 1})) << is_max;
+    EXPECT_EQ(grad_strides_of_sum(x1, pool), D({24, 24, 12, 4, 1})) << is_max;
+    Tensor x3 = leaf({2, 3, 2, 3, 4}, CL3d);
+    EXPECT_EQ(pool(x3).strides(), IntArrayRef({18, 6, 6, 3, 1})) << is_max;
+    EXPECT_EQ(grad_strides_of_sum(x3, pool), D({72, 1, 36, 12, 3})) << is_max;
+    // 2-d pooling keeps channels-last, C == 1 included.
+    auto pool2 = [is_max](const Tensor& t) { return is_max ? max_pool2d(t, {2}, {1}) : avg_pool2d(t, {2}, {1}); };
+    Tensor x2 = leaf({2, 1, 4, 5}, CL);
+    EXPECT_EQ(pool2(x2).strides(), IntArrayRef({12, 1, 4, 1})) << is_max;
+    EXPECT_EQ(grad_strides_of_sum(x2, pool2), D({20, 1, 5, 1})) << is_max;
+  }
+}
+
+}  // namespace ambiguous
 
 }  // namespace
 }  // namespace strider

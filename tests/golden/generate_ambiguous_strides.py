@@ -1,0 +1,37 @@
+"""The strides PyTorch 1.13 gives where only size-1 or empty dims tell memory formats apart,
+printed for the expectations of tests/ops/memory_format_test.cpp (MemoryFormatAmbiguous):
+
+    /usr/bin/python3 tests/golden/generate_ambiguous_strides.py
+
+Each line: a case name, the result's strides, and for leaves x.grad's strides after backward.
+"""
+import torch
+import torch.nn.functional as F
+
+CL, CL3 = torch.channels_last, torch.channels_last_3d
+
+
+def leaf(shape, fmt):
+    n = 1
+    for s in shape:
+        n *= s
+    return torch.arange(n, dtype=torch.float).reshape(shape).to(memory_format=fmt).requires_grad_()
+
+
+def case(name, shape, fmt, f):
+    x = leaf(shape, fmt)
+    y = f(x)
+    y.sum().backward()
+    print("%-40s y%s x.grad%s" % (name, list(y.stride()), list(x.grad.stride())))
+
+
+def forward(name, y):
+    print("%-40s y%s" % (name, list(y.stride())))
+
+
+for pool in ("max", "avg"):
+    p3 = getattr(F, pool + "_pool3d")
+    p2 = getattr(F, pool + "_pool2d")
+    case(pool + "_pool3d [2,1,2,3,4] cl3d", [2, 1, 2, 3, 4], CL3, lambda x: p3(x, 2, 1))
+    case(pool + "_pool3d [2,3,2,3,4] cl3d", [2, 3, 2, 3, 4], CL3, lambda x: p3(x, 2, 1))
+    case(pool + "_pool2d [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: p2(x, 2, 1))
