@@ -35,3 +35,12 @@ for pool in ("max", "avg"):
     case(pool + "_pool3d [2,1,2,3,4] cl3d", [2, 1, 2, 3, 4], CL3, lambda x: p3(x, 2, 1))
     case(pool + "_pool3d [2,3,2,3,4] cl3d", [2, 3, 2, 3, 4], CL3, lambda x: p3(x, 2, 1))
     case(pool + "_pool2d [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: p2(x, 2, 1))
+
+for shape in ([0, 3, 4, 5], [2, 3, 0, 5]):
+    x = torch.empty(shape).to(memory_format=CL)
+    y = F.dropout(x, 0.5, True)
+    forward("dropout %s cl (is x: %s)" % (shape, y is x), y)
+
+forward("group_norm [0,3,4,5] cl, 3 groups", F.group_norm(torch.empty(0, 3, 4, 5).to(memory_format=CL), 3))
+forward("group_norm [0,3,4,5], 1 group", F.group_norm(torch.empty(0, 3, 4, 5), 1))
+forward("group_norm [0,1,4,5] cl, 1 group", F.group_norm(torch.empty(0, 1, 4, 5).to(memory_format=CL), 1))

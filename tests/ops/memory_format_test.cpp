@@ -234,6 +234,21 @@ TEST(MemoryFormatAmbiguous, Pool3dOfOneChannelIsFreshlyContiguous) {
   }
 }
 
+TEST(MemoryFormatAmbiguous, DropoutOfAnEmptyTensorIsTheTensorItself) {
+  for (auto [shape, strides] : {std::pair{D({0, 3, 4, 5}), D({60, 1, 15, 3})}, std::pair{D({2, 3, 0, 5}), D({0, 1, 15, 3})}}) {
+    Tensor x = empty(shape).to(CL);
+    Tensor y = nn::functional::dropout(x, 0.5, true);
+    EXPECT_EQ(y.strides(), IntArrayRef(strides)) << shape;
+    EXPECT_TRUE(y.is_same(x)) << shape;
+  }
+}
+
+TEST(MemoryFormatAmbiguous, GroupNormOfAnEmptyBatchIsEmptyAndContiguous) {
+  EXPECT_EQ(nn::functional::group_norm(empty({0, 3, 4, 5}).to(CL), 3).strides(), IntArrayRef({60, 20, 5, 1}));
+  EXPECT_EQ(nn::functional::group_norm(empty({0, 3, 4, 5}), 1).strides(), IntArrayRef({60, 20, 5, 1}));
+  EXPECT_EQ(nn::functional::group_norm(empty({0, 1, 4, 5}).to(CL), 1).strides(), IntArrayRef({20, 20, 5, 1}));
+}
+
 }  // namespace ambiguous
 
 }  // namespace
