@@ -122,7 +122,9 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
     return {mask[0] ? zeros_like(x) : Tensor(), mask[1] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[2] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[3] && with_residual ? zeros_like(x) : Tensor()};
-  const MemoryFormat fmt = batch_norm_memory_format(x, true);
+  // PyTorch's backward allocates grad_input in the input's suggested format, not in the forward's
+  // contiguous-first choice: an ambiguous channels-last input (NC11, N1HW) gets channels-last strides.
+  const MemoryFormat fmt = x.suggest_memory_format();
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "batch_norm"), x.dtype());
   Tensor in_c = as_strided(contiguous(x, fmt), gi.sizes(), gi.strides());
   auto in_layout = [&](const Tensor& t) {  // gi's dtype and strides

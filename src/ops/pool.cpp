@@ -156,7 +156,8 @@ PoolResult adaptive_pool(const Tensor& input, IntArrayRef output_size, bool is_m
       m = as_strided(m, m.sizes(), {c, 1, c, c});
     }
     r.out = m;
-    r.compute_format = x.suggest_memory_format();
+    // Its gradient is the mean's, expand then divide: contiguous, whatever the input's format.
+    r.compute_format = MemoryFormat::Contiguous;
     return r;
   }
   DimVector shape = {x.sizes()[0], x.sizes()[1]};

@@ -44,3 +44,13 @@ for shape in ([0, 3, 4, 5], [2, 3, 0, 5]):
 forward("group_norm [0,3,4,5] cl, 3 groups", F.group_norm(torch.empty(0, 3, 4, 5).to(memory_format=CL), 3))
 forward("group_norm [0,3,4,5], 1 group", F.group_norm(torch.empty(0, 3, 4, 5), 1))
 forward("group_norm [0,1,4,5] cl, 1 group", F.group_norm(torch.empty(0, 1, 4, 5).to(memory_format=CL), 1))
+
+bn = lambda x: F.batch_norm(x, None, None, torch.ones(x.shape[1]), torch.zeros(x.shape[1]), training=True)
+case("batch_norm(train) [2,3,1,1] cl", [2, 3, 1, 1], CL, bn)
+case("batch_norm(train) [2,1,4,5] cl", [2, 1, 4, 5], CL, bn)
+case("batch_norm(train) [2,1,2,3,4] cl3d", [2, 1, 2, 3, 4], CL3, bn)
+case("clamp(-1,1) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: x.clamp(-1, 1))
+case("clamp(-1,1) [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: x.clamp(-1, 1))
+case("mean((2,3),keepdim) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: x.mean((2, 3), keepdim=True))
+case("adaptive_avg_pool2d(1) [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: F.adaptive_avg_pool2d(x, 1))
+case("adaptive_avg_pool2d(1) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: F.adaptive_avg_pool2d(x, 1))

@@ -249,6 +249,26 @@ TEST(MemoryFormatAmbiguous, GroupNormOfAnEmptyBatchIsEmptyAndContiguous) {
   EXPECT_EQ(nn::functional::group_norm(empty({0, 1, 4, 5}).to(CL), 1).strides(), IntArrayRef({20, 20, 5, 1}));
 }
 
+// Gradients of ambiguous channels-last leaves: the backward's own layout decides the strides of
+// size-1 dims (AccumulateGrad keeps a gradient that matches the leaf on the other dims).
+TEST(MemoryFormatAmbiguous, GradientsOfOneChannelAndOnePixelLeaves) {
+  auto bn = [](const Tensor& t) {
+    return batch_norm(t, Tensor(), Tensor(), ones({t.size(1)}), zeros({t.size(1)}), true);
+  };
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), bn), D({3, 1, 3, 3}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), bn), D({20, 1, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 2, 3, 4}, CL3d), bn), D({24, 1, 12, 4, 1}));
+  auto clamp11 = [](const Tensor& t) { return clamp(t, Scalar(-1.0), Scalar(1.0)); };
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), clamp11), D({20, 1, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), clamp11), D({3, 1, 3, 3}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return mean(t, {2, 3}, true); }),
+            D({20, 20, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), [](const Tensor& t) { return adaptive_avg_pool2d(t, {1, 1}); }),
+            D({3, 1, 1, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return adaptive_avg_pool2d(t, {1, 1}); }),
+            D({20, 20, 5, 1}));
+}
+
 }  // namespace ambiguous
 
 }  // namespace
