@@ -63,6 +63,19 @@ MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguou
   return input.suggest_memory_format();
 }
 
+MemoryFormat batch_norm_backward_memory_format(const Tensor& input, const Tensor& grad_out) {
+  // PyTorch 1.13's backward: its fast path, taken when input and gradient are both dense (contiguous
+  // or channels-last) and suggest one format, allocates as the forward does; otherwise grad_input
+  // takes the input's suggested format (so an NC11 or N1HW channels-last input whose gradient is
+  // an expanded one gets channels-last strides, not the forward's contiguous ones).
+  auto dense = [](const Tensor& t) {
+    return t.is_contiguous() || t.is_contiguous(MemoryFormat::ChannelsLast) || t.is_contiguous(MemoryFormat::ChannelsLast3d);
+  };
+  if (dense(input) && dense(grad_out) && input.suggest_memory_format() == grad_out.suggest_memory_format())
+    return batch_norm_memory_format(input, true);
+  return input.suggest_memory_format();
+}
+
 BatchNormResult batch_norm(const Tensor& x, const Tensor& given_weight, const Tensor& given_bias, const Tensor& running_mean,
                            const Tensor& running_var, bool training, double momentum, double eps, bool relu,
                            const Tensor& residual) {
@@ -122,9 +135,7 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
     return {mask[0] ? zeros_like(x) : Tensor(), mask[1] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[2] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[3] && with_residual ? zeros_like(x) : Tensor()};
-  // PyTorch's backward allocates grad_input in the input's suggested format, not in the forward's
-  // contiguous-first choice: an ambiguous channels-last input (NC11, N1HW) gets channels-last strides.
-  const MemoryFormat fmt = x.suggest_memory_format();
+  const MemoryFormat fmt = batch_norm_backward_memory_format(x, grad_out);
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "batch_norm"), x.dtype());
   Tensor in_c = as_strided(contiguous(x, fmt), gi.sizes(), gi.strides());
   auto in_layout = [&](const Tensor& t) {  // gi's dtype and strides

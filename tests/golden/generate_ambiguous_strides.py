@@ -54,3 +54,11 @@ case("clamp(-1,1) [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: x.clamp(-1, 1))
 case("mean((2,3),keepdim) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: x.mean((2, 3), keepdim=True))
 case("adaptive_avg_pool2d(1) [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: F.adaptive_avg_pool2d(x, 1))
 case("adaptive_avg_pool2d(1) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: F.adaptive_avg_pool2d(x, 1))
+
+# batch_norm's backward layout depends on the output gradient too (MemoryFormatAmbiguous's
+# batch_norm_backward_memory_format cases): x [1,16,9,1] strides (144,1,16,144).
+x = torch.randn(144).as_strided((1, 16, 9, 1), (144, 1, 16, 144)).requires_grad_()
+for name, g in (("contiguous", torch.randn(1, 16, 9, 1)),
+                ("channels-last", torch.randn(1, 16, 9, 1).contiguous(memory_format=CL))):
+    y = F.batch_norm(x, None, None, torch.ones(16), torch.zeros(16), training=True)
+    forward("batch_norm backward, %s grad_output" % name, torch.autograd.grad(y, x, g)[0])

@@ -1,6 +1,8 @@
 // The memory-format API: the seed examples, PyTorch's propagation rules (SPEC §8.6) and the
 // alias rules of to / contiguous (§6.3-§6.4).
 #include <gtest/gtest.h>
+#include <strider/ops/norm.h>
+#include <strider/ops/view.h>
 #include <strider/strider.h>
 
 #include <functional>
@@ -258,6 +260,10 @@ TEST(MemoryFormatAmbiguous, GradientsOfOneChannelAndOnePixelLeaves) {
   EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), bn), D({3, 1, 3, 3}));
   EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), bn), D({20, 1, 5, 1}));
   EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 2, 3, 4}, CL3d), bn), D({24, 1, 12, 4, 1}));
+  // Both dense and suggesting one format: the forward's contiguous-first choice (PyTorch's fast path).
+  Tensor x = ops::as_strided(arange(0, 144).to(kFloat), {1, 16, 9, 1}, {144, 1, 16, 144});
+  EXPECT_EQ(ops::batch_norm_backward_memory_format(x, ones({1, 16, 9, 1})), CL);
+  EXPECT_EQ(ops::batch_norm_backward_memory_format(x, ones({1, 16, 9, 1}).to(CL)), Contig);
   auto clamp11 = [](const Tensor& t) { return clamp(t, Scalar(-1.0), Scalar(1.0)); };
   EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), clamp11), D({20, 1, 5, 1}));
   EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), clamp11), D({3, 1, 3, 3}));
