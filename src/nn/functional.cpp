@@ -146,7 +146,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 
 Tensor dropout(const Tensor& input, double p, bool training, Generator* gen) {
   STRIDER_CHECK(p >= 0 && p <= 1, "dropout", "probability has to be between 0 and 1, but got ", p);
-  if (!training || p == 0) return input;
+  // PyTorch's _dropout_impl returns the input itself, before any arithmetic, for these three; an
+  // empty input must too, or it would take input * mask's strides (an empty channels-last
+  // tensor times another is contiguous).
+  if (!training || p == 0 || input.numel() == 0) return input;
   if (p == 1) return input * 0.0;
   Tensor mask;
   {
@@ -178,7 +181,10 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   STRIDER_CHECK(num_groups > 0 && c % num_groups == 0, "group_norm", "expected number of channels ", c,
                 " to be divisible by num_groups ", num_groups);
   const MemoryFormat fmt = input.suggest_memory_format();
-  Tensor x = input.contiguous().reshape({n, num_groups, -1});
+  // The group's size spelled out: -1 cannot be inferred from an empty batch (PyTorch returns the
+  // empty result).
+  const int64_t group_size = c / num_groups * checked_numel(IntArrayRef(input.sizes().begin() + 2, input.sizes().size() - 2), "group_norm");
+  Tensor x = input.contiguous().reshape({n, num_groups, group_size});
   Tensor y = (x - mean(x, {2}, true)) * rsqrt(var(x, {2}, 0, true) + eps);
   y = y.reshape(input.sizes());
   DimVector shape(input.dim(), 1);

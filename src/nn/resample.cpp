@@ -67,6 +67,11 @@ Tensor pad(const Tensor& input, IntArrayRef pads, const std::string& mode, doubl
   }
   STRIDER_CHECK(mode == "reflect" || mode == "replicate" || mode == "circular", "pad", "unknown mode '", mode,
                 "'; use constant, reflect, replicate or circular");
+  // PyTorch's reflect and replicate kernels take an empty batch but no other empty dim.
+  for (int64_t d = input.dim() == npad + 2 ? 1 : 0; d < input.dim() && mode != "circular"; ++d)
+    STRIDER_CHECK(input.sizes()[d] > 0, "pad", mode, " padding copies values from the input, but dimension ", d,
+                  " of input ", input.sizes(), " is empty (only the batch may be); PyTorch refuses it too: use "
+                  "constant padding, or a non-empty input");
   Tensor y = input;
   for (int64_t i = 0; i < npad; ++i) {
     const int64_t d = input.dim() - 1 - i, l = pads[2 * i], r = pads[2 * i + 1], n = input.sizes()[d];
@@ -144,6 +149,10 @@ Tensor interpolate(const Tensor& input, const InterpolateOptions& o) {
     }
     STRIDER_CHECK(out_size.back() > 0, "interpolate", "output size must be positive, got ", IntArrayRef(out_size));
   }
+  for (int64_t i = 0; i < nsp; ++i)
+    STRIDER_CHECK(input.sizes()[2 + i] > 0, "interpolate", "input and output sizes should be greater than 0, but spatial "
+                  "dimension ", 2 + i, " of input ", input.sizes(), " is empty (output size ", IntArrayRef(out_size),
+                  "); PyTorch refuses it too");
   if (m == "area") return nsp == 2 ? adaptive_avg_pool2d(input, out_size) : adaptive_avg_pool3d(input, out_size);
   Tensor y = input;
   for (int64_t i = 0; i < nsp; ++i) {

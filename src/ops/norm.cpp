@@ -38,12 +38,19 @@ void check(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, 
                   "expected per-channel tensors of shape [", c, "] for input ", x.sizes(), ", got ", t->sizes());
   STRIDER_CHECK(training || (rm.defined() && rv.defined()), "batch_norm",
                 "running_mean and running_var must be defined in evaluation mode");
-  STRIDER_CHECK(w.defined() == b.defined(), "batch_norm", "weight and bias must both be given or both omitted");
   if (training) {
     int64_t per_channel_count = x.numel() / std::max<int64_t>(c, 1);
     STRIDER_CHECK(per_channel_count > 1 || x.numel() == 0, "batch_norm", "expected more than 1 value per channel "
                   "when training, got input size ", x.sizes());
   }
+}
+
+// PyTorch takes either affine parameter alone; the kernels take both or neither, so the missing
+// one becomes its identity (weight 1, bias 0), in the given one's dtype.
+std::pair<Tensor, Tensor> both_affine(const Tensor& weight, const Tensor& bias, int64_t c) {
+  if (weight.defined() == bias.defined()) return {weight, bias};
+  if (weight.defined()) return {weight, zeros({c}, weight.dtype())};
+  return {ones({c}, bias.dtype()), bias};
 }
 
 }  // namespace
@@ -56,10 +63,24 @@ MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguou
   return input.suggest_memory_format();
 }
 
-BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+MemoryFormat batch_norm_backward_memory_format(const Tensor& input, const Tensor& grad_out) {
+  // PyTorch 1.13's backward: its fast path, taken when input and gradient are both dense (contiguous
+  // or channels-last) and suggest one format, allocates as the forward does; otherwise grad_input
+  // takes the input's suggested format (so an NC11 or N1HW channels-last input whose gradient is
+  // an expanded one gets channels-last strides, not the forward's contiguous ones).
+  auto dense = [](const Tensor& t) {
+    return t.is_contiguous() || t.is_contiguous(MemoryFormat::ChannelsLast) || t.is_contiguous(MemoryFormat::ChannelsLast3d);
+  };
+  if (dense(input) && dense(grad_out) && input.suggest_memory_format() == grad_out.suggest_memory_format())
+    return batch_norm_memory_format(input, true);
+  return input.suggest_memory_format();
+}
+
+BatchNormResult batch_norm(const Tensor& x, const Tensor& given_weight, const Tensor& given_bias, const Tensor& running_mean,
                            const Tensor& running_var, bool training, double momentum, double eps, bool relu,
                            const Tensor& residual) {
-  check(x, weight, bias, running_mean, running_var, training);
+  check(x, given_weight, given_bias, running_mean, running_var, training);
+  const auto [weight, bias] = both_affine(given_weight, given_bias, x.sizes()[1]);
   STRIDER_CHECK(!residual.defined() || (residual.sizes() == x.sizes() && residual.dtype() == x.dtype()), "batch_norm",
                 "the residual must have the input's shape and dtype, ", x.sizes(), " ", x.dtype(), "; got ",
                 residual.sizes(), " ", residual.dtype(),
@@ -101,16 +122,20 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 namespace {
 
 // Both backwards: with relu_out defined, batch_norm's with relu (and the residual, when defined).
-BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight, const Tensor& bias,
+// A bias's gradient (mask[2]) is asked for only where the forward had a bias: with no weight, the
+// weight was 1 (both_affine).
+BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tensor& given_weight, const Tensor& given_bias,
                             const Tensor& residual, bool with_residual, const Tensor& mean, const Tensor& var,
                             const Tensor& relu_out, const char* relu_out_by, bool training, double eps,
                             std::array<bool, 4> mask) {
   const int64_t c = x.sizes()[1];
+  const Tensor unit_weight = !given_weight.defined() && mask[2] ? ones({c}, kernels::norm_stat_dtype(x.dtype())) : Tensor();
+  const auto [weight, bias] = both_affine(given_weight.defined() ? given_weight : unit_weight, given_bias, c);
   if (x.numel() == 0)
     return {mask[0] ? zeros_like(x) : Tensor(), mask[1] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[2] && weight.defined() ? zeros({c}, weight.dtype()) : Tensor(),
             mask[3] && with_residual ? zeros_like(x) : Tensor()};
-  const MemoryFormat fmt = batch_norm_memory_format(x, true);
+  const MemoryFormat fmt = batch_norm_backward_memory_format(x, grad_out);
   Tensor gi = make_tensor(x.sizes().vec(), layout::strides_for_format(x.sizes(), fmt, "batch_norm"), x.dtype());
   Tensor in_c = as_strided(contiguous(x, fmt), gi.sizes(), gi.strides());
   auto in_layout = [&](const Tensor& t) {  // gi's dtype and strides
@@ -128,7 +153,8 @@ BatchNormReluGrads backward(const Tensor& grad_out, const Tensor& x, const Tenso
                                 .residual = in_layout(residual), .grad_residual = gr,
                                 .relu_out_by = relu_out_by},
                                dispatch("batch_norm_backward"));
-  return {mask[0] ? gi : Tensor(), as_param_grad(gw, weight), as_param_grad(gb, weight), mask[3] ? gr : Tensor()};
+  return {mask[0] ? gi : Tensor(), mask[1] ? as_param_grad(gw, weight) : Tensor(), mask[2] ? as_param_grad(gb, given_bias.defined() ? given_bias : weight) : Tensor(),
+          mask[3] ? gr : Tensor()};
 }
 
 }  // namespace
@@ -154,8 +180,6 @@ BatchNormReluGrads batch_norm_relu_backward(const Tensor& grad_out, const Tensor
                 "batch_norm_relu_backward", "the forward's record is inconsistent (computed by ",
                 forward.computed_by ? forward.computed_by : "an unnamed implementation", ", relu_mask_from_input ",
                 forward.relu_mask_from_input, "): pass the BatchNormResult batch_norm returned");
-  STRIDER_CHECK(weight.defined() == bias.defined(), "batch_norm_backward",
-                "weight and bias must both be given or both omitted, as in the forward");
   // Where the mask is recomputed, the residual is part of it: the forward's must come back.
   STRIDER_CHECK(!forward.relu_mask_from_input || residual.defined() == forward.residual_added, "batch_norm_backward",
                 forward.residual_added ? "the forward added a residual: pass that same residual"

@@ -92,9 +92,11 @@ PoolResult pool_forward(const Tensor& input, int64_t nsp, const PoolArgs& a, boo
                         dispatch(op));
   r.indices = saved.indices;
   r.workspace = saved.workspace;
+  // Fresh in the output's format, as PyTorch allocates it: contiguous() would hand back a C == 1
+  // channels-last-3d result unchanged (it is contiguous too), keeping its channels-last strides.
   const MemoryFormat fmt = output_format(p, nsp);
-  Tensor out = fmt == r.compute_format ? out_c : contiguous(out_c, fmt);
-  if (r.indices.defined() && fmt != r.compute_format) r.indices = contiguous(r.indices, fmt);
+  Tensor out = fmt == r.compute_format ? out_c : dense_in_format(out_c, fmt);
+  if (r.indices.defined() && fmt != r.compute_format) r.indices = dense_in_format(r.indices, fmt);
   check_memory_format_kept(op, {&p.input}, out);
   r.out = p.unbatched ? squeeze(out, 0) : out;
   if (r.indices.defined() && p.unbatched) r.indices = squeeze(r.indices, 0);
@@ -126,6 +128,9 @@ Tensor pool_backward(const Tensor& grad_out, const Tensor& input, int64_t nsp, c
   }
   kernels::pool_backward({.grad_in = gi, .grad_out = go, .p = p.params, .saved = {idx, fwd.workspace}},
                          dispatch("pool_backward"));
+  // PyTorch's gradient takes the forward output's format (3-d pooling: contiguous, C == 1 too).
+  const MemoryFormat out_fmt = output_format(p, nsp);
+  if (out_fmt != fmt) gi = dense_in_format(gi, out_fmt);
   return p.unbatched ? squeeze(gi, 0) : gi;
 }
 
@@ -151,7 +156,8 @@ PoolResult adaptive_pool(const Tensor& input, IntArrayRef output_size, bool is_m
       m = as_strided(m, m.sizes(), {c, 1, c, c});
     }
     r.out = m;
-    r.compute_format = x.suggest_memory_format();
+    // Its gradient is the mean's, expand then divide: contiguous, whatever the input's format.
+    r.compute_format = MemoryFormat::Contiguous;
     return r;
   }
   DimVector shape = {x.sizes()[0], x.sizes()[1]};

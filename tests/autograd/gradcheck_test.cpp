@@ -4,7 +4,9 @@
 
 #include "strider/core/pointwise_table.h"
 #include "strider/core/reduce_table.h"
+#include "support/compare.h"
 #include "support/gradcheck.h"
+#include "support/layouts.h"
 
 namespace strider {
 namespace {
@@ -228,6 +230,39 @@ TEST(GradcheckNN, BatchNormTrainingAndEval) {
                           {x, w, b, r}));
     EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_add_relu(v[0], v[3], rm, rv, v[1], v[2], false); },
                           {x, w, b, r}));
+  }
+}
+
+// PyTorch takes a weight without a bias and a bias without a weight (the missing one acts as 1
+// or 0); strider refused both. float64 through the gradcheck, float32 (oneDNN's kernels) against
+// the call with the identity given explicitly.
+TEST(GradcheckNN, BatchNormWithOnlyWeightOrOnlyBias) {
+  for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    Tensor x = leaf({3, 2, 3, 2}, 35, -1, 1, f), w = leaf({2}, 36, 0.5, 1.5), b = leaf({2}, 37);
+    Tensor rm = zeros({2}, kDouble), rv = ones({2}, kDouble);
+    for (bool training : {true, false}) {
+      EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], rm, rv, v[1], Tensor(), training); }, {x, w}));
+      EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm(v[0], rm, rv, Tensor(), v[1], training); }, {x, b}));
+      EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_relu(v[0], rm, rv, v[1], Tensor(), training); }, {x, w}));
+      EXPECT_TRUE(gradcheck([&](const V& v) { return batch_norm_relu(v[0], rm, rv, Tensor(), v[1], training); }, {x, b}));
+    }
+    Tensor xf = testing::sample({4, 3, 5, 6}, kFloat, 38).to(f);
+    Tensor wf = testing::sample({3}, kFloat, 39), bf = testing::sample({3}, kFloat, 40);
+    for (bool weight_only : {true, false}) {
+      Tensor p = (weight_only ? wf : bf).detach();
+      p.requires_grad_();
+      Tensor q = p.detach();
+      q.requires_grad_();
+      Tensor got = weight_only ? batch_norm(xf, Tensor(), Tensor(), p, Tensor(), true)
+                               : batch_norm(xf, Tensor(), Tensor(), Tensor(), p, true);
+      Tensor want = weight_only ? batch_norm(xf, Tensor(), Tensor(), q, zeros({3}), true)
+                                : batch_norm(xf, Tensor(), Tensor(), ones({3}), q, true);
+      EXPECT_TRUE(testing::all_close(got, want, 1e-6, 1e-6)) << weight_only;
+      Tensor go = testing::sample(got.sizes(), kFloat, 41);
+      sum(mul(got, go)).backward();
+      sum(mul(want, go)).backward();
+      EXPECT_TRUE(testing::all_close(p.grad(), q.grad(), 1e-5, 1e-5)) << weight_only;
+    }
   }
 }
 

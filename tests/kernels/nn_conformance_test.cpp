@@ -1,6 +1,8 @@
 // oneDNN batch norm, pooling and matmul against the reference path, forward and backward.
 #include <gtest/gtest.h>
 
+#include <strider/ops/convert.h>
+#include <strider/ops/factory.h>
 #include <strider/ops/kernel_choice.h>
 #include <strider/ops/linear.h>
 #include <strider/ops/norm.h>
@@ -142,6 +144,32 @@ TEST(MatmulConformance, TransposedAndBatchedOperands) {
   auto [b1, b2] = both([&] { return ops::matmul(p, q); });
   EXPECT_EQ(b1.sizes(), IntArrayRef({2, 3, 4, 2}));
   EXPECT_TRUE(all_close(b1, b2, 1e-5, 1e-5));
+}
+
+// One input feature (K == 1) whose column has a stride other than 1: the channels-last NC11 input
+// of a linear layer folds to [N*C, 1] with strides (1, 3). oneDNN's gemm took that stride as a
+// leading dimension and failed; its primitive cache, blind to size-1 strides, then returned the
+// failing primitive for the contiguous operand of the same shape too. Strided first, then
+// contiguous, on shapes no other test uses (the cache lives for the process). Output strides and
+// values are PyTorch 1.13's.
+TEST(MatmulConformance, SizeOneDimsWithAnyStrideThenContiguous) {
+  Tensor x = ones({2, 5, 1, 1}).to(MemoryFormat::ChannelsLast);
+  ASSERT_EQ(x.strides(), IntArrayRef({5, 1, 5, 5}));
+  Tensor y = ops::linear(x, ones({11, 1}), Tensor());
+  EXPECT_EQ(y.sizes(), IntArrayRef({2, 5, 1, 11}));
+  EXPECT_EQ(y.strides(), IntArrayRef({55, 11, 11, 1}));
+  EXPECT_EQ(y.sum().item<double>(), 110.0);
+  EXPECT_EQ(ops::linear(ones({10, 1}), ones({11, 1}), Tensor()).sum().item<double>(), 110.0);
+
+  Tensor col = ops::as_strided(testing::sample({13}, kFloat, 22), {13, 1}, {1, 3});
+  Tensor row = ops::as_strided(testing::sample({9}, kFloat, 23), {1, 9}, {4, 1});
+  Tensor wide = ops::as_strided(testing::sample({9}, kFloat, 24), {1, 9}, {1, 1});
+  for (const auto& [a, b] : {std::pair{col, row}, std::pair{ops::contiguous(col), row}, std::pair{col, wide},
+                             std::pair{ops::t(row), ops::t(col)}, std::pair{ops::t(wide), ops::t(col)}}) {
+    auto [fast, ref] = both([&] { return ops::mm(a, b); });
+    EXPECT_TRUE(all_close(fast, ref, 1e-5, 1e-5)) << a.sizes() << "@" << a.strides() << " x " << b.sizes() << "@"
+                                                 << b.strides();
+  }
 }
 
 // A row-major float32 right operand of 1M+ elements is reordered into the primitive's own layout

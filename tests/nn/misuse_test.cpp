@@ -110,6 +110,14 @@ TEST(Misuse, ArgumentChecksPyTorchMakes) {
       {"reflect pad beyond size", [&] { F::pad(ones({1, 1, 2, 2}), {3, 3, 3, 3}, "reflect"); }, "pad"},
       {"pad with odd length", [&] { F::pad(x, {1, 1, 1}); }, "pad"},
       {"interpolate to size 0", [&] { F::interpolate(x, {.size = DimVector{0, 3}}); }, "interpolate"},
+      // PyTorch refuses these too; they failed deep inside as "[index_select] index -1 is out of range".
+      {"replicate pad of an empty H", [&] { F::pad(empty({2, 3, 0, 5}), {1, 1, 1, 1}, "replicate"); },
+       "[pad] replicate padding copies values from the input, but dimension 2 of input [2, 3, 0, 5] is empty"},
+      {"reflect pad of an empty C", [&] { F::pad(empty({2, 0, 4, 5}), {1, 1, 1, 1}, "reflect"); },
+       "[pad] reflect padding copies values from the input, but dimension 1 of input [2, 0, 4, 5] is empty"},
+      {"interpolate an empty H", [&] { F::interpolate(empty({2, 3, 0, 5}), {.size = DimVector{4, 4}}); },
+       "[interpolate] input and output sizes should be greater than 0, but spatial dimension 2 of input [2, 3, 0, 5] "
+       "is empty"},
       {"softmax dim", [&] { softmax(x, 4); }, "dim"},
       {"cat of nothing", [] { cat({}); }, "cat"},
       {"cat shape mismatch", [&] { cat({x, ones({2, 4, 5, 6})}, 1); }, "cat"},

@@ -1,7 +1,11 @@
 // The memory-format API: the seed examples, PyTorch's propagation rules (SPEC §8.6) and the
 // alias rules of to / contiguous (§6.3-§6.4).
 #include <gtest/gtest.h>
+#include <strider/ops/norm.h>
+#include <strider/ops/view.h>
 #include <strider/strider.h>
+
+#include <functional>
 
 #include "support/compare.h"
 
@@ -196,6 +200,82 @@ TEST(MemoryFormatCheckMode, OffByDefault) {
   Tensor cl = rand({2, 3, 4, 5}).to(CL);
   EXPECT_NO_THROW(rand({2, 3, 4, 5}) + cl);
 }
+
+
+// ---- Ambiguous and empty channels-last tensors (C == 1, H == W == 1, a zero-size dim): only the
+// strides of size-1 or empty dims tell the formats apart, and PyTorch 1.13 still picks one.
+// Expected strides from tests/golden/generate_ambiguous_strides.py.
+namespace ambiguous {
+
+Tensor leaf(std::vector<int64_t> shape, MemoryFormat fmt) {
+  Tensor x = arange(0, static_cast<double>(checked_numel(shape, "leaf"))).to(kFloat).reshape(shape).to(fmt);
+  x.requires_grad_();
+  return x;
+}
+
+// x.grad's strides after f(x).sum().backward().
+DimVector grad_strides_of_sum(Tensor x, const std::function<Tensor(const Tensor&)>& f) {
+  sum(f(x)).backward();
+  return x.grad().strides().vec();
+}
+
+TEST(MemoryFormatAmbiguous, Pool3dOfOneChannelIsFreshlyContiguous) {
+  for (bool is_max : {true, false}) {
+    auto pool = [is_max](const Tensor& t) { return is_max ? max_pool3d(t, {2}, {1}) : avg_pool3d(t, {2}, {1}); };
+    Tensor x1 = leaf({2, 1, 2, 3, 4}, CL3d);
+    EXPECT_EQ(pool(x1).strides(), IntArrayRef({6, 6, 6, 3, 1})) << is_max;
+    EXPECT_EQ(grad_strides_of_sum(x1, pool), D({24, 24, 12, 4, 1})) << is_max;
+    Tensor x3 = leaf({2, 3, 2, 3, 4}, CL3d);
+    EXPECT_EQ(pool(x3).strides(), IntArrayRef({18, 6, 6, 3, 1})) << is_max;
+    EXPECT_EQ(grad_strides_of_sum(x3, pool), D({72, 1, 36, 12, 3})) << is_max;
+    // 2-d pooling keeps channels-last, C == 1 included.
+    auto pool2 = [is_max](const Tensor& t) { return is_max ? max_pool2d(t, {2}, {1}) : avg_pool2d(t, {2}, {1}); };
+    Tensor x2 = leaf({2, 1, 4, 5}, CL);
+    EXPECT_EQ(pool2(x2).strides(), IntArrayRef({12, 1, 4, 1})) << is_max;
+    EXPECT_EQ(grad_strides_of_sum(x2, pool2), D({20, 1, 5, 1})) << is_max;
+  }
+}
+
+TEST(MemoryFormatAmbiguous, DropoutOfAnEmptyTensorIsTheTensorItself) {
+  for (auto [shape, strides] : {std::pair{D({0, 3, 4, 5}), D({60, 1, 15, 3})}, std::pair{D({2, 3, 0, 5}), D({0, 1, 15, 3})}}) {
+    Tensor x = empty(shape).to(CL);
+    Tensor y = nn::functional::dropout(x, 0.5, true);
+    EXPECT_EQ(y.strides(), IntArrayRef(strides)) << shape;
+    EXPECT_TRUE(y.is_same(x)) << shape;
+  }
+}
+
+TEST(MemoryFormatAmbiguous, GroupNormOfAnEmptyBatchIsEmptyAndContiguous) {
+  EXPECT_EQ(nn::functional::group_norm(empty({0, 3, 4, 5}).to(CL), 3).strides(), IntArrayRef({60, 20, 5, 1}));
+  EXPECT_EQ(nn::functional::group_norm(empty({0, 3, 4, 5}), 1).strides(), IntArrayRef({60, 20, 5, 1}));
+  EXPECT_EQ(nn::functional::group_norm(empty({0, 1, 4, 5}).to(CL), 1).strides(), IntArrayRef({20, 20, 5, 1}));
+}
+
+// Gradients of ambiguous channels-last leaves: the backward's own layout decides the strides of
+// size-1 dims (AccumulateGrad keeps a gradient that matches the leaf on the other dims).
+TEST(MemoryFormatAmbiguous, GradientsOfOneChannelAndOnePixelLeaves) {
+  auto bn = [](const Tensor& t) {
+    return batch_norm(t, Tensor(), Tensor(), ones({t.size(1)}), zeros({t.size(1)}), true);
+  };
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), bn), D({3, 1, 3, 3}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), bn), D({20, 1, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 2, 3, 4}, CL3d), bn), D({24, 1, 12, 4, 1}));
+  // Both dense and suggesting one format: the forward's contiguous-first choice (PyTorch's fast path).
+  Tensor x = ops::as_strided(arange(0, 144).to(kFloat), {1, 16, 9, 1}, {144, 1, 16, 144});
+  EXPECT_EQ(ops::batch_norm_backward_memory_format(x, ones({1, 16, 9, 1})), CL);
+  EXPECT_EQ(ops::batch_norm_backward_memory_format(x, ones({1, 16, 9, 1}).to(CL)), Contig);
+  auto clamp11 = [](const Tensor& t) { return clamp(t, Scalar(-1.0), Scalar(1.0)); };
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), clamp11), D({20, 1, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), clamp11), D({3, 1, 3, 3}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return mean(t, {2, 3}, true); }),
+            D({20, 20, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), [](const Tensor& t) { return adaptive_avg_pool2d(t, {1, 1}); }),
+            D({3, 1, 1, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return adaptive_avg_pool2d(t, {1, 1}); }),
+            D({20, 20, 5, 1}));
+}
+
+}  // namespace ambiguous
 
 }  // namespace
 }  // namespace strider

@@ -73,6 +73,44 @@ TEST(Softmax, RowsSumToOneAndLogMatches) {
   EXPECT_THROW(softmax(x, 3), Error);
 }
 
+// A zero-size dim other than the reduced one leaves no outputs: the fast kernels divided by the
+// kept and inner extents (SIGFPE). Strides are PyTorch 1.13's.
+TEST(Reduce, EmptyKeptDimGivesEmptyResultWithEveryKernel) {
+  for (KernelPreference pref : {KernelPreference::Fastest, KernelPreference::Reference}) {
+    KernelPreferenceGuard guard(pref);
+    Tensor x = empty({3, 0});
+    for (const Tensor& r : {sum(x, {0}), mean(x, {0}), var(x, {0}), amax(x, {0}), prod(x, {0}), argmax(x, 0),
+                            max(x, 0).first}) {
+      EXPECT_EQ(r.sizes(), IntArrayRef({0}));
+      EXPECT_EQ(r.strides(), IntArrayRef({1}));
+    }
+    Tensor cl = empty({2, 3, 0, 5}).to(MemoryFormat::ChannelsLast);
+    EXPECT_EQ(sum(cl, {1}, true).strides(), IntArrayRef({5, 5, 5, 1}));
+  }
+}
+
+// softmax(x, d) with an empty dim after d: an empty result, not a division by the inner size.
+// Forward and gradient strides are PyTorch 1.13's.
+TEST(Softmax, EmptyDimAfterTheSoftmaxDimWithEveryKernel) {
+  for (KernelPreference pref : {KernelPreference::Fastest, KernelPreference::Reference}) {
+    KernelPreferenceGuard guard(pref);
+    for (bool log : {false, true}) {
+      auto f = [log](const Tensor& t, int64_t d) { return log ? log_softmax(t, d) : softmax(t, d); };
+      EXPECT_EQ(f(empty({3, 0}), 0).strides(), IntArrayRef({1, 1}));
+      EXPECT_EQ(f(empty({2, 3, 0, 5}), 1).strides(), IntArrayRef({15, 5, 5, 1}));
+      Tensor cl = empty({2, 3, 0, 5}).to(MemoryFormat::ChannelsLast).requires_grad_();
+      Tensor y = f(cl, 1);
+      EXPECT_EQ(y.strides(), IntArrayRef({15, 5, 5, 1}));
+      sum(y).backward();
+      EXPECT_EQ(cl.grad().strides(), IntArrayRef({0, 1, 15, 3}));
+    }
+  }
+  // cross_entropy over [N, C, d] with d == 0 takes log_softmax over dim 1 of an empty tensor.
+  Tensor loss = nn::functional::cross_entropy(empty({3, 5, 0}), empty({3, 0}, TensorOptions().dtype(kLong)),
+                                              nn::functional::Reduction::Sum);
+  EXPECT_EQ(loss.item<double>(), 0.0);
+}
+
 TEST(Print, PyTorchStyle) {
   EXPECT_EQ(tensor(std::vector<double>{1, 2, 3}).to_string(), "tensor([1., 2., 3.])");
   EXPECT_EQ(tensor(std::vector<double>{0.5, -1.25}).to_string(), "tensor([ 0.5000, -1.2500])");

@@ -39,7 +39,7 @@
   X(Sum, sum, "sum", DimsDtype, IntegersToLong, Zero, Sum, (acc.sum), Shapes,                        \
     (autograd::reduce_to(ops::expand(g, sizes), sizes, dtype)))                                      \
   X(Mean, mean, "mean", Dims, FloatingOnly, NaN, Sum,                                                \
-    (static_cast<double>(acc.sum) / static_cast<double>(n)), Shapes, (ops::expand(ops::div(g, n), sizes))) \
+    (static_cast<double>(acc.sum) / static_cast<double>(n)), Shapes, (ops::div(ops::expand(g, sizes), n))) \
   X(Prod, prod, "prod", Dims, IntegersToLong, One, Prod, (acc.prod), Input,                          \
     (prod_backward(g, x, dims, sizes)))                                                              \
   X(Amax, amax, "max", Dims, Same, Refused, Max, (static_cast<opmath_t<TO>>(acc.best)), InputOutput, \

@@ -64,5 +64,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_out, c
 
 // The layout batch_norm gives its output for this input.
 MemoryFormat batch_norm_memory_format(const Tensor& input, bool params_contiguous);
+// The layout batch_norm's backward gives the input's gradient, for this input and output gradient.
+MemoryFormat batch_norm_backward_memory_format(const Tensor& input, const Tensor& grad_out);
 
 }  // namespace strider::ops

@@ -175,11 +175,14 @@ Tensor gelu(const Tensor& a, std::string_view approximate) {
   });
 }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  // PyTorch's clamp_backward: where(mask, grad, 0) with the mask made from x by comparisons and an
+  // in-place and, so the mask, and the gradient, take x's strides on its size-1 dims too (an
+  // out-of-place and of two ambiguous channels-last masks is contiguous).
   return unary("ClampBackward", a, ops::clamp(a, lo, hi), [lo, hi](const Tensor& g, const Tensor& x, const Tensor&) {
-    Tensor inside = ones_like(x, kBool);
-    if (lo) inside = ops::logical_and(inside, ops::ge(x, *lo));
-    if (hi) inside = ops::logical_and(inside, ops::le(x, *hi));
-    return ops::mul(g, ops::to(inside, g.dtype()));
+    if (!lo && !hi) return g;
+    Tensor inside = lo ? ops::ge(x, *lo) : ops::le(x, *hi);
+    if (lo && hi) ops::copy_(inside, ops::logical_and(inside, ops::le(x, *hi)));  // in place, as PyTorch's
+    return ops::where(inside, g, Scalar(0.0));
   });
 }
 

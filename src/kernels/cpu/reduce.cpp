@@ -133,6 +133,9 @@ void sum_columns(ReduceOp op, const Geometry& g, const T* in_base, TO* out_base,
 template <class T, class TO>
 void reduce_typed(ReduceOp op, const Tensor& out, const Tensor& in, const ReduceArgs& args) {
   const Geometry g = split(out, in);
+  // No outputs (a kept dim of size 0): nothing to write, and the loops below divide by the kept
+  // and reduced extents.
+  if (g.outputs == 0) return;
   const T* in_base = static_cast<const T*>(in.data());
   TO* out_base = static_cast<TO*>(out.data());
   const int64_t nk = static_cast<int64_t>(g.kept_sizes.size());

@@ -37,7 +37,9 @@ void softmax_typed(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   for (int64_t d = dim + 1; d < in.dim(); ++d) inner *= in.sizes()[d];
   const T* x = static_cast<const T*>(in.data());
   T* y = static_cast<T*>(out.data());
-  if (D == 0) return;
+  // An empty dim anywhere (before, at or after `dim`) leaves nothing to compute, and the grain
+  // sizes below divide by D * inner.
+  if (out.numel() == 0) return;
   if (inner == 1) {
     parallel_for(0, outer, std::max<int64_t>(1, 16384 / D), [&](int64_t b, int64_t e) {
       std::vector<M> buf(D);
