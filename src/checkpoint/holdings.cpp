@@ -29,7 +29,7 @@ ModelLayout describe_model(nn::Module& given, int rank, int world) {
       out.params.push_back({name, "(root)", p, whole(model_key(name), p, rank, world)});
       out.units.back().params.push_back(name);
     }
-    for (auto& [name, b] : model.named_persistent_buffers(true)) out.buffers.push_back(whole(model_key(name), b, rank, world));
+    for (auto& [name, b] : model.named_persistent_buffers()) out.buffers.push_back(whole(model_key(name), b, rank, world));
     return out;
   }
   out.strategy = dynamic_cast<fsdp::DistributedDataParallel*>(&model) || engine->built_as_ddp()
@@ -44,7 +44,7 @@ ModelLayout describe_model(nn::Module& given, int rank, int world) {
     out.units[it->second].params.push_back(s.name);
     out.params.push_back({s.name, s.unit, s.padded, std::move(h)});
   }
-  for (auto& [name, b] : engine->named_persistent_buffers(true)) out.buffers.push_back(whole(model_key(name), b, rank, world));
+  for (auto& [name, b] : engine->named_persistent_buffers()) out.buffers.push_back(whole(model_key(name), b, rank, world));
   return out;
 }
 

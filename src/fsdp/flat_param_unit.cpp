@@ -72,7 +72,10 @@ FlatParamUnit::FlatParamUnit(TreeState& tree, nn::Module& module, std::vector<Pa
   grad_seen_.assign(params_.size(), 0);
   accumulated_.assign(params_.size(), 0);
   reached_anywhere_.assign(params_.size(), 0);
-  for (const ParamSlot& s : params_) grads_expected_ += s.requires_grad ? 1 : 0;
+  for (const ParamSlot& s : params_) {
+    grads_expected_ += s.requires_grad ? 1 : 0;
+    reduce_at_end_ |= s.requires_grad && !s.aliases.empty();
+  }
   allocate_flat_buffers();
   place_params();
   // Offloaded shards go to the file as soon as they are drawn, so a model larger than RAM is
@@ -555,18 +558,32 @@ void FlatParamUnit::pack_grad(size_t i) {
 void FlatParamUnit::on_grad_ready(size_t i) {
   ParamSlot& s = params_[i];
   if (!s.full.grad().defined()) return;
+  STRIDER_CHECK(!reduced_this_backward_, "FullyShardedDataParallel", "a gradient of parameter '", s.full_name,
+                "' arrived after unit '", name_, "' reduced its gradients in this backward: the parameter's "
+                "gradient comes in parts from separate backward passes (it is used both inside and outside an "
+                "activation checkpoint, or in two checkpointed regions), so the reduction would miss a part. "
+                "Checkpoint every use of it together, or none");
   if (grads_in_place_) take_grad_in_place(i);
   if (tree_->no_sync) {  // gradients keep accumulating (in the buffer, or in the gathered parameters)
     accumulated_[i] = 1;
     return;
   }
+  if (reduce_at_end_) {  // the same: the end of backward hands them over (finish_reduce_scatter)
+    grad_seen_[i] = 1;
+    return;
+  }
+  hand_over_grad(i);
+  if (!grad_seen_[i]) {
+    grad_seen_[i] = 1;
+    if (++grads_ready_ == grads_expected_ && !reduce_at_end_) launch_reduce();
+  }
+}
+
+void FlatParamUnit::hand_over_grad(size_t i) {
+  ParamSlot& s = params_[i];
   if (grads_in_place_) autograd::set_grad_buffer(s.full, Tensor());
   else pack_grad(i);
   s.full.set_grad(Tensor());
-  if (!grad_seen_[i]) {
-    grad_seen_[i] = 1;
-    if (++grads_ready_ == grads_expected_) launch_reduce();
-  }
 }
 
 Tensor FlatParamUnit::gradient_buffer(ScalarType dtype, int64_t numel) {
@@ -637,6 +654,7 @@ void FlatParamUnit::launch_reduce() {
                                          ? codec_->reduce_in_place(group, grad_flat_, layout_.pieces(), !flat, allocate)
                                          : codec_->reduce(group, grad_flat_, !flat, allocate);
   reduce_launched_ = true;
+  reduced_this_backward_ = true;
   settled_ = false;
   replica_launched_ = false;  // this reduction's all-reduce across replicas is still to come
   grads_ready_ = 0;
@@ -692,7 +710,12 @@ void FlatParamUnit::finish_reduce_scatter() {
   autograd::NoGradGuard no_grad;
   // Every rank launches every unit that took part in backward, gradients or not, so the
   // collectives match.
-  if (in_backward_ && !tree_->no_sync && !reduce_launched_ && grads_expected_ > 0) launch_reduce();
+  if (in_backward_ && !tree_->no_sync && !reduce_launched_ && grads_expected_ > 0) {
+    if (reduce_at_end_)
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (grad_seen_[i] && params_[i].full.grad().defined()) hand_over_grad(i);
+    launch_reduce();
+  }
   in_backward_ = false;
   if (!reduce_launched_ || !plan_.flat_shards() || !plan_.replica_group) return;
   // Hybrid: the shard group's reduction, reduced again across the replicas holding this shard
@@ -707,6 +730,7 @@ void FlatParamUnit::finish_backward() {
     settle_reduce();
     deliver_gradients();
   }
+  reduced_this_backward_ = false;
   reshard();
 }
 

@@ -137,6 +137,7 @@ class FlatParamUnit {
   void prepare_grad_buffer();      // the buffer (if none), and the parameters' views into it
   void take_grad_in_place(size_t i);  // parameter i's gradient into the buffer
   void pack_grad(size_t i);
+  void hand_over_grad(size_t i);  // parameter i's gradient into the wire (or left in the buffer); it keeps none
   void release_grad_buffer();      // at launch: zeros where no gradient came, views dropped
   void on_grad_ready(size_t i);
   void launch_reduce();
@@ -196,6 +197,10 @@ class FlatParamUnit {
   bool reduce_launched_ = false;  // this backward's gradients are on their way
   bool settled_ = false;          // reduced_ is this rank's chunk (the reduction is done)
   bool replica_launched_ = false;  // its all-reduce across replicas is on its way
+  bool reduced_this_backward_ = false;  // launched since this backward began (a later gradient is an error)
+  // A tied parameter's gradient may arrive in parts (a use inside an activation checkpoint
+  // arrives in its recomputation's own backward): its unit reduces at the end of backward.
+  bool reduce_at_end_ = false;
   int grads_ready_ = 0, grads_expected_ = 0;
   std::vector<char> grad_seen_;
   std::vector<char> accumulated_;        // reached by a backward under no_sync since the last reduction

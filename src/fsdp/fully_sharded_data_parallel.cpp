@@ -144,6 +144,14 @@ void FullyShardedDataParallel::prepare_for_units() {
   }
 }
 
+void FullyShardedDataParallel::note_owned(const FlatParamUnit& u, OwnedParams& owned) {
+  for (auto& s : u.params()) {
+    owned.tensors.insert(s.shard.impl_ptr().get());
+    owned.slots.insert({s.owner, s.name});
+    for (auto& a : s.aliases) owned.slots.insert({a.owner, a.name});
+  }
+}
+
 void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std::string& name, OwnedParams& owned) {
   STRIDER_CHECK(nested.options_.deterministic == options_.deterministic &&
                     nested.options_.micro_batches == options_.micro_batches,
@@ -161,7 +169,7 @@ void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std
         for (auto& a : s.aliases) a.full_name = name + "." + a.full_name;
       }
     tree_->units.push_back(u);
-    for (auto& s : u->params()) owned.insert(s.shard.impl_ptr().get());
+    note_owned(*u, owned);
   }
   adopted_.push_back(old);
   for (auto& [n, m] : nested.named_modules())
@@ -170,10 +178,11 @@ void FullyShardedDataParallel::adopt(FullyShardedDataParallel& nested, const std
 
 namespace {
 
-// A slot still holding a parameter an earlier unit took (its storage was retired then): the
-// parameter is tied across units, which cannot be, as each unit gathers and frees its own.
-void refuse_tie_across_units(const Tensor& p, const std::string& full_name) {
-  STRIDER_CHECK(p.storage()->retired_reason() == nullptr, "FullyShardedDataParallel", "parameter '", full_name,
+// A slot holding a parameter an earlier unit took, outside that unit's slots (or still holding
+// the tensor a flat unit retired): the parameter is tied across units, which cannot be, as each
+// unit gathers and frees its own.
+void refuse_tie_across_units(bool tied, const std::string& full_name) {
+  STRIDER_CHECK(!tied, "FullyShardedDataParallel", "parameter '", full_name,
                 "' is the same tensor as a parameter another unit took (a tied weight split over two units); each "
                 "unit gathers and frees its own parameters, so tied slots must be in one unit: wrap the modules "
                 "that share it in one unit (a policy or wrap() on their common parent), or untie them");
@@ -182,8 +191,9 @@ void refuse_tie_across_units(const Tensor& p, const std::string& full_name) {
 // The parameters of `modules` (name, module) that no unit owns yet, each marked owned; a
 // parameter held by several slots among them (a tied weight) is one ref with the others as
 // aliases.
-std::vector<FlatParamUnit::ParamRef> collect_refs(const std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>>& modules,
-                                                  std::unordered_set<const TensorImpl*>& owned) {
+std::vector<FlatParamUnit::ParamRef> collect_refs(
+    const std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>>& modules,
+    detail::OwnedParams& owned) {
   std::vector<FlatParamUnit::ParamRef> refs;
   std::unordered_map<const TensorImpl*, size_t> index;
   for (auto& [mname, m] : modules)
@@ -194,8 +204,11 @@ std::vector<FlatParamUnit::ParamRef> collect_refs(const std::vector<std::pair<st
         refs[it->second].aliases.push_back({m.get(), pname, full_name});
         continue;
       }
-      refuse_tie_across_units(p, full_name);
-      if (!owned.insert(impl).second) continue;  // in a unit made before (a wrapped descendant's)
+      refuse_tie_across_units(p.storage()->retired_reason() != nullptr, full_name);
+      if (!owned.tensors.insert(impl).second) {  // a unit made before holds it: in one of its slots?
+        refuse_tie_across_units(!owned.slots.count({m.get(), pname}), full_name);
+        continue;
+      }
       index[impl] = refs.size();
       refs.push_back({m.get(), pname, full_name, {}});
     }
@@ -205,7 +218,7 @@ std::vector<FlatParamUnit::ParamRef> collect_refs(const std::vector<std::pair<st
 // The parameters under `top` (named from `prefix`) that no unit owns yet, skipping wrapped
 // descendants.
 std::vector<FlatParamUnit::ParamRef> unowned_params(nn::Module& top, const std::string& prefix,
-                                                    std::unordered_set<const TensorImpl*>& owned) {
+                                                    detail::OwnedParams& owned) {
   auto modules = top.named_modules(prefix);
   std::erase_if(modules, [&](const auto& named) {
     return named.second.get() != &top && dynamic_cast<FullyShardedDataParallel*>(named.second.get());
@@ -225,7 +238,7 @@ void FullyShardedDataParallel::build_units() {
   auto add_unit = [&](nn::Module& hooked, const nn::Module& m, std::vector<FlatParamUnit::ParamRef> refs) {
     units_.push_back(std::make_unique<FlatParamUnit>(*tree_, hooked, std::move(refs), plan_for(m)));
     tree_->units.push_back(units_.back().get());
-    for (auto& s : units_.back()->params()) owned.insert(s.shard.impl_ptr().get());  // registries now hold shards
+    note_owned(*units_.back(), owned);  // registries now hold shards
   };
   // Post-order walk: children first, so a parent only counts parameters its wrapped children
   // left over (the nonwrapped_numel of PyTorch's policies).
@@ -238,13 +251,13 @@ void FullyShardedDataParallel::build_units() {
     const bool look_inside = !options_.auto_wrap_policy || options_.auto_wrap_policy(m, true, 0);
     int64_t nonwrapped = 0;
     for (auto& [pname, p] : m.named_parameters(false))
-      if (!owned.count(p.impl_ptr().get())) nonwrapped += p.numel();
+      if (!owned.has(p)) nonwrapped += p.numel();
     for (auto& [cname, c] : m.named_children()) {
       const std::string child_name = cname.empty() ? name : name.empty() ? cname : name + "." + cname;
       if (look_inside) {
         nonwrapped += visit(*c, child_name, false);
       } else {
-        for (auto& [pname, p] : c->named_parameters()) nonwrapped += owned.count(p.impl_ptr().get()) ? 0 : p.numel();
+        for (auto& [pname, p] : c->named_parameters()) nonwrapped += owned.has(p) ? 0 : p.numel();
       }
     }
     if (!top && options_.auto_wrap_policy && nonwrapped > 0 && options_.auto_wrap_policy(m, false, nonwrapped)) {

@@ -94,7 +94,7 @@ std::map<std::string, Tensor> FullyShardedDataParallel::gather_state_dict(bool r
         for (auto& a : s.aliases) out[a.full_name] = out[s.full_name];
   }
   if (keep)
-    for (auto& [name, b] : named_persistent_buffers()) out[name] = b.clone();
+    for (auto& [name, b] : named_persistent_buffers(false)) out[name] = b.clone();
   return out;
 }
 
@@ -112,7 +112,7 @@ std::map<std::string, Tensor> FullyShardedDataParallel::shard_state_dict(StateDi
       out[s.full_name] = take(s.shard.narrow(0, 0, own.size()));
       out[nn::kShardEntryPrefix + s.full_name] = tensor(std::vector<int64_t>{own.begin, u->layout()[i].rows});
     }
-  for (auto& [name, b] : named_persistent_buffers()) out[name] = take(b);
+  for (auto& [name, b] : named_persistent_buffers(false)) out[name] = take(b);
   nn::mark_state_dict(out, {type, pg_->rank(), pg_->size()});
   return out;
 }
@@ -181,9 +181,10 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
       for (size_t i = 0; i < u->params().size(); ++i) {
         const ParamSlot& s = u->params()[i];
         const Tensor* src = entry(s.full_name);
-        // A full dict names a tied parameter under each of its names (one copy loads it).
-        if (type == StateDictType::Full)
-          for (auto& a : s.aliases) entry(a.full_name);
+        // A full dict may name a tied parameter under its other names too (a plain module's
+        // does; an export holds the first only): taken if there, one copy loads it.
+        for (auto& a : s.aliases)
+          if (type == StateDictType::Full && state.count(a.full_name)) used.insert(a.full_name);
         if (!src) continue;
         const DimVector& sizes = u->layout()[i].sizes;
         const int64_t offset = u->own_rows(i).begin, rows = u->own_rows(i).size();
@@ -199,7 +200,7 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
           copies.push_back(*c);
         }
       }
-    for (auto& [name, b] : named_persistent_buffers()) {
+    for (auto& [name, b] : named_persistent_buffers(false)) {
       const Tensor* src = entry(name);
       if (!src) continue;
       STRIDER_CHECK(src->sizes() == b.sizes(), kOp, "buffer '", name, "' has shape ", src->sizes(),
@@ -234,7 +235,10 @@ nn::IncompatibleKeys FullyShardedDataParallel::load_state(const std::map<std::st
   }
   STRIDER_CHECK(failed.empty(), kOp, "no rank changed its parameters, because not every rank could load its part (",
                 pg_->size(), " ranks): ", failed);
-  for (auto& c : copies) ops::copy_(c.dst, c.src);
+  for (auto& c : copies) {
+    ops::copy_(c.dst, c.src);
+    c.dst.storage()->bump_version();  // a backward saved before the load must not use it
+  }
   for (FlatParamUnit* u : tree_->units) u->mark_shards_loaded();
   return keys;
 }

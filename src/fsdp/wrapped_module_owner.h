@@ -8,7 +8,9 @@
 //     the wrapper's forward, or a unit gathered around it) and is an Error naming the module,
 //     the wrapper and the fix otherwise; its state_dict() and load_state_dict() are Errors;
 //   - to(dtype) and to(memory_format) anywhere in the tree are Errors (the flat buffers fix
-//     the dtype and layout); after the wrapper is destroyed everything is an Error.
+//     the dtype and layout), and so is a requires_grad_ that would change which parameters
+//     train (fixed when the units were built); after the wrapper is destroyed everything is an
+//     Error.
 #include <map>
 #include <memory>
 #include <string>

@@ -215,6 +215,11 @@ bool record_init(const Tensor& t, InitRecipe recipe) {
   STRIDER_CHECK(t.numel() == whole && t.storage_offset() == 0, kOp, "an init of part of a deferred parameter (",
                 t.sizes(), " of ", IntArrayRef(e->sizes), ") would set all of it: a stand-in records one init "
                 "for the whole tensor. Initialize the whole parameter, or materialize the module first");
+  // An orthogonal matrix depends on the shape it is drawn in: only the parameter's own.
+  STRIDER_CHECK(recipe.kind != InitRecipe::Kind::Orthogonal || t.sizes() == IntArrayRef(e->sizes), kOp,
+                "orthogonal_ of a deferred parameter seen as ", t.sizes(), " (it is ", IntArrayRef(e->sizes),
+                "): the stand-in draws its matrix in its own shape. Call orthogonal_ on the parameter itself, or "
+                "materialize the module first");
   recipe.dtype = t.dtype();
   registry().set_recipe(t, std::move(recipe));
   return true;

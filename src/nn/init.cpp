@@ -3,11 +3,11 @@
 #include <cmath>
 #include <string>
 
+#include "init_math.h"
 #include "strider/autograd/functions.h"
 #include "strider/autograd/grad_mode.h"
 #include "strider/nn/deferred_init.h"
 #include "strider/ops/factory.h"
-#include "init_math.h"
 
 namespace strider::nn::init {
 

@@ -299,10 +299,13 @@ void Module::to(MemoryFormat fmt) {
 }
 
 void Module::requires_grad_(bool requires_grad) {
+  auto params = named_parameters();
+  if (std::all_of(params.begin(), params.end(), [&](const auto& p) { return p.second.requires_grad() == requires_grad; }))
+    return;  // nothing changes (allowed under a wrapper too, as in PyTorch)
   apply([](Module& m) {
     if (m.owner_) m.owner_->check_conversion(m, "requires_grad_");
   });
-  for (auto& [n, t] : named_parameters()) t.requires_grad_(requires_grad);
+  for (auto& [n, t] : params) t.requires_grad_(requires_grad);
 }
 
 void Module::zero_grad() {
@@ -314,7 +317,7 @@ std::map<std::string, Tensor> Module::state_dict() const {
   std::map<std::string, Tensor> out;
   // Every name, a shared tensor under each (PyTorch's state_dict).
   for (auto& [n, t] : named_parameters(true, false)) out[n] = t.detach();
-  for (auto& [n, t] : named_persistent_buffers()) out[n] = t.detach();
+  for (auto& [n, t] : named_persistent_buffers(false)) out[n] = t.detach();
   return out;
 }
 
@@ -342,7 +345,7 @@ IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& st
     copies.emplace_back(dst, it->second);
   };
   for (auto& [n, t] : named_parameters(true, false)) plan(n, t, "parameter");
-  for (auto& [n, t] : named_persistent_buffers()) plan(n, t, "buffer");
+  for (auto& [n, t] : named_persistent_buffers(false)) plan(n, t, "buffer");
   for (auto& [n, t] : state)
     if (!seen.count(n)) unexpected.push_back(n);
   IncompatibleKeys keys = report_incompatible_keys("load_state_dict", type_name_, std::move(missing),

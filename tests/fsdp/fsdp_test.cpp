@@ -343,6 +343,11 @@ TEST(FSDPEquivalence, ATiedWeightInOneUnit) {
     EXPECT_TRUE(sd.count("emb.weight") && sd.count("head.weight"));
     EXPECT_NO_THROW(TiedLm().load_state_dict(sd));  // a plain model takes it, strictly
     EXPECT_TRUE(m->load_state_dict(sd).empty());
+    if (auto* f = dynamic_cast<fsdp::FullyShardedDataParallel*>(m.get())) {
+      auto first_names_only = sd;  // as an export of its shards holds it
+      first_names_only.erase("head.weight");
+      EXPECT_TRUE(f->load_state_dict(first_names_only).empty());
+    }
   };
   for (auto s : kStrategies) {
     SCOPED_TRACE(fsdp::to_string(s));
@@ -374,18 +379,44 @@ TEST(FSDPEquivalence, ATiedWeightInOneUnit) {
   EXPECT_NEAR(d->engine().clip_grad_norm_(1e9), nn::utils::clip_grad_norm_(local->parameters(), 1e9), 1e-5);
 }
 
-// Tied slots in two units cannot be (each unit gathers and frees its own): a named Error at wrap.
-TEST(FSDPEquivalence, ATiedWeightSplitOverTwoUnitsIsANamedError) {
-  FSDPOptions o;
-  o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Embedding"});
-  std::string error;
-  try {
-    fsdp::FullyShardedDataParallel::wrap(std::make_shared<TiedLm>(), testing::world(), o);
-  } catch (const Error& e) {
-    error = e.what();
+// Only the head (one use of the tied weight) checkpointed: its part of the gradient arrives in
+// the recomputation's own backward, the embedding's later; the unit reduces both.
+TEST(FSDPEquivalence, ATiedWeightWithOneUseCheckpointed) {
+  auto checkpoint_head = [](nn::Module& m) {
+    nn::apply_activation_checkpointing(m, [](nn::Module& c) { return c.type_name() == "Linear"; });
+  };
+  Workload w = tied_workload();
+  w.make = [checkpoint_head] {
+    auto m = std::make_shared<TiedLm>();
+    checkpoint_head(*m);
+    return std::shared_ptr<nn::Module>(m);
+  };
+  for (auto s : {ShardingStrategy::FullShard, ShardingStrategy::NoShard}) {
+    SCOPED_TRACE(fsdp::to_string(s));
+    expect_equivalent(w, fsdp_wrapper({.sharding_strategy = s}), 1e-5);
   }
-  EXPECT_NE(error.find("parameter 'head.weight' is the same tensor as a parameter another unit took"), std::string::npos)
-      << error;
+  expect_equivalent(w, [](std::shared_ptr<nn::Module> m) -> std::shared_ptr<nn::Module> {
+    return fsdp::DistributedDataParallel::wrap(std::move(m), testing::world(), {});
+  }, 1e-5);
+}
+
+// Tied slots in two units cannot be (each unit gathers and frees its own): a named Error at wrap,
+// also when the unit that took it keeps the module's own tensor (NoShard).
+TEST(FSDPEquivalence, ATiedWeightSplitOverTwoUnitsIsANamedError) {
+  for (auto s : {ShardingStrategy::FullShard, ShardingStrategy::NoShard}) {
+    FSDPOptions o;
+    o.auto_wrap_policy = fsdp::module_type_auto_wrap_policy({"Embedding"});
+    o.unit_strategy = [s](const nn::Module&) -> std::optional<ShardingStrategy> { return s; };
+    std::string error;
+    try {
+      fsdp::FullyShardedDataParallel::wrap(std::make_shared<TiedLm>(), testing::world(), o);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find("parameter 'head.weight' is the same tensor as a parameter another unit took"),
+              std::string::npos)
+        << fsdp::to_string(s) << ": " << error;
+  }
 }
 
 TEST(FSDPEquivalence, DistributedDataParallel) {

@@ -157,6 +157,7 @@ TEST(WrappedModule, ConversionsAfterTheWrapAreNamedErrors) {
       EXPECT_NE(e.find("[to("), std::string::npos) << e;
       EXPECT_NE(e.find("Convert the model before wrap()"), std::string::npos) << e;
     }
+    EXPECT_NO_THROW(net->requires_grad_(true));  // changes nothing: allowed, as in PyTorch
     const std::string frozen = error_of([&] { net->requires_grad_(false); });
     EXPECT_NE(frozen.find("[requires_grad_]"), std::string::npos) << frozen;
     EXPECT_NE(frozen.find("before wrap()"), std::string::npos) << frozen;

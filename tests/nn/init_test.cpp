@@ -137,6 +137,9 @@ TEST(Init, AnInitOfPartOfADeferredParameterIsRefused) {
             std::string::npos);
   EXPECT_NO_THROW(nn::init::orthogonal_(w));
   EXPECT_NO_THROW(nn::init::normal_(w.t()));  // the whole tensor, seen transposed
+  // An orthogonal matrix depends on the shape it is drawn in: only the parameter's own.
+  EXPECT_NE(error_of([&] { nn::init::orthogonal_(w.view({4, 8})); }).find("orthogonal_ of a deferred parameter seen as"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -8,8 +8,10 @@ StateDigests state_digests(nn::Module& model, fsdp::FullyShardedDataParallel* en
   std::map<std::string, Tensor> params;
   std::map<std::string, std::map<std::string, Tensor>> state;
   if (engine) {
-    params = engine->full_state_dict();
-    for (auto& [name, b] : engine->named_buffers()) params.erase(name);
+    // Each parameter once, under its first name (a tied one too), as named_parameters() gives
+    // them in one process.
+    const auto full = engine->full_state_dict();
+    for (auto& [name, p] : engine->named_parameters()) params[name] = full.at(name);
     state = engine->full_optimizer_state_dict(opt);
   } else {
     for (auto& [name, p] : model.named_parameters()) params[name] = p;

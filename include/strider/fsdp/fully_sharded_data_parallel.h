@@ -18,6 +18,7 @@
 // While gathered, parameters have their original shapes, strides and memory format.
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -34,6 +35,13 @@ namespace strider::fsdp {
 namespace detail {
 struct TreeState;
 class FlatParamUnit;
+// What the units made so far hold while a tree is built: their tensors (originals and shards)
+// and the registry slots they fill (a tensor found in any other slot is tied across units).
+struct OwnedParams {
+  std::unordered_set<const TensorImpl*> tensors;
+  std::set<std::pair<const nn::Module*, std::string>> slots;
+  bool has(const Tensor& p) const { return tensors.count(p.impl_ptr().get()) > 0; }
+};
 struct ParamSlot;
 struct ShardingPlan;
 class WrappedModuleOwner;
@@ -173,10 +181,11 @@ class FullyShardedDataParallel : public nn::Module {
   FullyShardedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<dist::ProcessGroup> pg,
                            FSDPOptions options);
   friend class DistributedDataParallel;
-  using OwnedParams = std::unordered_set<const TensorImpl*>;
+  using OwnedParams = detail::OwnedParams;
   void build_units();
   void prepare_for_units();  // checks across ranks, sync_module_states, buffer dtype
   void adopt(FullyShardedDataParallel& nested, const std::string& name, OwnedParams& owned);
+  static void note_owned(const detail::FlatParamUnit& u, OwnedParams& owned);
   // DDP's units: parameters in reverse registration order (roughly the order their gradients
   // become ready), cut into buckets of at most bucket_bytes, all hooked on this wrapper.
   // option_lines describe DDP's options for the check across ranks.

@@ -1,7 +1,8 @@
 #pragma once
 // Deferred initialization: build a model without allocating its parameters, then materialize
 // them whole (nn::materialize) or only as each rank's shard (FullyShardedDataParallel::wrap,
-// which never allocates an unsharded parameter it does not compute with).
+// which never allocates an unsharded parameter it does not compute with, except to draw an
+// orthogonal_ one: its QR needs the whole matrix, drawn in float64 for each materialization).
 //
 //   std::shared_ptr<models::GPT> gpt;
 //   { nn::DeferredInit deferred(/*seed=*/42); gpt = std::make_shared<models::GPT>(config); }

@@ -22,6 +22,8 @@ void trunc_normal_(const Tensor& t, double mean = 0.0, double std = 1.0, double 
 // torch.nn.init.orthogonal_: t viewed as size(0) x (the rest) gets orthonormal rows or columns
 // (whichever are fewer), times gain: the Q of a QR decomposition of standard normal draws, made
 // unique by R's diagonal signs. Needs 2 or more dimensions; a zero-element tensor is a no-op.
+// Works in float64 on the whole matrix (Householder, O(rows x cols x min(rows, cols))); on a
+// deferred stand-in, each materialization (each rank's shard) draws the whole matrix.
 void orthogonal_(const Tensor& t, double gain = 1.0, Generator* gen = nullptr);
 void constant_(const Tensor& t, double value);
 void zeros_(const Tensor& t);

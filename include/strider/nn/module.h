@@ -112,8 +112,8 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Tensor> parameters(bool recurse = true) const;
   std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true, bool remove_duplicate = true) const;
   // The buffers a state dict or checkpoint holds: the persistent ones, recursively (a shared one
-  // under every name unless remove_duplicate).
-  std::vector<std::pair<std::string, Tensor>> named_persistent_buffers(bool remove_duplicate = false) const;
+  // once, as named_buffers, unless remove_duplicate is false: state_dict() keeps every name).
+  std::vector<std::pair<std::string, Tensor>> named_persistent_buffers(bool remove_duplicate = true) const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const { return children_; }
   std::vector<std::shared_ptr<Module>> children() const;  // each child once
   // This module ("" prefix) and every descendant, each once, under its first name (as PyTorch's).
