@@ -69,6 +69,14 @@ Tensor logsumexp(const Tensor& t, IntArrayRef dims, bool keepdim = false);
 // p. The gradient is 0 where the norm is 0 (p >= 1), as PyTorch's.
 Tensor norm(const Tensor& t, double p = 2.0, IntArrayRef dims = {}, bool keepdim = false);
 
+// ---- along one dimension (layouts and rules: ops/along_dim.h). The values are differentiable,
+// their gradients going back to where each came from; indices record no gradient.
+std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
+std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true);
+Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+
 // ---- softmax
 Tensor softmax(const Tensor& t, int64_t dim);
 Tensor log_softmax(const Tensor& t, int64_t dim);
