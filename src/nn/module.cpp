@@ -74,8 +74,10 @@ ModuleOutput Module::operator()(const Tensor& input) { return ModuleOutput(call(
 
 Tensor& Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
   check_name(name, type_name_);
-  STRIDER_CHECK(find(params_, name) == params_.end() && find(buffers_, name) == buffers_.end(),
-                type_name_.c_str(), "parameter '", name, "' is already registered");
+  STRIDER_CHECK(find(buffers_, name) == buffers_.end(), type_name_.c_str(), "cannot register parameter '", name,
+                "': a buffer of that name is already registered");
+  STRIDER_CHECK(find(params_, name) == params_.end(), type_name_.c_str(), "parameter '", name,
+                "' is already registered");
   if (auto stand_in = deferred::defer_parameter(value)) value = *stand_in;  // under a DeferredInit
   if (value.defined()) {
     value = value.detach();
@@ -87,8 +89,10 @@ Tensor& Module::register_parameter(const std::string& name, Tensor value, bool r
 
 Tensor& Module::register_buffer(const std::string& name, Tensor value, bool persistent) {
   check_name(name, type_name_);
-  STRIDER_CHECK(find(buffers_, name) == buffers_.end() && find(params_, name) == params_.end(),
-                type_name_.c_str(), "buffer '", name, "' is already registered");
+  STRIDER_CHECK(find(params_, name) == params_.end(), type_name_.c_str(), "cannot register buffer '", name,
+                "': a parameter of that name is already registered");
+  STRIDER_CHECK(find(buffers_, name) == buffers_.end(), type_name_.c_str(), "buffer '", name,
+                "' is already registered");
   buffers_.emplace_back(name, value.defined() ? value.detach() : value);
   if (!persistent) non_persistent_buffers_.insert(name);
   return buffers_.back().second;

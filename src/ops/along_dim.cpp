@@ -155,9 +155,11 @@ std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool lar
   const int64_t n = t.dim() == 0 ? 1 : t.sizes()[d];
   STRIDER_CHECK(k >= 0 && k <= n, "topk", "k = ", k, " is out of range for dim ", d, " of size ", n,
                 " (PyTorch: 'selected index k out of range')");
+  STRIDER_CHECK(t.dtype() != kBool, "topk", "is not defined for bool tensors (PyTorch: '\"topk_cpu\" not "
+                "implemented for 'Bool'); convert to an integer or float dtype first");
+  if (t.dim() == 0) return {clone(t), zeros({}, kLong)};  // PyTorch: the value itself, for k 0 or 1
   const Lines lines(t, d);
   auto [v, i] = sorted_lines(lines, k, largest, "topk");
-  if (t.dim() == 0) return {reshape(v, {}), reshape(i, {})};
   return {contiguous(lines.back(v)), contiguous(lines.back(i))};
 }
 

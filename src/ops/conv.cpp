@@ -153,7 +153,9 @@ Tensor convolution(const Tensor& input_arg, const Tensor& weight, const Tensor& 
     return unbatched ? squeeze(out, 0) : out;
   }
   Tensor in_c = dense_in_format(input, fmt);
-  kernels::conv_forward({out, in_c, weight, bias, p}, dispatch(op));
+  // The kernels read the bias as one dense row (a slice or an expanded bias was read as if it
+  // were).
+  kernels::conv_forward({out, in_c, weight, bias.defined() ? contiguous(bias) : bias, p}, dispatch(op));
   check_memory_format_kept(op, {&input, &weight}, out);
   return unbatched ? squeeze(out, 0) : out;
 }

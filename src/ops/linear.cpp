@@ -22,7 +22,8 @@ Tensor product(const Tensor& a, const Tensor& w, const Tensor& bias, DimVector o
     if (bias.defined()) copy_(out, expand(bias, out.sizes()));
     return out;
   }
-  Tensor b = bias.defined() && bias.dtype() != a.dtype() ? to(bias, a.dtype()) : bias;
+  // One dense row, as the kernel reads it (a slice or an expanded bias was read as if it were).
+  Tensor b = bias.defined() ? contiguous(bias.dtype() != a.dtype() ? to(bias, a.dtype()) : bias) : bias;
   kernels::matmul({out, a, w, b}, dispatch(op));
   return out;
 }

@@ -123,6 +123,8 @@ TEST(AlongDim, BadArgumentsAreNamedErrors) {
   EXPECT_NE(message([&] { gather(x, 2, from({4}, {1, 1, 1}, kLong)); }).find("index 4 is out of range"), std::string::npos);
   EXPECT_NE(message([&] { gather(x, 2, zeros({3, 3, 3}, kLong)); }).find("larger than"), std::string::npos);
   EXPECT_NE(message([&] { scatter_add(x, 2, index(), x.to(kFloat)); }).find("self is float64"), std::string::npos);
+  EXPECT_NE(message([&] { topk(ones({3}, kBool), 1); }).find("not defined for bool"), std::string::npos);
+  EXPECT_EQ(topk(full({}, 2.0), 0).first.item<float>(), 2.0f);  // PyTorch: the 0-d value, for k 0 or 1
   EXPECT_EQ(sort(empty({0, 3}), 0).first.sizes(), IntArrayRef({0, 3}));
   EXPECT_EQ(cumsum(empty({2, 0}), 1).sizes(), IntArrayRef({2, 0}));
 }

@@ -112,6 +112,31 @@ TEST(Statistics, GradientsAtTheEdgesArePyTorchs) {
   EXPECT_THROW(norm(arange(0, 3, 1, kLong)), Error);
 }
 
+// A 0-d input reduced over dim 0 or -1 is itself (the graph's recording indexed past its dims);
+// bfloat16's deviation is the root of the float32 variance, rounded once; norms of p < 2 give
+// PyTorch's gradient at zero elements (NaN from |0|^(p-2) before).
+TEST(Statistics, ZeroDimBFloat16AndFractionalNormsArePyTorchs) {
+  for (int64_t dim : {0, -1}) {
+    Tensor x = full({}, 1.5, TensorOptions().dtype(kDouble)).requires_grad_(true);
+    Tensor y = sum(x, {dim}) + mean(x, {dim}) + logsumexp(x, {dim}) + norm(x, 2, {dim});
+    EXPECT_EQ(y.dim(), 0);
+    EXPECT_NEAR(y.item<double>(), 6.0, 1e-12);
+    y.backward();
+    EXPECT_NEAR(x.grad().item<double>(), 4.0, 1e-12);
+  }
+  EXPECT_EQ(std(from({1, 2, 3, 5, 8}, {5}).to(kBFloat16)).item<float>(), 2.78125f);  // PyTorch's
+  // PyTorch 1.13: x = [0, 1, -2]: p = 1.5 -> [0, 0.6392, -0.9040]; p = 0.5 -> [0, 2.4142, -1.7071].
+  const std::pair<double, std::vector<double>> cases[] = {{1.5, {0, 0.6392, -0.9040}}, {0.5, {0, 2.4142, -1.7071}}};
+  for (const auto& [p, want] : cases) {
+    Tensor x = from({0, 1, -2}, {3}).requires_grad_(true);
+    norm(x, p).backward();
+    EXPECT_TRUE(testing::all_close(x.grad(), from(want, {3}), 0, 1e-4)) << p;
+  }
+  Tensor z = zeros({3}, kDouble).requires_grad_(true);
+  norm(z, 0.5).backward();
+  EXPECT_TRUE(testing::all_close(z.grad(), zeros({3}, kDouble), 0, 0));
+}
+
 TEST(Statistics, ChunkAndUnbindAreViewsWithOneBackward) {
   auto sizes = [](const std::vector<Tensor>& v) {
     std::vector<int64_t> out;

@@ -1,6 +1,7 @@
 // oneDNN batch norm, pooling and matmul against the reference path, forward and backward.
 #include <gtest/gtest.h>
 
+#include <strider/ops/conv.h>
 #include <strider/ops/convert.h>
 #include <strider/ops/factory.h>
 #include <strider/ops/kernel_choice.h>
@@ -175,6 +176,26 @@ TEST(MatmulConformance, SizeOneDimsWithAnyStrideThenContiguous) {
 // A row-major float32 right operand of 1M+ elements is reordered into the primitive's own layout
 // first (the gradient-input product of a large linear layer); the result must not change, nor the
 // operand.
+// A bias that is a slice (stride 2) or expanded (stride 0) is read by its strides: the kernels
+// took it as one dense row (linear gave [1, 10, 2, 20] for [1, 2, 3, 4]; conv read past an
+// expanded bias's one element).
+TEST(MatmulConformance, AStridedOrExpandedBiasIsReadByItsStrides) {
+  const Tensor every_other = ops::narrow(arange(1, 9, 1, kFloat), 0, 0, 8);
+  const Tensor sliced = ops::as_strided(every_other, {4}, {2}, 0);  // 1, 3, 5, 7
+  const Tensor dense = ops::contiguous(sliced);
+  const Tensor expanded = ops::expand(full({1}, 0.5), {4});
+  for (ScalarType dtype : {kFloat, kBFloat16}) {
+    const Tensor x = ops::to(ones({2, 3}), dtype), w = ops::to(ones({4, 3}), dtype);
+    EXPECT_TRUE(all_close(ops::linear(x, w, ops::to(sliced, dtype)), ops::linear(x, w, ops::to(dense, dtype)), 0, 0));
+    EXPECT_TRUE(all_close(ops::linear(x, w, ops::to(expanded, dtype)),
+                          ops::linear(x, w, ops::to(ops::contiguous(expanded), dtype)), 0, 0));
+    const Tensor img = ops::to(ones({1, 3, 5, 5}), dtype), k = ops::to(ones({4, 3, 3, 3}), dtype);
+    for (const Tensor& b : {sliced, expanded})
+      EXPECT_TRUE(all_close(ops::convolution(img, k, ops::to(b, dtype), {}),
+                            ops::convolution(img, k, ops::to(ops::contiguous(b), dtype), {}), 0, 0));
+  }
+}
+
 TEST(MatmulConformance, LargeRowMajorRightOperand) {
   Tensor a = testing::sample({520, 1024}, kFloat, 16), b = testing::sample({1024, 1030}, kFloat, 17);
   Tensor b_before = b.clone();

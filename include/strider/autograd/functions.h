@@ -66,7 +66,8 @@ Tensor std(const Tensor& t, IntArrayRef dims = {}, int64_t correction = 1, bool 
 Tensor logsumexp(const Tensor& t, IntArrayRef dims, bool keepdim = false);
 // The vector p-norm over dims (all when empty), as torch.linalg.vector_norm / torch.norm(t, p,
 // dim): p = 2 (default), 1, 0 (the count of non-zeros), +-infinity (max/min of |t|) or any other
-// p. The gradient is 0 where the norm is 0 (p >= 1), as PyTorch's.
+// p. Gradients follow PyTorch's norm_backward: 0 where the norm is 0 (p >= 1) and, for p < 1,
+// at zero elements.
 Tensor norm(const Tensor& t, double p = 2.0, IntArrayRef dims = {}, bool keepdim = false);
 
 // ---- along one dimension (layouts and rules: ops/along_dim.h). The values are differentiable,

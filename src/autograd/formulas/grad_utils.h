@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by backward formulas.
+#include <algorithm>
 #include <vector>
 
 #include "strider/autograd/record.h"
@@ -29,10 +30,14 @@ inline Tensor reduce_to(const Tensor& grad, IntArrayRef shape, ScalarType dtype)
 // reduce_to for the gradient of input `t` (shape and dtype taken from it).
 inline Tensor grad_like(const Tensor& grad, const Tensor& t) { return reduce_to(grad, t.sizes(), t.dtype()); }
 
-// The reduced dims of an input of rank `dim` as a mask (empty list = all).
+// The reduced dims of an input of rank `dim` as a mask (empty list = all). A 0-d input has no
+// dims to mark (dim 0 or -1 reduces it to itself, as PyTorch's).
 inline std::vector<bool> reduced_dims(IntArrayRef dims, int64_t dim) {
-  std::vector<bool> mask(dim, dims.empty());
-  for (int64_t d : dims) mask[layout::wrap_dim(d, dim, "reduce")] = true;
+  std::vector<bool> mask(static_cast<size_t>(dim), dims.empty());
+  for (int64_t d : dims) {
+    const int64_t k = layout::wrap_dim(d, std::max<int64_t>(dim, 1), "reduce");
+    if (dim > 0) mask[static_cast<size_t>(k)] = true;
+  }
   return mask;
 }
 

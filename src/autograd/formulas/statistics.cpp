@@ -31,7 +31,10 @@ Tensor kept(const Tensor& y, const std::vector<bool>& mask, bool keepdim) { retu
 }  // namespace
 
 Tensor std(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) {
-  Tensor out = ops::sqrt(ops::var(t, dims, correction, keepdim));
+  // bfloat16 and float16 take the root of the float32 variance, rounding once, as PyTorch's.
+  const bool reduced = t.dtype() == kBFloat16 || t.dtype() == kHalf;
+  Tensor out = reduced ? ops::to(ops::sqrt(ops::var(ops::to(t, kFloat), dims, correction, keepdim)), t.dtype())
+                       : ops::sqrt(ops::var(t, dims, correction, keepdim));
   if (!autograd::any_requires_grad({&t})) return out;
   const auto mask = reduced_dims(dims, t.dim());
   const double denom = static_cast<double>(reduced_count(t, mask) - correction);
@@ -103,9 +106,16 @@ Tensor norm(const Tensor& t, double p, IntArrayRef dims, bool keepdim) {
       Tensor hit = ops::to(ops::eq(ops::abs(x), y), x.dtype());
       return {ops::mul(ops::mul(ops::sign(x), hit), ops::div(gk, ops::sum(hit, dv, true)))};
     }
-    // x |x|^(p-2) g / norm^(p-1), 0 where the norm is 0 (PyTorch's masked_fill).
+    // PyTorch 1.13's norm_backward: p < 1: sgn(x) |x|^(p-1) (0 at x = 0) g norm^(1-p); else
+    // sgn(x) |x|^(p-1) (x |x|^(p-2) from p = 2 on) g / norm^(p-1), 0 where the norm is 0.
+    if (p < 1) {
+      Tensor s = ops::where(ops::eq(x, 0), Scalar(0.0), ops::mul(ops::sign(x), ops::pow(ops::abs(x), p - 1)));
+      return {ops::mul(ops::mul(s, gk), ops::pow(y, 1 - p))};
+    }
     Tensor scale = ops::where(ops::eq(y, 0), Scalar(0.0), ops::div(gk, p == 2 ? y : ops::pow(y, p - 1)));
-    Tensor scaled = p == 2 ? x : ops::mul(x, ops::pow(ops::abs(x), p - 2));
+    Tensor scaled = p == 2 ? x
+                    : p < 2 ? ops::mul(ops::sign(x), ops::pow(ops::abs(x), p - 1))
+                            : ops::mul(x, ops::pow(ops::abs(x), p - 2));
     return {ops::mul(scaled, scale)};
   });
 }
