@@ -165,8 +165,9 @@ TEST(MatmulConformance, SizeOneDimsWithAnyStrideThenContiguous) {
   Tensor col = ops::as_strided(testing::sample({13}, kFloat, 22), {13, 1}, {1, 3});
   Tensor row = ops::as_strided(testing::sample({9}, kFloat, 23), {1, 9}, {4, 1});
   Tensor wide = ops::as_strided(testing::sample({9}, kFloat, 24), {1, 9}, {1, 1});
-  for (const auto& [a, b] : {std::pair{col, row}, std::pair{ops::contiguous(col), row}, std::pair{col, wide},
-                             std::pair{ops::t(row), ops::t(col)}, std::pair{ops::t(wide), ops::t(col)}}) {
+  for (const auto& operands : {std::pair{col, row}, std::pair{ops::contiguous(col), row}, std::pair{col, wide},
+                                std::pair{ops::t(row), ops::t(col)}, std::pair{ops::t(wide), ops::t(col)}}) {
+    const Tensor &a = operands.first, &b = operands.second;  // named: clang 14 captures no structured binding
     auto [fast, ref] = both([&] { return ops::mm(a, b); });
     EXPECT_TRUE(all_close(fast, ref, 1e-5, 1e-5)) << a.sizes() << "@" << a.strides() << " x " << b.sizes() << "@"
                                                  << b.strides();
