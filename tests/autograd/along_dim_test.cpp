@@ -9,11 +9,15 @@
 
 #include "support/compare.h"
 #include "support/gradcheck.h"
+#include "support/golden_values.h"
 
 namespace strider {
 namespace {
 
 using V = std::vector<Tensor>;
+using testing::from_values;
+
+using testing::sine_input;
 
 struct Golden {
   const char* name;
@@ -31,25 +35,13 @@ const Golden kGolden[] = {
   {"scatter_add_src", {2, 3, 4}, {0.0, 0.0, 0.674287911628145, 0.361615431964962, 0.7965654722360868, 0.9612752029752999, 0.99588084453764, 0.0, 0.18059626789423291, 0.0, -0.5298361409084934, -0.18729466354290317, -0.9952398257691627, -0.9631309305733164, 0.0, -0.8926476794282346, 0.0, 0.36796051057238466, 0.006814640074770176, -0.35525355998804264, 0.9964756147406005, 0.8987080958116269, 0.0, 0.9593748338928642}, {}, {-1.0, -0.7391304347826086, -0.8260869565217391, 0.0, -0.4782608695652174, -0.5652173913043479, -0.6521739130434783, 0.0, -0.30434782608695654, -0.043478260869565244, -0.13043478260869568, 0.0, 0.13043478260869568, 0.043478260869565244, 0.30434782608695654, 0.0, 0.6521739130434783, 0.5652173913043479, 0.4782608695652174, 0.0, 0.826086956521739, 0.7391304347826086, 1.0, 0.0}},
 };
 
-Tensor from(const std::vector<double>& v, IntArrayRef shape, ScalarType dtype = kDouble) {
-  Tensor t = empty({static_cast<int64_t>(v.size())}, kDouble);
-  std::copy(v.begin(), v.end(), static_cast<double*>(t.data()));
-  return t.reshape(shape).to(dtype);
-}
-
-Tensor input() {
-  std::vector<double> v(24);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i));
-  return from(v, {2, 3, 4});
-}
-
 // idx[i][j][k] = (i + 2j + 3k) % 4, shape [2, 3, 3].
 Tensor index() {
   std::vector<double> v;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 3; ++k) v.push_back((i + 2 * j + 3 * k) % 4);
-  return from(v, {2, 3, 3}, kLong);
+  return from_values(v, {2, 3, 3}, kLong);
 }
 
 // The case's output and, for sort and topk, its indices.
@@ -67,19 +59,19 @@ std::pair<Tensor, Tensor> case_of(const std::string& name, const Tensor& x) {
 TEST(AlongDim, ValuesIndicesAndGradientsArePyTorchs) {
   for (const Golden& c : kGolden) {
     SCOPED_TRACE(c.name);
-    Tensor x = input().requires_grad_(true);
+    Tensor x = sine_input().requires_grad_(true);
     auto [y, idx] = case_of(c.name, x);
     ASSERT_EQ(y.sizes(), IntArrayRef(c.shape));
-    EXPECT_TRUE(testing::all_close(y, from(c.value, c.shape), 1e-12, 1e-12));
-    if (!c.indices.empty()) EXPECT_TRUE(testing::all_close(idx, from(c.indices, c.shape, kLong), 0, 0));
+    EXPECT_TRUE(testing::all_close(y, from_values(c.value, c.shape), 1e-12, 1e-12));
+    if (!c.indices.empty()) EXPECT_TRUE(testing::all_close(idx, from_values(c.indices, c.shape, kLong), 0, 0));
     Tensor w = (arange(0, 24, 1, kDouble) * (2.0 / 23) - 1.0).narrow(0, 0, y.numel()).reshape(y.sizes());
     (y * w).sum().backward();
-    EXPECT_TRUE(testing::all_close(x.grad(), from(c.grad, {2, 3, 4}), 1e-12, 1e-12));
+    EXPECT_TRUE(testing::all_close(x.grad(), from_values(c.grad, {2, 3, 4}), 1e-12, 1e-12));
   }
 }
 
 TEST(AlongDim, Gradchecks) {
-  const Tensor x = input().requires_grad_(true);
+  const Tensor x = sine_input().requires_grad_(true);
   for (const Golden& c : kGolden)
     EXPECT_TRUE(testing::gradcheck([&](const V& v) { return case_of(c.name, v[0]).first; }, {x})) << c.name;
   const Tensor self = randn({2, 3, 4}, kDouble).requires_grad_(true), src = randn({2, 3, 3}, kDouble).requires_grad_(true);
@@ -88,12 +80,12 @@ TEST(AlongDim, Gradchecks) {
 
 TEST(AlongDim, TiesNaNsAndLayoutsArePyTorchs) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto [v, i] = sort(from({3, 1, nan, 1, 2}, {5}, kFloat));
-  EXPECT_TRUE(testing::all_close(i, from({1, 3, 4, 0, 2}, {5}, kLong), 0, 0));  // stable; NaN last
-  auto [vd, id] = sort(from({3, 1, nan, 1, 2}, {5}, kFloat), 0, true);
-  EXPECT_TRUE(testing::all_close(id, from({2, 0, 4, 1, 3}, {5}, kLong), 0, 0));  // NaN first
-  EXPECT_TRUE(testing::all_close(topk(from({1, 3, 3, 2}, {4}), 2).second, from({1, 2}, {2}, kLong), 0, 0));
-  EXPECT_TRUE(testing::all_close(topk(from({1, nan, 3, 2}, {4}), 2).second, from({1, 2}, {2}, kLong), 0, 0));
+  auto [v, i] = sort(from_values({3, 1, nan, 1, 2}, {5}, kFloat));
+  EXPECT_TRUE(testing::all_close(i, from_values({1, 3, 4, 0, 2}, {5}, kLong), 0, 0));  // stable; NaN last
+  auto [vd, id] = sort(from_values({3, 1, nan, 1, 2}, {5}, kFloat), 0, true);
+  EXPECT_TRUE(testing::all_close(id, from_values({2, 0, 4, 1, 3}, {5}, kLong), 0, 0));  // NaN first
+  EXPECT_TRUE(testing::all_close(topk(from_values({1, 3, 3, 2}, {4}), 2).second, from_values({1, 2}, {2}, kLong), 0, 0));
+  EXPECT_TRUE(testing::all_close(topk(from_values({1, nan, 3, 2}, {4}), 2).second, from_values({1, 2}, {2}, kLong), 0, 0));
   // PyTorch 1.13's layouts: sort keeps channels-last, the others are contiguous.
   Tensor cl = randn({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);
   EXPECT_EQ(sort(cl, 1).first.strides(), IntArrayRef({60, 1, 15, 3}));
@@ -104,7 +96,7 @@ TEST(AlongDim, TiesNaNsAndLayoutsArePyTorchs) {
   EXPECT_EQ(cumsum(ones({3}, kInt), 0).dtype(), kLong);
   EXPECT_EQ(cumsum(ones({4}, kBFloat16), 0).select(0, 3).item<float>(), 4.0f);
   // float32 sums accumulate in float64, as PyTorch's CPU cumsum: 1e8 + 1 + ... stays exact per step.
-  Tensor big = from({1e8, 1, 1, 1, 1, 1, 1, 1}, {8}, kFloat);
+  Tensor big = from_values({1e8, 1, 1, 1, 1, 1, 1, 1}, {8}, kFloat);
   EXPECT_EQ(cumsum(big, 0).select(0, 7).item<float>(), static_cast<float>(1e8 + 7));
 }
 
@@ -117,10 +109,10 @@ TEST(AlongDim, BadArgumentsAreNamedErrors) {
     }
     return std::string("no error");
   };
-  const Tensor x = input();
+  const Tensor x = sine_input();
   EXPECT_NE(message([&] { topk(x, 5, 2); }).find("k = 5 is out of range"), std::string::npos);
   EXPECT_NE(message([&] { gather(x, 2, index().to(kInt)); }).find("index must be int64"), std::string::npos);
-  EXPECT_NE(message([&] { gather(x, 2, from({4}, {1, 1, 1}, kLong)); }).find("index 4 is out of range"), std::string::npos);
+  EXPECT_NE(message([&] { gather(x, 2, from_values({4}, {1, 1, 1}, kLong)); }).find("index 4 is out of range"), std::string::npos);
   EXPECT_NE(message([&] { gather(x, 2, zeros({3, 3, 3}, kLong)); }).find("larger than"), std::string::npos);
   EXPECT_NE(message([&] { scatter_add(x, 2, index(), x.to(kFloat)); }).find("self is float64"), std::string::npos);
   EXPECT_NE(message([&] { topk(ones({3}, kBool), 1); }).find("not defined for bool"), std::string::npos);

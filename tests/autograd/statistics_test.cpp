@@ -9,11 +9,15 @@
 
 #include "support/compare.h"
 #include "support/gradcheck.h"
+#include "support/golden_values.h"
 
 namespace strider {
 namespace {
 
 using V = std::vector<Tensor>;
+using testing::from_values;
+
+using testing::sine_input;
 
 struct Golden {
   const char* name;
@@ -51,34 +55,22 @@ Tensor case_of(const std::string& name, const Tensor& x) {
   throw Error("unknown case " + name);
 }
 
-Tensor from(const std::vector<double>& v, IntArrayRef shape) {
-  Tensor t = empty({static_cast<int64_t>(v.size())}, kDouble);
-  std::copy(v.begin(), v.end(), static_cast<double*>(t.data()));
-  return t.reshape(shape);
-}
-
-Tensor input() {
-  std::vector<double> v(24);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i));
-  return from(v, {2, 3, 4});
-}
-
 TEST(Statistics, ValuesAndGradientsArePyTorchs) {
   for (const Golden& c : kGolden) {
     SCOPED_TRACE(c.name);
-    Tensor x = input().requires_grad_(true);
+    Tensor x = sine_input().requires_grad_(true);
     Tensor y = case_of(c.name, x);
     ASSERT_EQ(y.sizes(), IntArrayRef(c.shape));
     EXPECT_TRUE(y.is_contiguous());
-    EXPECT_TRUE(testing::all_close(y, from(c.value, c.shape), 1e-12, 1e-12));
+    EXPECT_TRUE(testing::all_close(y, from_values(c.value, c.shape), 1e-12, 1e-12));
     Tensor w = (arange(0, 24, 1, kDouble) * (2.0 / 23) - 1.0).narrow(0, 0, y.numel()).reshape(y.sizes());  // linspace(-1, 1, 24)
     (y * w).sum().backward();
-    EXPECT_TRUE(testing::all_close(x.grad(), from(c.grad, {2, 3, 4}), 1e-12, 1e-12));
+    EXPECT_TRUE(testing::all_close(x.grad(), from_values(c.grad, {2, 3, 4}), 1e-12, 1e-12));
   }
 }
 
 TEST(Statistics, Gradchecks) {
-  const Tensor a = (input() + 0.05).requires_grad_(true);  // no ties among |x| for the infinity norms
+  const Tensor a = (sine_input() + 0.05).requires_grad_(true);  // no ties among |x| for the infinity norms
   for (const Golden& c : kGolden) {
     if (std::string(c.name) == "norm0_d0") continue;  // piecewise constant
     EXPECT_TRUE(testing::gradcheck([&](const V& x) { return case_of(c.name, x[0]); }, {a})) << c.name;
@@ -100,7 +92,7 @@ TEST(Statistics, GradientsAtTheEdgesArePyTorchs) {
   EXPECT_EQ(y.item<double>(), -inf);
   y.backward();
   EXPECT_TRUE(std::isnan(all_minus.grad().sum().item<double>()));
-  Tensor with_inf = from({inf, 1.0}, {2}).requires_grad_(true);
+  Tensor with_inf = from_values({inf, 1.0}, {2}).requires_grad_(true);
   Tensor yi = logsumexp(with_inf, {0});
   EXPECT_EQ(yi.item<double>(), inf);
   yi.backward();
@@ -124,13 +116,13 @@ TEST(Statistics, ZeroDimBFloat16AndFractionalNormsArePyTorchs) {
     y.backward();
     EXPECT_NEAR(x.grad().item<double>(), 4.0, 1e-12);
   }
-  EXPECT_EQ(std(from({1, 2, 3, 5, 8}, {5}).to(kBFloat16)).item<float>(), 2.78125f);  // PyTorch's
+  EXPECT_EQ(std(from_values({1, 2, 3, 5, 8}, {5}).to(kBFloat16)).item<float>(), 2.78125f);  // PyTorch's
   // PyTorch 1.13: x = [0, 1, -2]: p = 1.5 -> [0, 0.6392, -0.9040]; p = 0.5 -> [0, 2.4142, -1.7071].
   const std::pair<double, std::vector<double>> cases[] = {{1.5, {0, 0.6392, -0.9040}}, {0.5, {0, 2.4142, -1.7071}}};
   for (const auto& [p, want] : cases) {
-    Tensor x = from({0, 1, -2}, {3}).requires_grad_(true);
+    Tensor x = from_values({0, 1, -2}, {3}).requires_grad_(true);
     norm(x, p).backward();
-    EXPECT_TRUE(testing::all_close(x.grad(), from(want, {3}), 0, 1e-4)) << p;
+    EXPECT_TRUE(testing::all_close(x.grad(), from_values(want, {3}), 0, 1e-4)) << p;
   }
   Tensor z = zeros({3}, kDouble).requires_grad_(true);
   norm(z, 0.5).backward();

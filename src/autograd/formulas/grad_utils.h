@@ -41,6 +41,14 @@ inline std::vector<bool> reduced_dims(IntArrayRef dims, int64_t dim) {
   return mask;
 }
 
+// The elements each output of a reduction over `mask` sums.
+inline int64_t reduced_count(IntArrayRef sizes, const std::vector<bool>& mask) {
+  int64_t n = 1;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d]) n *= sizes[d];
+  return n;
+}
+
 // Brings a reduction's gradient back to the keepdim shape (re-inserting squeezed dims).
 inline Tensor unsqueeze_reduced(const Tensor& g, const std::vector<bool>& mask, bool keepdim) {
   if (keepdim) return g;

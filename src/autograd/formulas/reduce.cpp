@@ -6,6 +6,7 @@
 namespace strider {
 
 using autograd::InputGeometry;
+using autograd::reduced_count;
 using autograd::reduced_dims;
 using autograd::unsqueeze_reduced;
 using autograd::Node;
@@ -14,13 +15,6 @@ using autograd::SavedTensor;
 using Grads = std::vector<Tensor>;
 
 namespace {
-
-int64_t reduced_count(IntArrayRef sizes, const std::vector<bool>& mask) {
-  int64_t n = 1;
-  for (size_t d = 0; d < mask.size(); ++d)
-    if (mask[d]) n *= sizes[d];
-  return n;
-}
 
 // d prod / dx_i = product of the others: prod / x_i where x_i != 0; with one zero in the slice,
 // the product of the rest at that zero; with two or more, 0.

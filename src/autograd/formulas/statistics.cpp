@@ -11,19 +11,13 @@ namespace strider {
 
 using autograd::Node;
 using autograd::record;
+using autograd::reduced_count;
 using autograd::reduced_dims;
 using autograd::SavedTensor;
 using autograd::unsqueeze_reduced;
 using Grads = std::vector<Tensor>;
 
 namespace {
-
-int64_t reduced_count(const Tensor& t, const std::vector<bool>& mask) {
-  int64_t n = 1;
-  for (size_t d = 0; d < mask.size(); ++d)
-    if (mask[d]) n *= t.sizes()[d];
-  return n;
-}
 
 // The output with its reduced dims put back (so it broadcasts against the input).
 Tensor kept(const Tensor& y, const std::vector<bool>& mask, bool keepdim) { return unsqueeze_reduced(y, mask, keepdim); }
@@ -37,7 +31,7 @@ Tensor std(const Tensor& t, IntArrayRef dims, int64_t correction, bool keepdim) 
                        : ops::sqrt(ops::var(t, dims, correction, keepdim));
   if (!autograd::any_requires_grad({&t})) return out;
   const auto mask = reduced_dims(dims, t.dim());
-  const double denom = static_cast<double>(reduced_count(t, mask) - correction);
+  const double denom = static_cast<double>(reduced_count(t.sizes(), mask) - correction);
   const DimVector dv = dims.vec();
   SavedTensor sx(t), sy(out);
   return record("StdBackward", {&t}, out, [=](const Grads& g, const Node&) -> Grads {
