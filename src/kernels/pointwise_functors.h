@@ -51,6 +51,13 @@ inline M gelu_tanh_backward_exact(M g, M x) {
   return static_cast<M>(g * (0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * k * (1 + 3 * c * xd * xd)));
 }
 
+// g * d/dx silu(x) = g s (1 + x (1 - s)), s = sigmoid(x): PyTorch's SiluBackward.
+template <class M>
+inline M silu_backward_exact(M g, M x) {
+  const M s = M(1) / (M(1) + std::exp(-x));
+  return g * s * (M(1) + x * (M(1) - s));
+}
+
 // lo/hi NaN = no bound; a NaN input stays NaN.
 template <class M>
 inline M clamp_exact(M x, const PointwiseArgs& a) {

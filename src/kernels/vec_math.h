@@ -161,6 +161,13 @@ STRIDER_VMATH float gelu_backward(float g, float x) {
   return g * (cdf + x * e * 0.3989422804014327f);
 }
 
+// g * d/dx silu(x) in one pass (PyTorch's silu_backward; composed it took six and the result's
+// strides followed sigmoid's instead of x's).
+STRIDER_VMATH float silu_backward(float g, float x) {
+  const float s = sigmoid(x);
+  return g * s * (1.0f + x * (1.0f - s));
+}
+
 // g * d/dx of the tanh form 0.5 x (1 + tanh(u)), u = k (x + c x^3): 0.5 (1 + tanh(u)) is s =
 // sigmoid(2u) and 1 - tanh(u)^2 is 4 s (1 - s), each computed without the cancellation of
 // 1 + tanh(u) in the negative tail.

@@ -177,9 +177,9 @@ STRIDER_BINARY_OPS(STRIDER_BINARY_FUNCTION)
 Tensor rsub(const Tensor& a, const Scalar& b) {
   return binary_op(BinaryOp::Sub, PointwiseInput{a}, wrap(b), {}, /*lhs_first=*/false);
 }
-Tensor rdiv(const Tensor& a, const Scalar& b) {
-  return binary_op(BinaryOp::Div, PointwiseInput{a}, wrap(b), {}, /*lhs_first=*/false);
-}
+// Python's `b / a` is Tensor.__rtruediv__: a.reciprocal() * b, which rounds twice (a true
+// division differs by an ulp in about a third of float32 elements) and takes reciprocal's layout.
+Tensor rdiv(const Tensor& a, const Scalar& b) { return mul(reciprocal(a), b); }
 Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
   return binary_op(BinaryOp::ThresholdBackward, grad, result);
 }
@@ -203,6 +203,9 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view ap
   STRIDER_CHECK(approximate == "none" || approximate == "tanh", "gelu_backward", "approximate must be "
                 "'none' or 'tanh', got '", std::string(approximate), "'");
   return binary_op(approximate == "tanh" ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward, grad, self);
+}
+Tensor silu_backward(const Tensor& grad, const Tensor& self) {
+  return binary_op(BinaryOp::SiluBackward, grad, self);
 }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   const PointwiseArgs args = clamp_args(lo, hi);

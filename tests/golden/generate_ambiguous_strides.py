@@ -55,6 +55,13 @@ case("mean((2,3),keepdim) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: x.mean((2, 
 case("adaptive_avg_pool2d(1) [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: F.adaptive_avg_pool2d(x, 1))
 case("adaptive_avg_pool2d(1) [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: F.adaptive_avg_pool2d(x, 1))
 
+case("silu [2,1,4,5] cl", [2, 1, 4, 5], CL, F.silu)
+case("silu [2,3,1,1] cl", [2, 3, 1, 1], CL, F.silu)
+case("split(1, 1)[0] [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: x.split(1, 1)[0])
+case("cumsum(3) [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: x.cumsum(3))
+case("2 / x [2,1,4,5] cl", [2, 1, 4, 5], CL, lambda x: 2 / x)
+case("2 / x [2,3,1,1] cl", [2, 3, 1, 1], CL, lambda x: 2 / x)
+
 # batch_norm's backward layout depends on the output gradient too (MemoryFormatAmbiguous's
 # batch_norm_backward_memory_format cases): x [1,16,9,1] strides (144,1,16,144).
 x = torch.randn(144).as_strided((1, 16, 9, 1), (144, 1, 16, 144)).requires_grad_()

@@ -99,6 +99,7 @@ TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
       {"gelu_backward", [](const Tensor& a, const Tensor& b) { return ops::gelu_backward(a, b * 3.0); }},
       {"gelu_tanh_backward",
        [](const Tensor& a, const Tensor& b) { return ops::gelu_backward(a, b * 3.0, "tanh"); }},
+      {"silu_backward", [](const Tensor& a, const Tensor& b) { return ops::silu_backward(a, b * 3.0); }},
   };
 #undef STRIDER_ROW
   for (ScalarType dt : {kFloat, kBFloat16, kDouble}) {

@@ -1,6 +1,7 @@
 // The memory-format API: the seed examples, PyTorch's propagation rules (SPEC §8.6) and the
 // alias rules of to / contiguous (§6.3-§6.4).
 #include <gtest/gtest.h>
+#include <strider/core/layout.h>
 #include <strider/ops/norm.h>
 #include <strider/ops/view.h>
 #include <strider/strider.h>
@@ -273,6 +274,22 @@ TEST(MemoryFormatAmbiguous, GradientsOfOneChannelAndOnePixelLeaves) {
             D({3, 1, 1, 1}));
   EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return adaptive_avg_pool2d(t, {1, 1}); }),
             D({20, 20, 5, 1}));
+}
+
+// Gradients whose last op decides the layout from the saved input (silu_backward(g, x)), a
+// split whose one piece still goes through cat, a cumsum along a dim of one passing its gradient
+// as it came, and Python's `2 / x` (x.reciprocal() * 2).
+TEST(MemoryFormatAmbiguous, GradientsThatFollowPyTorchsLastOp) {
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return silu(t); }), D({20, 1, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), [](const Tensor& t) { return silu(t); }), D({3, 1, 3, 3}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 1, 4, 5}, CL), [](const Tensor& t) { return split(t, 1, 1)[0]; }),
+            D({20, 20, 5, 1}));
+  EXPECT_EQ(grad_strides_of_sum(leaf({2, 3, 1, 1}, CL), [](const Tensor& t) { return cumsum(t, 3); }), D({3, 1, 3, 3}));
+  for (auto shape : {std::vector<int64_t>{2, 1, 4, 5}, std::vector<int64_t>{2, 3, 1, 1}}) {
+    Tensor x = leaf(shape, CL);
+    EXPECT_EQ((2.0 / x).strides(), IntArrayRef(layout::contiguous_strides(shape))) << shape[1];
+    EXPECT_EQ(grad_strides_of_sum(x, [](const Tensor& t) { return 2.0 / t; }), layout::contiguous_strides(shape)) << shape[1];
+  }
 }
 
 }  // namespace ambiguous

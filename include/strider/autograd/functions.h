@@ -19,7 +19,7 @@ namespace strider {
 STRIDER_UNARY_OPS(STRIDER_DECLARE_POINTWISE)
 STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)
 Tensor rsub(const Tensor& a, const Scalar& b);  // b - a
-Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a
+Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a as Python's: a.reciprocal() * b
 
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);

@@ -68,7 +68,7 @@
   X(Erf, erf, Tensor, Plain, Floating, Any, (std::erf(x)), (vmath::erf(x)),                          \
     (ops::mul(g, ops::mul(ops::exp(ops::mul(ops::mul(x, x), -1.0)), 1.1283791670955126))))            \
   X(Silu, silu, Tensor, Plain, Floating, Any, (x / (1 + std::exp(-x))), (x * vmath::sigmoid(x)),       \
-    (ops::mul(g, ops::mul(ops::sigmoid(x), ops::add(ops::mul(x, ops::rsub(ops::sigmoid(x), 1.0)), 1.0)))))
+    (ops::silu_backward(g, x)))
 
 #define STRIDER_BINARY_OPS(X)                                                                        \
   X(Add, add, Alpha, Arith, Same, (x + static_cast<M>(a.alpha) * y), (x + static_cast<M>(a.alpha) * y)) \
@@ -83,6 +83,8 @@
     (vmath::gelu_backward(x, y)))                                                                    \
   X(GeluTanhBackward, gelu_tanh_backward, None, Arith, Floating, (fn::gelu_tanh_backward_exact(x, y)), \
     (vmath::gelu_tanh_backward(x, y)))                                                               \
+  X(SiluBackward, silu_backward, None, Arith, Floating, (fn::silu_backward_exact(x, y)),             \
+    (vmath::silu_backward(x, y)))                                                                    \
   X(Eq, eq, TensorOrScalar, Compare, Same, (x == y), (x == y))                                       \
   X(Ne, ne, TensorOrScalar, Compare, Same, (x != y), (x != y))                                       \
   X(Lt, lt, TensorOrScalar, Compare, Same, (x < y), (x < y))                                         \

@@ -27,11 +27,13 @@ STRIDER_UNARY_OPS(STRIDER_DECLARE_POINTWISE)
 // any dtype, as bool.
 STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)
 Tensor rsub(const Tensor& a, const Scalar& b);  // b - a
-Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a
+Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a as Python's: a.reciprocal() * b
 // relu's backward in one pass: grad where result > 0, else 0 (grad's layout decides).
 Tensor threshold_backward(const Tensor& grad, const Tensor& result);
 // grad * d/dx gelu(x) in one pass (approximate "none" or "tanh", as gelu).
 Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate = "none");
+// grad * d/dx silu(x) in one pass; the layout is decided by (grad, self), as PyTorch's.
+Tensor silu_backward(const Tensor& grad, const Tensor& self);
 
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);

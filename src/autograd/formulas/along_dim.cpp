@@ -49,7 +49,9 @@ Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
   InputGeometry gi(t);
   return record("CumsumBackward", {&t}, out, [=](const Grads& g, const Node&) -> Grads {
     // Each input adds to every later output: its gradient is the sum of theirs, from the end.
-    Tensor grad = ops::cumsum(g[0], d, std::nullopt, /*reverse=*/true);
+    // Along a dim of one the gradient passes as it came (PyTorch's cumsum_backward, whose
+    // AccumulateGrad then gives a leaf its own strides).
+    Tensor grad = g[0].numel() <= 1 || g[0].sizes()[d] == 1 ? g[0] : ops::cumsum(g[0], d, std::nullopt, /*reverse=*/true);
     return {grad.dtype() == gi.dtype ? grad : ops::to(grad, gi.dtype)};
   });
 }

@@ -90,12 +90,8 @@ Tensor div(const Tensor& a, const Scalar& b) {
   const double s = b.to_double();
   return unary("DivBackward", a, ops::div(a, b), [s](const Tensor& g, const Tensor&, const Tensor&) { return ops::div(g, s); });
 }
-Tensor rdiv(const Tensor& a, const Scalar& b) {
-  // d(b/a)/da = -b/a^2 = -y/a
-  return unary("RdivBackward", a, ops::rdiv(a, b), [](const Tensor& g, const Tensor& x, const Tensor& y) {
-    return ops::neg(ops::div(ops::mul(g, y), x));
-  });
-}
+// As ops::rdiv, PyTorch's a.reciprocal() * b: both nodes recorded, so the gradient is theirs.
+Tensor rdiv(const Tensor& a, const Scalar& b) { return mul(reciprocal(a), b); }
 Tensor pow(const Tensor& a, const Scalar& e) {
   const double p = e.to_double();
   return unary("PowBackward", a, ops::pow(a, e), [p](const Tensor& g, const Tensor& x, const Tensor&) {

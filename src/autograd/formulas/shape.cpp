@@ -198,7 +198,8 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   if (!autograd::any_requires_grad({&t})) return pieces;
   const ScalarType dtype = t.dtype();
   record("SplitBackward", {t}, pieces, [=](const Grads& g, const Node&) -> Grads {
-    Tensor whole = g.size() == 1 ? g[0] : ops::cat(g, d);
+    // Always a cat, one piece too (PyTorch's split_with_sizes_backward): it decides the layout.
+    Tensor whole = ops::cat(g, d);
     return {whole.dtype() == dtype ? whole : ops::to(whole, dtype)};
   });
   return pieces;
