@@ -20,11 +20,23 @@ enum class BinaryOp { STRIDER_BINARY_OPS(STRIDER_ENUM_ENTRY) };
 
 // Extra arguments: alpha for Add/Sub; lo/hi for Clamp (NaN = no bound); exponent for PowScalar.
 struct PointwiseArgs {
-  double alpha = 1.0;
+  double alpha = 1.0;  // add/sub's alpha, leaky_relu's negative slope, elu's alpha
   double lo = NAN;
   double hi = NAN;
   double exponent = 1.0;
+  double scale = 1.0;        // elu's scale (selu's 1.0507...)
+  double input_scale = 1.0;  // elu's input scale
+  double beta = 1.0;         // softplus
+  double threshold = 20.0;   // softplus: above it, the identity
 };
+
+// selu is elu with PyTorch's fixed alpha and scale.
+inline PointwiseArgs selu_args() {
+  PointwiseArgs a;
+  a.alpha = 1.6732632423543772848170429916717;
+  a.scale = 1.0507009873554804934193349852946;
+  return a;
+}
 
 const char* name(UnaryOp op);
 const char* name(BinaryOp op);

@@ -58,6 +58,46 @@ inline M silu_backward_exact(M g, M x) {
   return g * s * (M(1) + x * (M(1) - s));
 }
 
+// The activations' math as PyTorch 1.13's vectorized CPU kernels write it (the path its dense
+// tensors take): the same comparisons, so NaN and the points on a kink go the same way;
+// coefficients multiplied in M, and elu's exp(x) - 1 rather than expm1, as there.
+template <class M>
+inline M relu6_exact(M v) {
+  return std::min(std::max(v, M(0)), M(6));
+}
+template <class M>
+inline M elu_exact(M x, const PointwiseArgs& a) {
+  const M negcoef = static_cast<M>(a.alpha) * static_cast<M>(a.scale);
+  return x <= M(0) ? (std::exp(x * static_cast<M>(a.input_scale)) - M(1)) * negcoef : x * static_cast<M>(a.scale);
+}
+template <class M>
+inline M elu_backward_exact(M g, M x, const PointwiseArgs& a) {
+  const M negcoef = static_cast<M>(a.alpha) * static_cast<M>(a.scale);
+  const M negiptcoef = static_cast<M>(a.input_scale);
+  return x <= M(0) ? g * negiptcoef * negcoef * std::exp(x * negiptcoef) : g * static_cast<M>(a.scale);
+}
+template <class M>
+inline M softplus_exact(M x, const PointwiseArgs& a) {
+  const M beta = static_cast<M>(a.beta);
+  return x * beta > static_cast<M>(a.threshold) ? x : std::log1p(std::exp(x * beta)) / beta;
+}
+template <class M>
+inline M softplus_backward_exact(M g, M x, const PointwiseArgs& a) {
+  const M beta = static_cast<M>(a.beta);
+  const M z = std::exp(x * beta);
+  return x * beta > static_cast<M>(a.threshold) ? g : g * z / (z + M(1));
+}
+template <class M>
+inline M hardswish_backward_exact(M g, M x) {
+  return x < M(-3) ? M(0) : x >= M(3) ? g : g * (x / M(3) + M(0.5));
+}
+template <class M>
+inline M mish_backward_exact(M g, M x) {
+  const M sigmoid = M(1) / (M(1) + std::exp(-x));
+  const M tanh_softplus = std::tanh(std::log1p(std::exp(x)));
+  return g * (tanh_softplus + x * sigmoid * (M(1) - tanh_softplus * tanh_softplus));
+}
+
 // lo/hi NaN = no bound; a NaN input stays NaN.
 template <class M>
 inline M clamp_exact(M x, const PointwiseArgs& a) {

@@ -111,6 +111,27 @@ Embedding::Embedding(int64_t num, int64_t dim) : Module("Embedding") {
 Tensor Embedding::forward(const Tensor& idx) { return F::embedding(idx, param("weight")); }
 
 Tensor ReLU::forward(const Tensor& x) { return relu(x); }
+Tensor Sigmoid::forward(const Tensor& x) { return sigmoid(x); }
+Tensor Tanh::forward(const Tensor& x) { return tanh(x); }
+Tensor SiLU::forward(const Tensor& x) { return silu(x); }
+Tensor Mish::forward(const Tensor& x) { return mish(x); }
+Tensor Hardswish::forward(const Tensor& x) { return hardswish(x); }
+Tensor Hardsigmoid::forward(const Tensor& x) { return hardsigmoid(x); }
+Tensor SELU::forward(const Tensor& x) { return selu(x); }
+Tensor ReLU6::forward(const Tensor& x) { return relu6(x); }
+Tensor LeakyReLU::forward(const Tensor& x) { return leaky_relu(x, slope_); }
+Tensor ELU::forward(const Tensor& x) { return elu(x, alpha_); }
+Softplus::Softplus(double beta, double threshold) : Module("Softplus"), beta_(beta), threshold_(threshold) {
+  STRIDER_CHECK(beta != 0 && std::isfinite(beta), "Softplus", "beta must be finite and non-zero, got ", beta);
+}
+Tensor Softplus::forward(const Tensor& x) { return softplus(x, beta_, threshold_); }
+Hardtanh::Hardtanh(double min_val, double max_val) : Module("Hardtanh"), min_(min_val), max_(max_val) {
+  STRIDER_CHECK(max_val > min_val, "Hardtanh", "max_val must be greater than min_val, got min_val ", min_val,
+                " and max_val ", max_val, " (PyTorch's nn.Hardtanh asserts the same)");
+}
+Tensor Hardtanh::forward(const Tensor& x) { return hardtanh(x, min_, max_); }
+Tensor Softmax::forward(const Tensor& x) { return softmax(x, dim_); }
+Tensor LogSoftmax::forward(const Tensor& x) { return log_softmax(x, dim_); }
 Tensor GELU::forward(const Tensor& x) { return gelu(x, approximate_); }
 Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, p_, is_training()); }
 Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, k_, s_, p_, {1}, ceil_); }

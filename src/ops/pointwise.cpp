@@ -207,6 +207,70 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view ap
 Tensor silu_backward(const Tensor& grad, const Tensor& self) {
   return binary_op(BinaryOp::SiluBackward, grad, self);
 }
+
+Tensor leaky_relu(const Tensor& a, double negative_slope) {
+  PointwiseArgs p;
+  p.alpha = negative_slope;
+  return unary_op(UnaryOp::LeakyRelu, a, p);
+}
+Tensor elu(const Tensor& a, double alpha) {
+  PointwiseArgs p;
+  p.alpha = alpha;
+  return unary_op(UnaryOp::Elu, a, p);
+}
+Tensor softplus(const Tensor& a, double beta, double threshold) {
+  STRIDER_CHECK(beta != 0 && std::isfinite(beta), "softplus", "beta must be finite and non-zero, got ", beta);
+  PointwiseArgs p;
+  p.beta = beta;
+  p.threshold = threshold;
+  return unary_op(UnaryOp::Softplus, a, p);
+}
+Tensor hardtanh(const Tensor& a, double min_val, double max_val) {
+  STRIDER_CHECK(a.defined(), "hardtanh", "input tensor is undefined");
+  STRIDER_CHECK(!std::isnan(min_val) && !std::isnan(max_val), "hardtanh", "min_val and max_val must not be NaN, got ",
+                min_val, " and ", max_val);
+  STRIDER_CHECK(a.dtype() != kBool, "hardtanh", "not supported for bool tensors (shape ", a.sizes(),
+                "); convert with .to(kFloat)");
+  Tensor out = empty_like(a);
+  kernels::unary({UnaryOp::Clamp, out, a, clamp_args(Scalar(min_val), Scalar(max_val))}, dispatch("hardtanh"));
+  return out;
+}
+Tensor relu6(const Tensor& a) { return hardtanh(a, 0.0, 6.0); }
+
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& self, double negative_slope) {
+  PointwiseArgs p;
+  p.alpha = negative_slope;
+  return binary_op(BinaryOp::LeakyReluBackward, self, grad, p);
+}
+Tensor elu_backward(const Tensor& grad, const Tensor& self, double alpha, double scale, double input_scale) {
+  PointwiseArgs p;
+  p.alpha = alpha;
+  p.scale = scale;
+  p.input_scale = input_scale;
+  return binary_op(BinaryOp::EluBackward, grad, self, p);
+}
+Tensor selu_backward(const Tensor& grad, const Tensor& self) {
+  return binary_op(BinaryOp::EluBackward, grad, self, kernels::selu_args());
+}
+Tensor softplus_backward(const Tensor& grad, const Tensor& self, double beta, double threshold) {
+  PointwiseArgs p;
+  p.beta = beta;
+  p.threshold = threshold;
+  return binary_op(BinaryOp::SoftplusBackward, grad, self, p);
+}
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, double min_val, double max_val) {
+  PointwiseArgs p;
+  p.lo = min_val;
+  p.hi = max_val;
+  return binary_op(BinaryOp::HardtanhBackward, grad, self, p);
+}
+Tensor hardswish_backward(const Tensor& grad, const Tensor& self) {
+  return binary_op(BinaryOp::HardswishBackward, grad, self);
+}
+Tensor hardsigmoid_backward(const Tensor& grad, const Tensor& self) {
+  return binary_op(BinaryOp::HardsigmoidBackward, grad, self);
+}
+Tensor mish_backward(const Tensor& grad, const Tensor& self) { return binary_op(BinaryOp::MishBackward, grad, self); }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   const PointwiseArgs args = clamp_args(lo, hi);
   const Tensor x = !is_floating_point(a.dtype()) && floating_bound(lo, hi) ? to(a, kFloat) : a;

@@ -91,6 +91,13 @@ TEST(Gradcheck, UnaryOps) {
   EXPECT_TRUE(gradcheck([](const V& x) { return pow(x[0], 1.7); }, {p}));
   EXPECT_TRUE(gradcheck([](const V& x) { return clamp(x[0], -0.5, 0.8); }, {a}));
   EXPECT_TRUE(gradcheck([](const V& x) { return clamp(x[0], std::nullopt, 0.3); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return leaky_relu(x[0], 0.2); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return elu(x[0], 0.7); }, {a}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return softplus(x[0], 2.0, 1.5); }, {a}));  // both sides of the threshold
+  EXPECT_TRUE(gradcheck([](const V& x) { return hardtanh(x[0], -0.5, 0.8); }, {a}));
+  Tensor wide = leaf({2, 3, 3, 2}, 9, -5, 5, CL);  // across hardswish's and hardsigmoid's kinks at +-3
+  EXPECT_TRUE(gradcheck([](const V& x) { return hardswish(x[0]); }, {wide}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return hardsigmoid(x[0]); }, {wide}));
 }
 
 TEST(Gradcheck, Reductions) {

@@ -63,6 +63,10 @@ TEST(PointwiseConformance, UnaryOpsMatchReference) {
       {"gelu_tanh", [](const Tensor& t) { return gelu(t, "tanh"); }},
       {"clamp", [](const Tensor& t) { return clamp(t, -0.5, 0.7); }},
       {"pow", [](const Tensor& t) { return pow(abs(t), 1.5); }},
+      {"leaky_relu", [](const Tensor& t) { return leaky_relu(t, 0.2); }},
+      {"elu", [](const Tensor& t) { return elu(t, 0.7); }},
+      {"softplus", [](const Tensor& t) { return softplus(t * 8.0, 2.0, 10.0); }},
+      {"hardtanh", [](const Tensor& t) { return hardtanh(t, -0.5, 0.7); }},
   };
   ops.insert(ops.end(), custom.begin(), custom.end());
   for (ScalarType dt : kFloatTypes)
@@ -100,6 +104,15 @@ TEST(PointwiseConformance, BinaryOpsMatchReferenceAcrossLayoutPairs) {
       {"gelu_tanh_backward",
        [](const Tensor& a, const Tensor& b) { return ops::gelu_backward(a, b * 3.0, "tanh"); }},
       {"silu_backward", [](const Tensor& a, const Tensor& b) { return ops::silu_backward(a, b * 3.0); }},
+      {"leaky_relu_backward", [](const Tensor& a, const Tensor& b) { return ops::leaky_relu_backward(a, b, 0.2); }},
+      {"elu_backward", [](const Tensor& a, const Tensor& b) { return ops::elu_backward(a, b * 3.0, 0.7, 1.5, 0.5); }},
+      {"selu_backward", [](const Tensor& a, const Tensor& b) { return ops::selu_backward(a, b * 3.0); }},
+      {"softplus_backward",
+       [](const Tensor& a, const Tensor& b) { return ops::softplus_backward(a, b * 8.0, 2.0, 10.0); }},
+      {"hardtanh_backward", [](const Tensor& a, const Tensor& b) { return ops::hardtanh_backward(a, b, -0.5, 0.7); }},
+      {"hardswish_backward", [](const Tensor& a, const Tensor& b) { return ops::hardswish_backward(a, b * 4.0); }},
+      {"hardsigmoid_backward", [](const Tensor& a, const Tensor& b) { return ops::hardsigmoid_backward(a, b * 4.0); }},
+      {"mish_backward", [](const Tensor& a, const Tensor& b) { return ops::mish_backward(a, b * 3.0); }},
   };
 #undef STRIDER_ROW
   for (ScalarType dt : {kFloat, kBFloat16, kDouble}) {

@@ -21,6 +21,11 @@ STRIDER_BINARY_OPS(STRIDER_DECLARE_POINTWISE)
 Tensor rsub(const Tensor& a, const Scalar& b);  // b - a
 Tensor rdiv(const Tensor& a, const Scalar& b);  // b / a as Python's: a.reciprocal() * b
 
+// clamp(a, min_val, max_val) with hardtanh's gradient (0 at the bounds themselves); relu6 is
+// hardtanh(a, 0, 6) (ops/pointwise.h).
+Tensor hardtanh(const Tensor& a, double min_val = -1.0, double max_val = 1.0);
+Tensor relu6(const Tensor& a);
+
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);
 

@@ -68,7 +68,20 @@
   X(Erf, erf, Tensor, Plain, Floating, Any, (std::erf(x)), (vmath::erf(x)),                          \
     (ops::mul(g, ops::mul(ops::exp(ops::mul(ops::mul(x, x), -1.0)), 1.1283791670955126))))            \
   X(Silu, silu, Tensor, Plain, Floating, Any, (x / (1 + std::exp(-x))), (x * vmath::sigmoid(x)),       \
-    (ops::silu_backward(g, x)))
+    (ops::silu_backward(g, x)))                                                                      \
+  X(LeakyRelu, leaky_relu, Slope, Custom, Floating, Any, (x > M(0) ? x : x * static_cast<M>(a.alpha)),  \
+    (x > 0.0f ? x : x * static_cast<float>(a.alpha)), ())                                             \
+  X(Elu, elu, Elu, Custom, Floating, Any, (fn::elu_exact(x, a)), (fn::elu_exact(x, a)), ())           \
+  X(Selu, selu, Tensor, Plain, Floating, Any, (fn::elu_exact(x, selu_args())),                       \
+    (fn::elu_exact(x, selu_args())), (ops::selu_backward(g, x)))                                     \
+  X(Softplus, softplus, Softplus, Custom, Floating, Any, (fn::softplus_exact(x, a)),                  \
+    (fn::softplus_exact(x, a)), ())                                                                   \
+  X(Hardswish, hardswish, Tensor, Plain, Floating, Any, (x * fn::relu6_exact(x + M(3)) / M(6)),      \
+    (x * fn::relu6_exact(x + 3.0f) / 6.0f), (ops::hardswish_backward(g, x)))                         \
+  X(Hardsigmoid, hardsigmoid, Tensor, Plain, Floating, Any, (fn::relu6_exact(x + M(3)) / M(6)),      \
+    (fn::relu6_exact(x + 3.0f) / 6.0f), (ops::hardsigmoid_backward(g, x)))                           \
+  X(Mish, mish, Tensor, Plain, Floating, Any, (x * std::tanh(std::log1p(std::exp(x)))),              \
+    (x * std::tanh(std::log1p(std::exp(x)))), (ops::mish_backward(g, x)))
 
 #define STRIDER_BINARY_OPS(X)                                                                        \
   X(Add, add, Alpha, Arith, Same, (x + static_cast<M>(a.alpha) * y), (x + static_cast<M>(a.alpha) * y)) \
@@ -85,6 +98,22 @@
     (vmath::gelu_tanh_backward(x, y)))                                                               \
   X(SiluBackward, silu_backward, None, Arith, Floating, (fn::silu_backward_exact(x, y)),             \
     (vmath::silu_backward(x, y)))                                                                    \
+  X(LeakyReluBackward, leaky_relu_backward, None, Arith, Floating,                                   \
+    (x > M(0) ? y : y * static_cast<M>(a.alpha)), (x > 0.0f ? y : y * static_cast<float>(a.alpha)))  \
+  X(EluBackward, elu_backward, None, Arith, Floating, (fn::elu_backward_exact(x, y, a)),             \
+    (fn::elu_backward_exact(x, y, a)))                                                               \
+  X(SoftplusBackward, softplus_backward, None, Arith, Floating, (fn::softplus_backward_exact(x, y, a)), \
+    (fn::softplus_backward_exact(x, y, a)))                                                          \
+  X(HardtanhBackward, hardtanh_backward, None, Arith, Floating,                                      \
+    (y <= static_cast<M>(a.lo) || y >= static_cast<M>(a.hi) ? M(0) : x),                             \
+    (y <= static_cast<float>(a.lo) || y >= static_cast<float>(a.hi) ? 0.0f : x))                     \
+  X(HardswishBackward, hardswish_backward, None, Arith, Floating, (fn::hardswish_backward_exact(x, y)), \
+    (fn::hardswish_backward_exact(x, y)))                                                            \
+  X(HardsigmoidBackward, hardsigmoid_backward, None, Arith, Floating,                                \
+    (y > M(-3) && y < M(3) ? x * static_cast<M>(1.0f / 6.0f) : M(0)),                                \
+    (y > -3.0f && y < 3.0f ? x * (1.0f / 6.0f) : 0.0f))                                              \
+  X(MishBackward, mish_backward, None, Arith, Floating, (fn::mish_backward_exact(x, y)),             \
+    (fn::mish_backward_exact(x, y)))                                                                  \
   X(Eq, eq, TensorOrScalar, Compare, Same, (x == y), (x == y))                                       \
   X(Ne, ne, TensorOrScalar, Compare, Same, (x != y), (x != y))                                       \
   X(Lt, lt, TensorOrScalar, Compare, Same, (x < y), (x < y))                                         \
@@ -104,6 +133,9 @@
 #define STRIDER_POINTWISE_SIGNATURE_Gelu(f) Tensor f(const Tensor& a, std::string_view approximate = "none");
 #define STRIDER_POINTWISE_SIGNATURE_Clamp(f) \
   Tensor f(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max);
+#define STRIDER_POINTWISE_SIGNATURE_Slope(f) Tensor f(const Tensor& a, double negative_slope = 0.01);
+#define STRIDER_POINTWISE_SIGNATURE_Elu(f) Tensor f(const Tensor& a, double alpha = 1.0);
+#define STRIDER_POINTWISE_SIGNATURE_Softplus(f) Tensor f(const Tensor& a, double beta = 1.0, double threshold = 20.0);
 #define STRIDER_POINTWISE_SIGNATURE_Tensors(f) Tensor f(const Tensor& a, const Tensor& b);
 #define STRIDER_POINTWISE_SIGNATURE_TensorOrScalar(f) \
   Tensor f(const Tensor& a, const Tensor& b);         \

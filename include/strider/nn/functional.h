@@ -31,6 +31,17 @@ using strider::relu;
 using strider::sigmoid;
 using strider::softmax;
 using strider::tanh;
+// Activations (PyTorch 1.13's defaults; `inplace` has no counterpart: they return new tensors).
+using strider::elu;          // elu(x, alpha = 1)
+using strider::hardsigmoid;  // relu6(x + 3) / 6
+using strider::hardswish;    // x * relu6(x + 3) / 6
+using strider::hardtanh;     // hardtanh(x, min_val = -1, max_val = 1)
+using strider::leaky_relu;   // leaky_relu(x, negative_slope = 0.01)
+using strider::mish;         // x * tanh(softplus(x))
+using strider::relu6;
+using strider::selu;
+using strider::silu;
+using strider::softplus;  // softplus(x, beta = 1, threshold = 20)
 
 enum class Reduction { Mean, Sum, None };
 

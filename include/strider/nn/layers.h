@@ -86,6 +86,98 @@ class ReLU : public Module {
   ReLU() : Module("ReLU") {}
   Tensor forward(const Tensor& x) override;
 };
+// The activation modules (torch.nn's, with its defaults; no `inplace` argument): each applies
+// the function of the same name in nn/functional.h.
+class Sigmoid : public Module {
+ public:
+  Sigmoid() : Module("Sigmoid") {}
+  Tensor forward(const Tensor& x) override;
+};
+class Tanh : public Module {
+ public:
+  Tanh() : Module("Tanh") {}
+  Tensor forward(const Tensor& x) override;
+};
+class SiLU : public Module {
+ public:
+  SiLU() : Module("SiLU") {}
+  Tensor forward(const Tensor& x) override;
+};
+class Mish : public Module {
+ public:
+  Mish() : Module("Mish") {}
+  Tensor forward(const Tensor& x) override;
+};
+class Hardswish : public Module {
+ public:
+  Hardswish() : Module("Hardswish") {}
+  Tensor forward(const Tensor& x) override;
+};
+class Hardsigmoid : public Module {
+ public:
+  Hardsigmoid() : Module("Hardsigmoid") {}
+  Tensor forward(const Tensor& x) override;
+};
+class SELU : public Module {
+ public:
+  SELU() : Module("SELU") {}
+  Tensor forward(const Tensor& x) override;
+};
+class ReLU6 : public Module {
+ public:
+  ReLU6() : Module("ReLU6") {}
+  Tensor forward(const Tensor& x) override;
+};
+class LeakyReLU : public Module {
+ public:
+  explicit LeakyReLU(double negative_slope = 0.01) : Module("LeakyReLU"), slope_(negative_slope) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  double slope_;
+};
+class ELU : public Module {
+ public:
+  explicit ELU(double alpha = 1.0) : Module("ELU"), alpha_(alpha) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  double alpha_;
+};
+class Softplus : public Module {
+ public:
+  explicit Softplus(double beta = 1.0, double threshold = 20.0);
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  double beta_, threshold_;
+};
+// PyTorch's nn.Hardtanh refuses max_val <= min_val.
+class Hardtanh : public Module {
+ public:
+  explicit Hardtanh(double min_val = -1.0, double max_val = 1.0);
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  double min_, max_;
+};
+// softmax / log_softmax over `dim` (nn.Softmax(dim); PyTorch's dim=None guess is not offered).
+class Softmax : public Module {
+ public:
+  explicit Softmax(int64_t dim) : Module("Softmax"), dim_(dim) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  int64_t dim_;
+};
+class LogSoftmax : public Module {
+ public:
+  explicit LogSoftmax(int64_t dim) : Module("LogSoftmax"), dim_(dim) {}
+  Tensor forward(const Tensor& x) override;
+
+ private:
+  int64_t dim_;
+};
 class GELU : public Module {
  public:
   explicit GELU(std::string approximate = "none") : Module("GELU"), approximate_(std::move(approximate)) {}

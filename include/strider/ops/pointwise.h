@@ -34,6 +34,20 @@ Tensor threshold_backward(const Tensor& grad, const Tensor& result);
 Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate = "none");
 // grad * d/dx silu(x) in one pass; the layout is decided by (grad, self), as PyTorch's.
 Tensor silu_backward(const Tensor& grad, const Tensor& self);
+// The activations' gradients, one pass each, as PyTorch 1.13's *_backward ops (leaky_relu's takes
+// (self, grad) in that order for the layout, as PyTorch's does; the others (grad, self)).
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& self, double negative_slope);
+Tensor elu_backward(const Tensor& grad, const Tensor& self, double alpha, double scale = 1.0, double input_scale = 1.0);
+Tensor selu_backward(const Tensor& grad, const Tensor& self);
+Tensor softplus_backward(const Tensor& grad, const Tensor& self, double beta, double threshold);
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, double min_val, double max_val);
+Tensor hardswish_backward(const Tensor& grad, const Tensor& self);
+Tensor hardsigmoid_backward(const Tensor& grad, const Tensor& self);
+Tensor mish_backward(const Tensor& grad, const Tensor& self);
+// clamp(a, min_val, max_val) into empty_like(a) (PyTorch's hardtanh: a dense input keeps its
+// strides exactly); relu6 is hardtanh(a, 0, 6).
+Tensor hardtanh(const Tensor& a, double min_val = -1.0, double max_val = 1.0);
+Tensor relu6(const Tensor& a);
 
 // True when both have the same shape and every element compares equal (torch.equal).
 bool equal(const Tensor& a, const Tensor& b);

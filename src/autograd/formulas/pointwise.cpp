@@ -170,6 +170,25 @@ Tensor gelu(const Tensor& a, std::string_view approximate) {
     return ops::gelu_backward(g, x, form);
   });
 }
+Tensor leaky_relu(const Tensor& a, double s) {
+  return unary("LeakyReluBackward", a, ops::leaky_relu(a, s),
+               [s](const Tensor& g, const Tensor& x, const Tensor&) { return ops::leaky_relu_backward(g, x, s); });
+}
+Tensor elu(const Tensor& a, double alpha) {
+  return unary("EluBackward", a, ops::elu(a, alpha),
+               [alpha](const Tensor& g, const Tensor& x, const Tensor&) { return ops::elu_backward(g, x, alpha); });
+}
+Tensor softplus(const Tensor& a, double beta, double threshold) {
+  return unary("SoftplusBackward", a, ops::softplus(a, beta, threshold),
+               [beta, threshold](const Tensor& g, const Tensor& x, const Tensor&) {
+                 return ops::softplus_backward(g, x, beta, threshold);
+               });
+}
+Tensor hardtanh(const Tensor& a, double lo, double hi) {
+  return unary("HardtanhBackward", a, ops::hardtanh(a, lo, hi),
+               [lo, hi](const Tensor& g, const Tensor& x, const Tensor&) { return ops::hardtanh_backward(g, x, lo, hi); });
+}
+Tensor relu6(const Tensor& a) { return hardtanh(a, 0.0, 6.0); }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   // PyTorch's clamp_backward: where(mask, grad, 0) with the mask made from x by comparisons and an
   // in-place and, so the mask, and the gradient, take x's strides on its size-1 dims too (an
