@@ -223,7 +223,8 @@ Attempt run_once(const std::vector<std::string>& argv, double end_grace, const A
 
 void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
   launch.add_option("-n,--ranks", o.ranks, "ranks to start")->check(whole_range<int64_t>(1, int64_t{1} << 20))->required();
-  launch.add_option("--min-ranks", o.min_ranks, "stop instead of relaunching on fewer ranks than this")
+  launch.add_option("--min-ranks", o.min_ranks, "stop instead of relaunching on fewer ranks than this (default 1); a --hostfile with fewer slots "
+                  "than -n starts on as few as this (without --min-ranks it is refused)")
       ->check(whole_range<int64_t>(1, int64_t{1} << 20));
   launch.add_option("--max-restarts", o.max_restarts, "relaunches after failures before giving up")
       ->check(whole_range<int64_t>(0, int64_t{1} << 20))->capture_default_str();
@@ -251,6 +252,19 @@ int run_launch(const LaunchOptions& o) {
   STRIDER_CHECK(o.hostfile.empty() || std::filesystem::path(launcher_words(o.launcher).at(0)).filename() != "srun",
                 "launch", "--hostfile is for mpirun; under srun the ranks run on the Slurm allocation's nodes");
   const std::string live_hostfile = run_dir + "/.launch-hostfile";
+  const int64_t min_ranks = o.min_ranks > 0 ? o.min_ranks : 1;
+  if (!hosts.empty() && total_slots(hosts) < o.ranks) {
+    // Fewer slots than -n: a run at another world size than asked for (another global batch per
+    // rank, another sharding) is started only when --min-ranks says so.
+    const std::string slots = "--hostfile " + o.hostfile + " has " + std::to_string(total_slots(hosts)) +
+                              " slots (" + host_list(hosts) + ") for the " + std::to_string(o.ranks) +
+                              " ranks -n asks for";
+    STRIDER_CHECK(o.min_ranks > 0 && total_slots(hosts) >= o.min_ranks, "launch", slots,
+                  o.min_ranks > 0 ? ", fewer than --min-ranks " + std::to_string(o.min_ranks) : std::string(),
+                  ". Give the hostfile more slots, or --min-ranks below -n to start on fewer ranks");
+    say(slots + "; starting " + std::to_string(total_slots(hosts)) + " ranks, as --min-ranks " +
+        std::to_string(o.min_ranks) + " allows");
+  }
   std::filesystem::create_directories(run_dir);
   Attempt last;
   for (int64_t restart = 0;; ++restart) {
@@ -260,9 +274,9 @@ int run_launch(const LaunchOptions& o) {
       return 128 + stop_signal;
     }
     const int64_t world = hosts.empty() ? o.ranks : std::min(o.ranks, total_slots(hosts));
-    if (world < o.min_ranks) {
+    if (world < min_ranks) {
       say("stopping: " + std::to_string(world) + " ranks are left, fewer than --min-ranks " +
-          std::to_string(o.min_ranks) + " (last failure: " + last.failure.describe() + ")");
+          std::to_string(min_ranks) + " (last failure: " + last.failure.describe() + ")");
       return last.exit_code ? last.exit_code : 1;
     }
     std::vector<std::string> argv = launcher_words(o.launcher);

@@ -20,7 +20,7 @@ namespace strider::tools {
 
 struct LaunchOptions {
   int64_t ranks = 1;
-  int64_t min_ranks = 1;
+  int64_t min_ranks = 0;          // 0: not given (restarts go down to 1 rank; the first start needs all -n)
   int64_t max_restarts = 3;
   std::string hostfile;           // OpenMPI's format; hosts that fail are left out of the next launch
   std::string launcher = "auto";  // its words, split on spaces; auto: srun in a Slurm allocation, else mpirun
