@@ -11,6 +11,7 @@
 #include "strider/core/error.h"
 #include "strider/core/generator.h"
 #include "strider/dist/consistency.h"
+#include "strider/optim/settings_description.h"
 
 namespace strider::checkpoint::detail {
 namespace {
@@ -226,6 +227,11 @@ void check_save_request(int64_t step, const TrainingState& state, dist::ProcessG
   STRIDER_CHECK(state.model, "checkpoint save", "TrainingState::model is null; a checkpoint needs the model");
   STRIDER_CHECK(step >= 0, "checkpoint save", "step ", step, " is negative");
   if (pg) dist::check_same_across_ranks(*pg, "the checkpoint step", {std::to_string(step)});
+  // Ranks stepping with other optimizer settings hold replicas (or shards) of diverged models;
+  // a save would mix their rows into one checkpoint.
+  if (pg && state.optimizer)
+    dist::check_same_across_ranks(*pg, "the checkpoint's optimizer kind and param group options",
+                                  optim::describe_settings(*state.optimizer));
 }
 
 std::string changed_since_planned(const SavePlan& plan) {
