@@ -106,6 +106,13 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   optim::CosineWithWarmup sched(*opt, schedule.warmup_steps, schedule.total_steps);
 
   const std::vector<RunProperty> record = run_record(o, *task, schedule);
+  // Ranks that read other data (another copy of a data set of the same size) would train one
+  // model on two data sets: the record's digests of the data must agree, as the flags did.
+  if (par.pg && par.world > 1) {
+    std::vector<std::string> lines;
+    for (const RunProperty& p : record) lines.push_back(p.key + " " + p.value);
+    dist::check_same_across_ranks(*par.pg, "strider train's model, --seed and data (size and content digest)", lines);
+  }
   RunState state{.position = {.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size},
                  .run_info = as_user_strings(record)};
   const checkpoint::TrainingState checkpointed{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,
