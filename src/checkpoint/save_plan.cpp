@@ -11,6 +11,7 @@
 #include "strider/core/error.h"
 #include "strider/core/generator.h"
 #include "strider/dist/consistency.h"
+#include "strider/optim/settings_description.h"
 
 namespace strider::checkpoint::detail {
 namespace {
@@ -168,6 +169,26 @@ std::string write_rank_file(const SavePlan& plan, uint64_t block_bytes, const st
   }
 }
 
+// Every rank's file, in the pending directory as the committing rank sees it, with the size its
+// rank reported. Ranks whose run directory names different directories (a relative path on
+// node-local disks) each wrote into their own; a manifest listing files that are elsewhere would
+// commit an unloadable checkpoint.
+void check_files_present(const SavePlan& plan, const Manifest& m) {
+  namespace fs = std::filesystem;
+  for (size_t r = 0; r < m.files.size(); ++r) {
+    const FileRecord& f = m.files[r];
+    const fs::path path = fs::path(plan.pending) / f.name;
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(path, ec);
+    const std::string found = ec ? "is not there (" + ec.message() + ")" : "has " + std::to_string(size) + " bytes";
+    STRIDER_CHECK(!ec && size == f.bytes, kOp, "rank ", r, "'s file ", f.name, " (", f.bytes,
+                  " bytes, as rank ", r, " reports writing it) ", found, " in ", fs::absolute(path).parent_path().string(),
+                  " as rank ", plan.rank, " sees it: the ranks' run directory '", plan.run_dir,
+                  "' is not one shared directory (node-local disks, or a relative path from different working "
+                  "directories). Give every rank the same directory on a shared file system");
+  }
+}
+
 std::string commit_save(const SavePlan& plan, dist::ProcessGroup* pg, const std::string& report, int keep_last) {
   const int64_t step = plan.manifest.step;
   const auto reports = pg ? dist::all_gather_strings(*pg, "checkpoint save: each rank's file", report)
@@ -179,6 +200,7 @@ std::string commit_save(const SavePlan& plan, dist::ProcessGroup* pg, const std:
   if (plan.rank == 0) {
     try {
       const Manifest m = complete_manifest(plan, reports);
+      check_files_present(plan, m);
       write_file_atomically(plan.pending, kManifestName, format_manifest(m));
       std::set<std::string> keep{kManifestName};
       for (const FileRecord& f : m.files) keep.insert(f.name);
@@ -189,7 +211,8 @@ std::string commit_save(const SavePlan& plan, dist::ProcessGroup* pg, const std:
     }
   }
   if (pg) commit_error = dist::all_gather_strings(*pg, "checkpoint save: the commit", commit_error)[0];
-  STRIDER_CHECK(commit_error.empty(), kOp, "step ", step, ": committing on rank 0 failed: ", commit_error);
+  STRIDER_CHECK(commit_error.empty(), kOp, "step ", step, ": committing on rank 0 failed: ", commit_error,
+                "; the latest checkpoint is still the previous one");
   return plan.final_dir;
 }
 
@@ -204,6 +227,11 @@ void check_save_request(int64_t step, const TrainingState& state, dist::ProcessG
   STRIDER_CHECK(state.model, "checkpoint save", "TrainingState::model is null; a checkpoint needs the model");
   STRIDER_CHECK(step >= 0, "checkpoint save", "step ", step, " is negative");
   if (pg) dist::check_same_across_ranks(*pg, "the checkpoint step", {std::to_string(step)});
+  // Ranks stepping with other optimizer settings hold replicas (or shards) of diverged models;
+  // a save would mix their rows into one checkpoint.
+  if (pg && state.optimizer)
+    dist::check_same_across_ranks(*pg, "the checkpoint's optimizer kind and param group options",
+                                  optim::describe_settings(*state.optimizer));
 }
 
 std::string changed_since_planned(const SavePlan& plan) {

@@ -40,7 +40,8 @@ std::string read_text(const std::string& path) {
 
 // This rank's store: every committed snapshot newer than after_step, identified by its
 // manifest's digest (snapshots of one step taken by two incarnations of a run differ), with
-// the files present at their recorded size.
+// the files that pass verification (their size and every block's checksum): a damaged copy is
+// not held, so recovery takes an intact one from another host and replaces it.
 Json inventory(const std::string& store, int64_t after_step, const std::string& host) {
   Json inv = {{"host", host}, {"snapshots", Json::array()}};
   for (const CommittedCheckpoint& c : committed_checkpoints(store)) {
@@ -51,9 +52,14 @@ Json inventory(const std::string& store, int64_t after_step, const std::string& 
       io::Sha256 d;
       d.update(text);
       Json held = Json::array();
+      detail::VerifiedReader reader(c.dir, m);
       for (size_t f = 0; f < m.files.size(); ++f) {
-        std::error_code ec;
-        if (fs::file_size(c.dir + "/" + m.files[f].name, ec) == m.files[f].bytes && !ec) held.push_back(f);
+        try {
+          reader.verify_all(static_cast<int64_t>(f));
+          held.push_back(f);
+        } catch (const std::exception&) {
+          // missing, truncated or a block fails its checksum
+        }
       }
       inv["snapshots"].push_back({{"step", c.step}, {"id", d.hex_digest()}, {"world", m.world_size},
                                   {"files", static_cast<int64_t>(m.files.size())}, {"held", held}});

@@ -12,6 +12,7 @@
 #include "fsdp/structure_check.h"
 #include "fsdp/wrapped_module_owner.h"
 #include "strider/dist/consistency.h"
+#include "strider/optim/settings_description.h"
 #include "strider/nn/deferred_init.h"
 #include "strider/dist/exact_sum.h"
 #include "strider/autograd/grad_mode.h"
@@ -464,6 +465,10 @@ int64_t FullyShardedDataParallel::largest_unit_bytes() const {
 bool FullyShardedDataParallel::steps_in_backward() const { return tree_->optimizer_in_backward != nullptr; }
 
 void FullyShardedDataParallel::register_optimizer(optim::Optimizer& optimizer, OptimizerRegistration how) {
+  // Ranks that step with other settings (another lr, Adam against SGD) train diverged replicas
+  // and shards that no longer belong to one model; a scheduler later changes them alike.
+  dist::check_same_across_ranks(*pg_, "FullyShardedDataParallel::register_optimizer: the optimizer's kind and "
+                                "param group options", optim::describe_settings(optimizer));
   // Every parameter must be one this model trains: an optimizer built before wrap() or on
   // another model would step tensors no gradient ever reaches.
   for (const auto& [name, p] : optimizer.params()) {

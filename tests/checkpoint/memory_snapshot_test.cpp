@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "support/compare.h"
 #include "support/mpi_world.h"
@@ -143,6 +144,50 @@ TEST(MemorySnapshot, NamesTheFileNoSurvivingHostHolds) {
     EXPECT_NE(why.find("rank 1's file of the snapshot of step 1"), std::string::npos) << why;
     EXPECT_TRUE(checkpoint::committed_checkpoints(base + "/" + host).empty()) << "a partial snapshot stays behind";
   }
+  pg->barrier();
+  if (rank == 0) fs::remove_all(base);
+}
+
+// A copy that fails its checksum is as good as missing: with a byte flipped in every file of
+// host 0's store (each also held intact on another host), recovery takes the intact copies and
+// replaces host 0's, and the snapshot loads into exactly the saved state. Before, the damaged
+// copy counted as held (its size was right) and the snapshot could not be loaded.
+TEST(MemorySnapshot, ACopyFailingItsChecksumIsReplacedByAnIntactOne) {
+  auto& pg = testing::world();
+  const int W = pg->size(), rank = pg->rank();
+  if (W < 2) GTEST_SKIP() << "needs two hosts";
+  const std::string host = "h" + std::to_string(rank);
+  const std::string base = shared_dir(*pg, "flipped");
+  Trained a{gpt(pg), nullptr};
+  a.opt = std::make_unique<optim::AdamW>(a.model->named_parameters(), optim::AdamWOptions{.lr = 1e-2});
+  checkpoint::MemorySnapshotter snapshots(base + "/" + host, pg, {.host = host});
+  train(a, 1);
+  snapshots.save(1, {.model = a.model.get(), .optimizer = a.opt.get()});
+  const auto want_params = a.model->full_state_dict();
+  pg->barrier();
+  int flipped = 0;
+  if (rank == 0)
+    for (const auto& e : fs::directory_iterator(base + "/h0/" + checkpoint::checkpoint_dir_name(1))) {
+      if (e.path().filename() == "manifest.json") continue;
+      std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+      const auto middle = static_cast<std::streamoff>(fs::file_size(e.path()) / 2);
+      f.seekg(middle);
+      const char c = static_cast<char>(f.get() ^ 0x01);
+      f.seekp(middle);
+      f.put(c);
+      ++flipped;
+    }
+  pg->barrier();
+  if (rank == 0) EXPECT_GE(flipped, 1);
+  std::string why;
+  const auto got = checkpoint::recover_memory_snapshot(base + "/" + host, *pg, -1, {.host = host}, &why);
+  ASSERT_TRUE(got.has_value()) << why;
+  EXPECT_EQ(got->step, 1);
+  Trained b{gpt(pg), nullptr};
+  b.opt = std::make_unique<optim::AdamW>(b.model->named_parameters(), optim::AdamWOptions{.lr = 1e-2});
+  checkpoint::load(got->dir, {.model = b.model.get(), .optimizer = b.opt.get()}, pg.get());
+  const auto params = b.model->full_state_dict();
+  for (auto& [name, t] : want_params) EXPECT_TRUE(testing::all_close(params.at(name), t, 0, 0)) << name;
   pg->barrier();
   if (rank == 0) fs::remove_all(base);
 }

@@ -3,6 +3,8 @@
 // one out; argv[1] picks what it does differently. CTest expects each message (on 2 and 4 ranks).
 #include <strider/strider.h>
 
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +58,20 @@ int main(int argc, char** argv) {
         }
         (*f)(ones({2, 16})).sum().backward();
       }
+    } else if (mode == "optimizer-lr") {  // FULL_SHARD, the odd rank's SGD with another lr
+      auto f = fsdp::FullyShardedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg);
+      optim::SGD opt(f->named_parameters(), {.lr = odd ? 0.2 : 0.1});
+      f->register_optimizer(opt);
+    } else if (mode == "optimizer-kind") {  // DDP, the odd rank's Adam against SGD
+      auto d = fsdp::DistributedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg);
+      auto opt = optim::make_optimizer(odd ? "adam" : "sgd", d->named_parameters(), {.lr = 0.1});
+      d->engine().register_optimizer(*opt);
+    } else if (mode == "optimizer-save") {  // NoShard without register_optimizer: the save checks
+      auto f = fsdp::FullyShardedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg,
+                                                    {.sharding_strategy = fsdp::ShardingStrategy::NoShard});
+      optim::SGD opt(f->named_parameters(), {.lr = 0.1, .momentum = odd ? 0.8 : 0.9});
+      const std::string dir = dist::all_gather_strings(*pg, "dir", "/tmp/strider_disagree_" + std::to_string(::getpid()))[0];
+      checkpoint::Checkpointer(dir, pg).save(1, {.model = f.get(), .optimizer = &opt});
     } else if (mode == "ddp-options") {
       fsdp::DistributedDataParallel::wrap(std::make_shared<nn::Linear>(4, 4), pg, {.bucket_cap_mb = odd ? 1.0 : 25.0});
     }

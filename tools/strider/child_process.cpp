@@ -48,8 +48,12 @@ ChildProcess::~ChildProcess() {
   if (err_ >= 0) close(err_);
 }
 
-void ChildProcess::kill_group() {
-  if (!exited_) ::kill(-pid_, SIGKILL);
+void ChildProcess::kill_group() { signal_group(SIGKILL); }
+
+void ChildProcess::signal_group(int sig) {
+  // After the leader is reaped its id stays reserved while any member of its group lives, so
+  // -pid_ still names only the group this class started.
+  ::kill(-pid_, sig);
 }
 
 bool ChildProcess::forward(int& fd, std::string& pending, int to,

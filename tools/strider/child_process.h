@@ -24,6 +24,9 @@ class ChildProcess {
   bool pump(std::chrono::milliseconds poll_for, const std::function<void(const std::string&)>& observe);
   // SIGKILL to the child's whole process group.
   void kill_group();
+  // Sends `sig` to the child's whole process group (nothing once the child has been reaped and
+  // its group is gone).
+  void signal_group(int sig);
   int exit_code() const { return exit_code_; }  // 128 + signal for a child ended by one
 
  private:

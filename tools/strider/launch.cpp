@@ -1,8 +1,10 @@
 #include "launch.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -25,6 +27,46 @@ namespace strider::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// SIGINT, SIGTERM or SIGHUP to the launcher (Ctrl-C reaches only the launcher: the job runs in a
+// process group of its own). The first is the one the launcher exits with; a second one ends
+// the job without waiting out the grace.
+volatile sig_atomic_t stop_signal = 0;
+volatile sig_atomic_t signals_seen = 0;
+void on_stop_signal(int sig) {
+  if (stop_signal == 0) stop_signal = sig;
+  signals_seen = signals_seen + 1;
+}
+
+// Installs on_stop_signal for the launch and restores what was there after.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
+    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3];
+};
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal " + std::to_string(sig);
+  }
+}
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -93,6 +135,7 @@ std::string host_list(const std::vector<Host>& hosts) {
 
 struct Attempt {
   int exit_code = 0;
+  int stopped_by = 0;  // the signal the launcher received, after which it ended the job
   JobFailure failure;
   Clock::time_point failed_at;
 };
@@ -104,6 +147,34 @@ bool restart_cannot_help(const Attempt& now, const Attempt* before, bool progres
   if (progressed) return false;
   if (now.failure.kind != JobFailure::Kind::Failed && now.failure.kind != JobFailure::Kind::None) return false;
   return before == nullptr || (before->failure.kind == now.failure.kind && before->failure.line == now.failure.line);
+}
+
+// The launcher received a stop signal: TERM to the job's process group (mpirun passes it on to
+// the ranks), KILL to the group if it has not ended `grace` seconds later (or at a second
+// signal), then waits for it, saying what it did.
+void end_after_signal(ChildProcess& child, double grace, const std::function<void(const std::string&)>& observe) {
+  std::ostringstream g;
+  g << grace;
+  say("received " + signal_name(stop_signal) + "; ending the job: SIGTERM to its process group, SIGKILL if it "
+      "has not ended " + g.str() + " s later (--end-grace; another signal: at once)");
+  const int seen = signals_seen;
+  const Clock::time_point sent = Clock::now();
+  child.signal_group(SIGTERM);
+  bool killed = false;
+  while (!child.pump(std::chrono::milliseconds(100), observe)) {
+    if (!killed && (seconds_since(sent) > grace || signals_seen != seen)) {
+      killed = true;
+      say(std::string("the job has not ended ") + (signals_seen != seen ? "and another signal came" : "within the grace") +
+          "; SIGKILL to its process group");
+      child.kill_group();
+    }
+  }
+  child.kill_group();  // whatever of the group outlived its leader (ESRCH if nothing did)
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f", seconds_since(sent));
+  say(std::string("the job ended ") + took + " s after " + (killed ? "SIGTERM (SIGKILLed)" : "SIGTERM") +
+      " (its exit code " + std::to_string(child.exit_code()) + "); not restarting after " +
+      signal_name(stop_signal) + "; exiting with " + std::to_string(128 + stop_signal));
 }
 
 // Runs the job once: passes its output through, ends it if it does not end by itself within
@@ -125,6 +196,11 @@ Attempt run_once(const std::vector<std::string>& argv, double end_grace, const A
     }
   };
   while (!child.pump(std::chrono::milliseconds(200), observe)) {
+    if (stop_signal != 0) {
+      a.stopped_by = stop_signal;
+      end_after_signal(child, end_grace, observe);
+      break;
+    }
     const JobFailure& f = watch.failure();
     if (!noticed && (f.kind == JobFailure::Kind::Frozen || f.kind == JobFailure::Kind::HostLost ||
                      f.kind == JobFailure::Kind::Killed))
@@ -147,7 +223,8 @@ Attempt run_once(const std::vector<std::string>& argv, double end_grace, const A
 
 void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
   launch.add_option("-n,--ranks", o.ranks, "ranks to start")->check(whole_range<int64_t>(1, int64_t{1} << 20))->required();
-  launch.add_option("--min-ranks", o.min_ranks, "stop instead of relaunching on fewer ranks than this")
+  launch.add_option("--min-ranks", o.min_ranks, "stop instead of relaunching on fewer ranks than this (default 1); a --hostfile with fewer slots "
+                  "than -n starts on as few as this (without --min-ranks it is refused)")
       ->check(whole_range<int64_t>(1, int64_t{1} << 20));
   launch.add_option("--max-restarts", o.max_restarts, "relaunches after failures before giving up")
       ->check(whole_range<int64_t>(0, int64_t{1} << 20))->capture_default_str();
@@ -157,13 +234,15 @@ void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
                     "'srun --mpi=pmix --kill-on-bad-exit=1' inside a Slurm allocation, else 'mpirun --bind-to none'")
       ->capture_default_str();
   launch.add_option("--end-grace", o.end_grace,
-                    "seconds the job may take to end by itself after a rank froze or a host was lost")
+                    "seconds the job may take to end by itself after a rank froze or a host was lost, and to end "
+                  "after SIGTERM when the launcher got SIGINT, SIGTERM or SIGHUP, before SIGKILL")
       ->check(decimal_range(0.1, 86400.0))->capture_default_str();
   launch.add_option("command", o.command, "after --: the training command, e.g. strider train ... --out RUN_DIR")
       ->required();
 }
 
 int run_launch(const LaunchOptions& o) {
+  const StopSignals stop_signals;
   STRIDER_CHECK(o.min_ranks <= o.ranks, "launch", "--min-ranks ", o.min_ranks, " is more than -n ", o.ranks);
   const std::string run_dir = flag_value(o.command, "--out");
   STRIDER_CHECK(!run_dir.empty(), "launch", "the training command has no --out DIR; restarts resume from the latest "
@@ -173,13 +252,31 @@ int run_launch(const LaunchOptions& o) {
   STRIDER_CHECK(o.hostfile.empty() || std::filesystem::path(launcher_words(o.launcher).at(0)).filename() != "srun",
                 "launch", "--hostfile is for mpirun; under srun the ranks run on the Slurm allocation's nodes");
   const std::string live_hostfile = run_dir + "/.launch-hostfile";
+  const int64_t min_ranks = o.min_ranks > 0 ? o.min_ranks : 1;
+  if (!hosts.empty() && total_slots(hosts) < o.ranks) {
+    // Fewer slots than -n: a run at another world size than asked for (another global batch per
+    // rank, another sharding) is started only when --min-ranks says so.
+    const std::string slots = "--hostfile " + o.hostfile + " has " + std::to_string(total_slots(hosts)) +
+                              " slots (" + host_list(hosts) + ") for the " + std::to_string(o.ranks) +
+                              " ranks -n asks for";
+    STRIDER_CHECK(o.min_ranks > 0 && total_slots(hosts) >= o.min_ranks, "launch", slots,
+                  o.min_ranks > 0 ? ", fewer than --min-ranks " + std::to_string(o.min_ranks) : std::string(),
+                  ". Give the hostfile more slots, or --min-ranks below -n to start on fewer ranks");
+    say(slots + "; starting " + std::to_string(total_slots(hosts)) + " ranks, as --min-ranks " +
+        std::to_string(o.min_ranks) + " allows");
+  }
   std::filesystem::create_directories(run_dir);
   Attempt last;
   for (int64_t restart = 0;; ++restart) {
+    if (stop_signal != 0) {
+      say("received " + signal_name(stop_signal) + " between launches; not restarting; exiting with " +
+          std::to_string(128 + stop_signal));
+      return 128 + stop_signal;
+    }
     const int64_t world = hosts.empty() ? o.ranks : std::min(o.ranks, total_slots(hosts));
-    if (world < o.min_ranks) {
+    if (world < min_ranks) {
       say("stopping: " + std::to_string(world) + " ranks are left, fewer than --min-ranks " +
-          std::to_string(o.min_ranks) + " (last failure: " + last.failure.describe() + ")");
+          std::to_string(min_ranks) + " (last failure: " + last.failure.describe() + ")");
       return last.exit_code ? last.exit_code : 1;
     }
     std::vector<std::string> argv = launcher_words(o.launcher);
@@ -216,6 +313,7 @@ int run_launch(const LaunchOptions& o) {
     const Attempt failed = last;
     const int64_t reached_before = last_recorded_step(run_dir);
     last = run_once(argv, o.end_grace, restart > 0 ? &failed : nullptr);
+    if (last.stopped_by != 0) return 128 + last.stopped_by;
     if (last.exit_code == 0) {
       say("the job finished" + (restart ? " after " + std::to_string(restart) + " restarts" : std::string()));
       std::filesystem::remove(live_hostfile);

@@ -5,7 +5,9 @@
 // it again from the latest committed checkpoint in the run directory (--out), leaving out a host
 // that froze or was lost (with a hostfile: at the smaller world size), until the job finishes,
 // --max-restarts is used up, or fewer than --min-ranks ranks are left. Each restart is logged
-// with "restart", its cause and its cost.
+// with "restart", its cause and its cost. On SIGINT (Ctrl-C), SIGTERM or SIGHUP it ends the job
+// (SIGTERM to its process group, SIGKILL after --end-grace), waits for it, and exits with
+// 128 + the signal, never restarting.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,7 +20,7 @@ namespace strider::tools {
 
 struct LaunchOptions {
   int64_t ranks = 1;
-  int64_t min_ranks = 1;
+  int64_t min_ranks = 0;          // 0: not given (restarts go down to 1 rank; the first start needs all -n)
   int64_t max_restarts = 3;
   std::string hostfile;           // OpenMPI's format; hosts that fail are left out of the next launch
   std::string launcher = "auto";  // its words, split on spaces; auto: srun in a Slurm allocation, else mpirun

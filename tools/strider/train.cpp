@@ -6,6 +6,8 @@
 #include <omp.h>
 
 #include <filesystem>
+#include <fstream>
+#include <random>
 
 #include <strider/strider.h>
 
@@ -37,6 +39,38 @@ void set_up_process(const TrainOptions& o) {
                 o.out_dir, "': ", ec ? ec.message() : "a file of that name is in the way");
 }
 
+// Every rank must see one --out: rank 0 commits each checkpoint from the files every rank wrote
+// there, and a rank whose --out is another directory (a node-local disk, a relative path from
+// another working directory) would leave rank 0 committing files it cannot see. Rank 0 leaves a
+// file of a fresh name there; every rank looks for it.
+void check_out_is_shared(const TrainOptions& o, dist::ProcessGroup& pg) {
+  namespace fs = std::filesystem;
+  std::string name;
+  if (pg.rank() == 0) {
+    std::random_device rd;
+    name = ".strider-shared-" + std::to_string(rd()) + std::to_string(rd());
+    std::ofstream(fs::path(o.out_dir) / name) << name;
+  }
+  name = dist::all_gather_strings(pg, "strider train: the --out check's file", name)[0];
+  const fs::path file = fs::path(o.out_dir) / name;
+  std::string text;
+  std::getline(std::ifstream(file), text);
+  // "1 PATH" when this rank sees it, "0 PATH" when not; PATH: its --out made absolute.
+  const std::string seen = (text == name ? "1 " : "0 ") + fs::absolute(o.out_dir).lexically_normal().string();
+  const std::vector<std::string> all = dist::all_gather_strings(pg, "strider train: the --out check", seen);
+  if (pg.rank() == 0) {
+    std::error_code ec;
+    fs::remove(file, ec);
+  }
+  std::string missing;
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r][0] != '1') missing += (missing.empty() ? "" : ", ") + ("rank " + std::to_string(r) + " (" + all[r].substr(2) + ")");
+  STRIDER_CHECK(missing.empty(), "train", "--out ", o.out_dir, " is not one directory shared by every rank: ", missing,
+                " does not see the file ", name, " that rank 0 wrote in its --out (",
+                all[0].substr(2), " on rank 0); rank 0 commits each checkpoint "
+                "from the files every rank writes there. Give every rank the same --out on a shared file system");
+}
+
 // The checkpoints in --out must all belong to this run: a fresh run beside another run's would
 // be cleaned up by its keep-last rule and --resume would pick the other's latest; a leg resumed
 // from an earlier step (a rollback) would leave the abandoned run's later checkpoints as the
@@ -57,6 +91,7 @@ void check_out_holds_only_this_run(const TrainOptions& o, int64_t resumed_step) 
 // pg: the world under --fsdp (null for --fsdp none).
 int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   set_up_process(o);
+  if (pg && pg->size() > 1) check_out_is_shared(o, *pg);
   std::unique_ptr<TrainTask> task = make_task(o);
   std::shared_ptr<nn::Module> model = build_model(*task, o);
   const int64_t model_parameters = model->num_parameters();  // before sharding: the whole model's
@@ -71,6 +106,13 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   optim::CosineWithWarmup sched(*opt, schedule.warmup_steps, schedule.total_steps);
 
   const std::vector<RunProperty> record = run_record(o, *task, schedule);
+  // Ranks that read other data (another copy of a data set of the same size) would train one
+  // model on two data sets: the record's digests of the data must agree, as the flags did.
+  if (par.pg && par.world > 1) {
+    std::vector<std::string> lines;
+    for (const RunProperty& p : record) lines.push_back(p.key + " " + p.value);
+    dist::check_same_across_ranks(*par.pg, "strider train's model, --seed and data (size and content digest)", lines);
+  }
   RunState state{.position = {.epoch = 0, .batches_done = 0, .global_batch_size = o.batch_size},
                  .run_info = as_user_strings(record)};
   const checkpoint::TrainingState checkpointed{.model = par.model.get(), .optimizer = opt.get(), .scheduler = &sched,

@@ -94,10 +94,10 @@ class FullyShardedDataParallel : public nn::Module {
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
   bool no_sync_active() const;
 
-  // Runs after each of `optimizer`'s steps: units whose full parameters persist (ShardOptimizer)
-  // start gathering the updated shards at once, overlapping whatever precedes the next forward.
-  // Without it they gather at their next forward instead (they notice the shards changed).
-  // Under CPUOffload the step then streams over the offload file.
+  // Collective: the optimizer's kind and param group options (optim::describe_settings) must be
+  // the same on every rank, else an Error on every rank names the rank, the option, the values.
+  // After each step, units whose full parameters persist (ShardOptimizer) gather the updated
+  // shards at once (without it: at their next forward); under CPUOffload the step streams.
   //
   // in_backward: the optimizer steps during backward instead, each unit's parameters as soon as
   // its gradients are reduced (PyTorch's _apply_optimizer_in_backward), while earlier units
