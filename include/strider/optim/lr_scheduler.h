@@ -1,8 +1,8 @@
 #pragma once
 // Learning-rate schedules over every param group, with PyTorch's protocol: constructing one takes
-// its initial step (step 0, as step() would set it: StepLR keeps the current lr, the others set
-// lr_at(0, group)); call step() after each optimizer.step(), once per epoch (StepLR) or per
-// iteration (CosineWithWarmup, OneCycleLR). Each group's base lr is its initial_lr (PyTorch's
+// its initial step (step 0, as step() would set it: a chainable one scales the current lr by its
+// step-0 factor (StepLR's is 1), the others set lr_at(0, group)); call step() after each
+// optimizer.step(), once per epoch (StepLR) or per iteration (CosineWithWarmup, OneCycleLR). Each group's base lr is its initial_lr (PyTorch's
 // group["initial_lr"]): the first scheduler built on an optimizer records each group's lr there,
 // later ones start from it. step() moves each lr as PyTorch's step() does: the chainable
 // schedules (chainable(): StepLR and those of optim/chainable_lr.h) scale the group's current lr,
