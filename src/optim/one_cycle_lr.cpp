@@ -111,8 +111,7 @@ double OneCycleLR::momentum_at(int64_t step, size_t group) const {
                 phase->momentum_to_max ? g.max_momentum : g.base_momentum, pct);
 }
 
-void OneCycleLR::apply(int64_t step, bool chained) {
-  LRScheduler::apply(step, chained);
+void OneCycleLR::apply_extras(int64_t step) {
   if (!o_.cycle_momentum) return;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const double m = momentum_at(step, g);

@@ -185,6 +185,7 @@ void Optimizer::update_parameter(size_t index) {
   autograd::NoGradGuard g;
   for (auto& [handle, hooks] : param_hooks_)
     if (hooks.before) hooks.before(index);
+  follow_parameter(name, p, state_[name]);
   ++param_steps_[index];  // PyTorch counts before the update (Adam's bias correction uses it)
   try {
     update(index, p, state_[name]);
@@ -194,6 +195,24 @@ void Optimizer::update_parameter(size_t index) {
   }
   for (auto& [handle, hooks] : param_hooks_)
     if (hooks.after) hooks.after(index);
+}
+
+void Optimizer::follow_parameter(const std::string& name, const Tensor& p, std::map<std::string, Tensor>& state) const {
+  const ScalarType want = state_dtype(p);
+  for (auto& [key, t] : state) {
+    // A parameter whose tensor was replaced by one of another shape is not the one this state
+    // belongs to; there is no honest conversion.
+    STRIDER_CHECK(t.sizes() == p.sizes(), display_name(), "state '", name, ".", key, "' has shape ", t.sizes(),
+                  " but the parameter is now ", p.sizes(), "; it was replaced by a tensor of another shape after "
+                  "the optimizer stepped it. Build a new optimizer for the new parameters (or drop this one's "
+                  "state with load_state)");
+    if (t.dtype() == want) continue;
+    // The module was converted (Module::to(kDouble)) after the optimizer was built: the state
+    // follows, as PyTorch's load_state_dict casts state to the parameter's dtype.
+    Tensor converted = empty_like(p, want, want == p.dtype() ? MemoryFormat::Preserve : MemoryFormat::Contiguous);
+    converted.copy_(t);
+    t = converted;
+  }
 }
 
 void Optimizer::end_partial_step() {

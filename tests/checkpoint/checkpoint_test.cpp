@@ -430,5 +430,52 @@ TEST(Checkpoint, RowsSwappedBetweenTwoRankFilesAreNamed) {
   checkpoint::verify_checkpoint(two);
   fs::remove_all(root);
 }
+// A composed schedule resumes where it was (checkpoints keep its step; set_last_step restores
+// the members and the recursive lrs), and an optimizer whose model became float64 after it was
+// built saves float64 state that a float64 run loads.
+TEST(Checkpoint, ComposedSchedulesAndAConvertedModelResume) {
+  const std::string dir = temp_dir("schedules");
+  auto run = [](nn::Linear& lin, optim::Optimizer& opt, optim::LRScheduler& sched, int steps) {
+    const Tensor x = ones({4, 3}, kDouble);
+    std::vector<std::vector<double>> lrs;
+    for (int i = 0; i < steps; ++i) {
+      opt.zero_grad();
+      Tensor y = lin(x);
+      (y * y).sum().backward();
+      opt.step();
+      sched.step();
+      lrs.push_back(sched.get_last_lr());
+    }
+    return lrs;
+  };
+  auto groups = [](nn::Linear& lin) {  // two groups with different base lrs
+    return std::vector<optim::ParamGroup>{{.params = {{"weight", lin.param("weight")}}},
+                                          {.params = {{"bias", lin.param("bias")}}, .options = {.lr = 0.003}}};
+  };
+  manual_seed(5);
+  auto a = std::make_shared<nn::Linear>(3, 2);
+  optim::AdamW opt_a(groups(*a), {.lr = 0.01});
+  optim::LinearLR warm_a(opt_a, {.start_factor = 0.1, .total_iters = 4});
+  optim::CosineAnnealingLR cos_a(opt_a, 9, 1e-4);
+  optim::SequentialLR sched_a(opt_a, {&warm_a, &cos_a}, {4});
+  a->to(kDouble);  // after building the optimizer: its state follows at the first step
+  run(*a, opt_a, sched_a, 13);
+  checkpoint::Checkpointer(dir, nullptr).save(13, {.model = a.get(), .optimizer = &opt_a, .scheduler = &sched_a});
+  const auto after_a = run(*a, opt_a, sched_a, 12);
+
+  manual_seed(6);
+  auto b = std::make_shared<nn::Linear>(3, 2);
+  b->to(kDouble);
+  optim::AdamW opt_b(groups(*b), {.lr = 0.01});
+  optim::LinearLR warm_b(opt_b, {.start_factor = 0.1, .total_iters = 4});
+  optim::CosineAnnealingLR cos_b(opt_b, 9, 1e-4);
+  optim::SequentialLR sched_b(opt_b, {&warm_b, &cos_b}, {4});
+  checkpoint::load(dir, {.model = b.get(), .optimizer = &opt_b, .scheduler = &sched_b}, nullptr);
+  EXPECT_EQ(sched_b.last_step(), 13);
+  EXPECT_EQ(run(*b, opt_b, sched_b, 12), after_a) << "the lrs after resuming, bit for bit";
+  EXPECT_TRUE(equal(a->param("weight"), b->param("weight")));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace strider

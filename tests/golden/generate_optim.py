@@ -12,14 +12,25 @@ Everything is float64, so the C++ tests compare with tight tolerances. The file 
   after some step ("add_group"). "continue" is one more step from that state dict, so a test can
   load the dict into a fresh optimizer and check the next step.
 "schedulers": per case, get_last_lr() (and each group's momentum or beta1) after construction
-  and after every step() until the schedule ends.
+  and after every step() until the schedule ends. Each case is also run a second time with a
+  save/resume in the middle (optimizer.state_dict() and the scheduler's state_dict() loaded into
+  fresh ones built the same way); the script asserts the resumed run gives the same values.
+"plateau": per ReduceLROnPlateau case, the metric passed to every step(), each group's lr after
+  every step, and the scheduler's state (best, num_bad_epochs, cooldown_counter, last_epoch)
+  after every step, again checked against a run resumed in the middle.
 """
 import json
 import math
 import sys
+import warnings
 
 import torch
-from torch.optim.lr_scheduler import LambdaLR, OneCycleLR, StepLR
+from torch.optim.lr_scheduler import (ChainedScheduler, ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts,
+                                      ExponentialLR, LambdaLR, LinearLR, MultiStepLR, OneCycleLR, PolynomialLR,
+                                      ReduceLROnPlateau, SequentialLR, StepLR)
+
+# SequentialLR calls step(0) at its milestones, which warns that step's epoch argument is deprecated.
+warnings.filterwarnings("ignore", category=UserWarning)
 
 torch.manual_seed(1913)
 torch.set_default_dtype(torch.float64)
@@ -114,6 +125,23 @@ def schedule(make_opt, make_sched, steps, momentum_key=None):
         opt.step()
         sched.step()
         out.append(snapshot())
+    # The same run saved and resumed in the middle: PyTorch's resume restores each group's lr from
+    # the optimizer's state dict and the scheduler's counters, so the recursive forms carry on.
+    first, first_sched = make_opt(), None
+    first_sched = make_sched(first)
+    for _ in range(steps // 2):
+        first.step()
+        first_sched.step()
+    opt, sched = make_opt(), None
+    sched = make_sched(opt)
+    opt.load_state_dict(first.state_dict())
+    sched.load_state_dict(first_sched.state_dict())
+    resumed = out[:steps // 2 + 1]
+    for _ in range(steps - steps // 2):
+        opt.step()
+        sched.step()
+        resumed.append(snapshot())
+    assert resumed == out, "a save/resume changed the schedule"
     return {"values": out, "param_groups": state_dict_json(opt)["param_groups"]}
 
 
@@ -124,6 +152,17 @@ def two_groups(cls, lr1, **defaults):
         return cls([dict(params=[a]), dict(params=[b], lr=lr1)], **defaults)
     return make
 
+
+def three_groups(cls, lrs, **defaults):
+    """cls over three groups, a [2], b [3], c [1], with lrs lrs[0], lrs[1], lrs[2]."""
+    def make():
+        params = [torch.zeros(n, requires_grad=True) for n in (2, 3, 1)]
+        return cls([dict(params=[p], lr=lr) for p, lr in zip(params, lrs)], **defaults)
+    return make
+
+
+SGD3 = three_groups(torch.optim.SGD, [0.1, 0.05, 0.3])
+ADAM3 = three_groups(torch.optim.Adam, [0.01, 0.02, 0.003])
 
 SCHEDULERS = {
     "lambda_two_groups": schedule(two_groups(torch.optim.SGD, lr=0.1, lr1=0.05),
@@ -146,12 +185,93 @@ SCHEDULERS = {
         two_groups(torch.optim.SGD, lr=0.1, lr1=0.05),
         lambda o: OneCycleLR(o, max_lr=0.1, total_steps=10, base_momentum=[0.85, 0.8], max_momentum=[0.95, 0.9]),
         10, "momentum"),
+    "step_lr_gamma_tenth": schedule(SGD3, lambda o: StepLR(o, 3, gamma=0.1), 33),
+    "multi_step_lr": schedule(SGD3, lambda o: MultiStepLR(o, [4, 9, 17], gamma=0.3), 30),
+    "exponential_lr": schedule(ADAM3, lambda o: ExponentialLR(o, 0.9), 32),
+    "constant_lr": schedule(SGD3, lambda o: ConstantLR(o, factor=0.25, total_iters=6), 30),
+    "constant_lr_defaults": schedule(ADAM3, lambda o: ConstantLR(o), 30),
+    "linear_lr_warmup": schedule(SGD3, lambda o: LinearLR(o, start_factor=0.1, end_factor=0.9, total_iters=20), 32),
+    "linear_lr_decay": schedule(ADAM3, lambda o: LinearLR(o, start_factor=1.0, end_factor=0.05, total_iters=11), 30),
+    "linear_lr_defaults": schedule(SGD3, lambda o: LinearLR(o), 30),
+    "polynomial_lr_square": schedule(SGD3, lambda o: PolynomialLR(o, total_iters=20, power=2.0), 32),
+    "polynomial_lr_defaults": schedule(ADAM3, lambda o: PolynomialLR(o), 30),
+    "cosine_annealing_eta_min": schedule(SGD3, lambda o: CosineAnnealingLR(o, T_max=10, eta_min=0.001), 45),
+    "cosine_annealing_past_t_max": schedule(ADAM3, lambda o: CosineAnnealingLR(o, T_max=7), 40),
+    "cosine_warm_restarts_t_mult": schedule(
+        SGD3, lambda o: CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.0005), 40),
+    "cosine_warm_restarts": schedule(ADAM3, lambda o: CosineAnnealingWarmRestarts(o, T_0=7), 30),
+    "sequential_linear_cosine": schedule(
+        SGD3, lambda o: SequentialLR(o, [LinearLR(o, start_factor=0.1, total_iters=5),
+                                         CosineAnnealingLR(o, T_max=20, eta_min=1e-4)], milestones=[5]), 36),
+    "sequential_three": schedule(
+        ADAM3, lambda o: SequentialLR(o, [ConstantLR(o, factor=0.5, total_iters=3), ExponentialLR(o, 0.9),
+                                          StepLR(o, 4, gamma=0.5)], milestones=[6, 15]), 32),
+    "sequential_lambda_restarts": schedule(
+        SGD3, lambda o: SequentialLR(o, [LambdaLR(o, lambda s: (s + 1) / 8.0),
+                                         CosineAnnealingWarmRestarts(o, T_0=4, eta_min=0.01)], milestones=[8]), 30),
+    "chained_constant_exponential": schedule(
+        SGD3, lambda o: ChainedScheduler([ConstantLR(o, factor=0.5, total_iters=4), ExponentialLR(o, 0.95)]), 32),
+    "chained_cosine_multi_step": schedule(
+        ADAM3, lambda o: ChainedScheduler([CosineAnnealingLR(o, T_max=12, eta_min=0.001),
+                                           MultiStepLR(o, [10, 20], gamma=0.5)]), 36),
+}
+
+# A validation loss that falls, stalls, rises and falls again (and the same turned upside down
+# for mode "max"), with a NaN step: each of ReduceLROnPlateau's counters gets exercised.
+LOSSES = [1.0, 0.9, 0.85, 0.8499, 0.85, 0.86, 0.84, 0.84, 0.841, 0.8399, 0.83, 0.83, 0.83, 0.83, 0.83, 0.82,
+          0.8201, 0.9, 0.95, 0.7, 0.69995, 0.69, 0.69, 0.69, float("nan"), 0.69, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5,
+          0.5, 0.49, 0.5, 0.5, 0.5, 0.5]
+
+
+def plateau(make_opt, options, metrics):
+    def run(metrics_done, opt, sched, out):
+        for m in metrics_done:
+            opt.step()
+            sched.step(m)
+            out.append({"lr": [g["lr"] for g in opt.param_groups],
+                        "state": {k: sched.state_dict()[k]
+                                  for k in ("best", "num_bad_epochs", "cooldown_counter", "last_epoch")}})
+        return out
+
+    opt = make_opt()
+    out = run(metrics, opt, ReduceLROnPlateau(opt, **options), [])
+    half = len(metrics) // 2
+    first = make_opt()
+    first_sched = ReduceLROnPlateau(first, **options)
+    run(metrics[:half], first, first_sched, [])
+    opt = make_opt()
+    sched = ReduceLROnPlateau(opt, **options)
+    opt.load_state_dict(first.state_dict())
+    sched.load_state_dict(first_sched.state_dict())
+    resumed = run(metrics[half:], opt, sched, out[:half])
+
+    def same(a, b):  # NaN-aware
+        return json.dumps(a) == json.dumps(b)
+    assert same(resumed, out), "a save/resume changed ReduceLROnPlateau"
+    for entry in out:  # JSON has no inf: the best before any finite metric is spelled out
+        best = entry["state"]["best"]
+        if math.isinf(best) or math.isnan(best):
+            entry["state"]["best"] = str(best)
+    return {"options": {k: v for k, v in options.items()}, "metrics": [str(m) if math.isnan(m) else m for m in metrics],
+            "steps": out}
+
+
+PLATEAU = {
+    "min_rel_defaults": plateau(SGD3, dict(patience=2), LOSSES),
+    "min_abs_cooldown_min_lr": plateau(
+        SGD3, dict(factor=0.5, patience=1, threshold=0.005, threshold_mode="abs", cooldown=2,
+                   min_lr=[0.02, 0.0, 0.1]), LOSSES),
+    "max_rel_eps": plateau(ADAM3, dict(mode="max", factor=0.3, patience=0, threshold=0.01, min_lr=1e-3, eps=1e-3),
+                           [-x for x in LOSSES]),
+    "max_abs": plateau(ADAM3, dict(mode="max", factor=0.7, patience=3, threshold=0.02, threshold_mode="abs",
+                                   cooldown=1), [-x for x in LOSSES]),
 }
 
 golden = {
     "torch_version": torch.__version__,
     "trajectories": {name: trajectory(*case) for name, case in CASES.items()},
     "schedulers": SCHEDULERS,
+    "plateau": PLATEAU,
 }
 with open(sys.argv[1], "w") as f:
     json.dump(golden, f, indent=None, separators=(",", ":"))

@@ -21,6 +21,10 @@ namespace {
   optim::AdamWOptions adamw{.lr = 3e-4, .beta2 = 0.95};
   optim::GroupOptions no_decay{.weight_decay = 0.0};
   optim::OneCycleLROptions one_cycle{.max_lr = {3e-3}, .total_steps = 1000, .anneal_strategy = "linear"};
+  optim::ConstantLROptions constant{.factor = 0.5, .total_iters = 4};
+  optim::LinearLROptions linear{.start_factor = 0.1, .total_iters = 5};
+  optim::PolynomialLROptions polynomial{.total_iters = 100, .power = 2.0};
+  optim::ReduceLROnPlateauOptions plateau{.mode = "max", .factor = 0.5, .patience = 3, .min_lr = {1e-5}};
   nn::ConvOptions conv{.in_channels = 3, .out_channels = 8, .kernel_size = {3}, .padding = {1}};
   nn::functional::InterpolateOptions interpolate{.scale_factor = {2.0}, .mode = "bilinear"};
   nn::MultiheadAttentionOptions mha{.dropout = 0.1, .batch_first = true};
@@ -58,7 +62,7 @@ namespace {
   data::DistributedSamplerOptions dist_sampler{.num_replicas = 2, .rank = 1, .drop_last = true};
   data::RandomSamplerOptions random_sampler{.replacement = true, .num_samples = 8};
   std::ignore = std::tie(csv, folder, dist_sampler, random_sampler);
-  std::ignore = std::tie(sgd, adam, adamw, no_decay, one_cycle, conv, interpolate, mha, encoder, pg, ddp, fsdp, hybrid, mp, offload, state_dict,
+  std::ignore = std::tie(sgd, adam, adamw, no_decay, one_cycle, constant, linear, polynomial, plateau, conv, interpolate, mha, encoder, pg, ddp, fsdp, hybrid, mp, offload, state_dict,
                          registration, ckpt, snapshots, load, full_save, reshard, state, loader, text, writer, st_load, entry,
                          gpt, conv_args, pool);
 }

@@ -35,7 +35,7 @@ class OneCycleLR : public LRScheduler {
   int64_t total_steps() const { return total_steps_; }
 
  protected:
-  void apply(int64_t step, bool chained) override;
+  void apply_extras(int64_t step) override;
 
  private:
   struct Phase {

@@ -28,7 +28,10 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   // The step pre-hooks in order, begin_step(), one update of every parameter with a gradient
-  // (between its update hooks), then the step post-hooks in order. While another component
+  // (between its update hooks), then the step post-hooks in order. A parameter's state follows
+  // the parameter: state of another dtype than state_dtype(param) (the module was converted,
+  // Module::to(kDouble), after the optimizer was built) is converted to it before the update, as
+  // PyTorch's load_state_dict casts; state of another shape is an Error naming it. While another component
   // applies the updates (set_stepped_by), it applies nothing: it only checks that no parameter
   // holds a gradient that component left behind.
   void step();
@@ -175,6 +178,8 @@ class Optimizer {
   OptimizerState state_;
 
  private:
+  // Converts parameter `name`'s state to state_dtype(p); throws if a tensor's shape is not p's.
+  void follow_parameter(const std::string& name, const Tensor& p, std::map<std::string, Tensor>& state) const;
   std::vector<std::vector<size_t>> group_params_;  // indices into params_
   std::vector<size_t> group_of_;                   // per parameter
   std::vector<std::optional<double>> initial_lr_;  // per group
