@@ -129,9 +129,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   Tensor keep;
   {
     autograd::NoGradGuard g;
-    keep = ne(target, ignore_index).to(lp.dtype());
+    keep = ne(target, ignore_index);
   }
-  Tensor smooth_items = uniform * keep;
+  // Ignored items are selected away (PyTorch's masked_fill_), never multiplied by a 0/1 mask: with
+  // every target ignored the mean's gradient is 1/0 = inf, and inf * 0 gave NaN gradients where
+  // PyTorch's are 0.
+  Tensor smooth_items = where(keep, uniform, Scalar(0.0));
   Tensor smooth = reduction == Reduction::Mean ? sum(smooth_items) / sum(keep).item<double>()
                                                : reduce(smooth_items, reduction);
   return nll * (1.0 - label_smoothing) + smooth * label_smoothing;

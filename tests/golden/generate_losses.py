@@ -30,8 +30,8 @@ def record(name, fn, inputs, **kwargs):
     x = inputs[0].clone().requires_grad_(True)
     out = getattr(F, fn)(x, *inputs[1:], **kwargs)
     case = {"fn": fn, "inputs": [tensor_json(t) for t in inputs], "kwargs": kwargs, "out": tensor_json(out)}
-    if out.dim() == 0 and torch.isfinite(out):
-        out.backward()
+    if out.dim() == 0:
+        out.backward()  # also when the loss is NaN: the gradient may still be finite (all targets ignored)
         case["grad"] = tensor_json(x.grad)
     cases[name] = case
 
@@ -57,6 +57,13 @@ record("nll_loss_sum", "nll_loss", [log_probs, torch.tensor([2, -100, 0, 1])], r
 a, b = torch.randn(3, 4), torch.randn(3, 4)
 for reduction in ("mean", "sum", "none"):
     record(f"mse_loss_{reduction}", "mse_loss", [a, b], reduction=reduction)
+
+# Every target ignored with label smoothing: the loss is NaN for mean, the gradient 0 whatever the
+# reduction (a mask multiplied into the smoothing term gave inf * 0 = NaN gradients).
+for reduction in ("mean", "sum", "none"):
+    record(f"cross_entropy_all_ignored_smoothing_{reduction}", "cross_entropy", [logits, torch.full((6,), -100)],
+           reduction=reduction, label_smoothing=0.1)
+record("nll_loss_all_ignored", "nll_loss", [log_probs, torch.full((4,), -100)])
 
 with open(sys.argv[1], "w") as f:
     json.dump({"torch_version": torch.__version__, "cases": cases}, f, separators=(",", ":"))
