@@ -1,5 +1,7 @@
 // The engine's behaviour: accumulation, graph reuse, hooks, layouts, modes and misuse.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <strider/autograd/grad_buffer.h>
 #include <strider/strider.h>
 
@@ -229,6 +231,20 @@ TEST(Autograd, MixedDtypeGradientsComeBackInTheInputDtype) {
   EXPECT_EQ(a.grad().dtype(), kFloat);
   EXPECT_EQ(b.grad().dtype(), kDouble);
   EXPECT_EQ(values(a.grad()), (std::vector<double>{3, 4}));
+}
+
+// PyTorch's where backward puts zeros_like(grad) on the side not taken, and pow's with exponent 0
+// is zeros_like: an infinite incoming gradient (a mean over nothing) gives 0 there, not inf * 0.
+TEST(Autograd, SidesNotTakenGetZeroEvenFromAnInfiniteGradient) {
+  Tensor x = tensor(std::vector<double>{1, 2, 3}, kDouble).requires_grad_();
+  Tensor keep = tensor(std::vector<double>{1, 0, 1}, kDouble).to(kBool);
+  Tensor y = where(keep, x, Scalar(0.0));
+  y.backward(full({3}, std::numeric_limits<double>::infinity(), kDouble));
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{inf, 0, inf}));
+  Tensor z = tensor(std::vector<double>{1, 2}, kDouble).requires_grad_();
+  pow(z, 0.0).backward(full({2}, inf, kDouble));
+  EXPECT_EQ(values(z.grad()), (std::vector<double>{0, 0}));
 }
 
 }  // namespace

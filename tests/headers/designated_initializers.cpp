@@ -27,6 +27,8 @@ namespace {
   optim::ReduceLROnPlateauOptions plateau{.mode = "max", .factor = 0.5, .patience = 3, .min_lr = {1e-5}};
   nn::ConvOptions conv{.in_channels = 3, .out_channels = 8, .kernel_size = {3}, .padding = {1}};
   nn::functional::InterpolateOptions interpolate{.scale_factor = {2.0}, .mode = "bilinear"};
+  nn::functional::CrossEntropyOptions ce{.weight = ones({10}), .label_smoothing = 0.1};
+  nn::functional::NllLossOptions nll{.ignore_index = 0};
   nn::MultiheadAttentionOptions mha{.dropout = 0.1, .batch_first = true};
   nn::TransformerEncoderLayerOptions encoder{.dim_feedforward = 256, .norm_first = true};
   dist::ProcessGroupOptions pg{.timeout = std::chrono::seconds(30)};

@@ -101,8 +101,9 @@ TEST(Misuse, ArgumentChecksPyTorchMakes) {
       {"cross_entropy out of range names itself",
        [&] { F::cross_entropy(ones({4, 5}), tensor(std::vector<int64_t>{1, 0, 5, 2})); },
        "[cross_entropy] target 5 is out of bounds for 5 classes"},
-      {"cross_entropy probability targets", [&] { F::cross_entropy(ones({4, 5}), ones({4, 5})); },
-       "[cross_entropy] expected int64 class indices as targets, got float32 (class-probability targets are not offered)"},
+      {"cross_entropy float target of another shape", [&] { F::cross_entropy(ones({4, 5}), ones({4})); },
+       "[cross_entropy] expected int64 class indices as targets, got float32 (class-probability targets, for "
+       "cross_entropy, have the input's shape [4, 5])"},
       {"nll_loss spatial target transposed", [&] { F::nll_loss(ones({2, 3, 2, 4}), zeros({2, 4, 2}, kLong)); },
        "[nll_loss] input [2, 3, 2, 4] needs a target of shape [2, 2, 4]"},
       {"index_select out of range", [&] { index_select(ones({3, 2}), 0, idx); }, "index_select"},

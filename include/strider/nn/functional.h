@@ -43,16 +43,74 @@ using strider::selu;
 using strider::silu;
 using strider::softplus;  // softplus(x, beta = 1, threshold = 20)
 
-enum class Reduction { Mean, Sum, None };
+// Losses (src/nn/losses.cpp, src/nn/class_losses.cpp), with PyTorch 1.13's defaults, values and
+// gradients. A Reduction is PyTorch's reduction string: Mean (over elements, or over the weights
+// of the kept targets for class-index losses), Sum, None (the per-element or per-item loss), and
+// BatchMean (sum / batch size), which only kl_div takes. Every loss throws a strider::Error naming
+// itself for a bad shape, dtype, reduction or argument. Class weights and BCE weights are never
+// differentiated (an input requiring grad is an Error, as in PyTorch) and must be >= 0 (strider's
+// check: PyTorch takes negative weights). 16-bit inputs compute each element in float32.
+enum class Reduction { Mean, Sum, None, BatchMean };
 
-// logits [N, C] (or [N, C, d...]) and int64 class targets [N] ([N, d...]); label smoothing mixes
-// in the uniform distribution as in PyTorch. ignore_index targets contribute nothing.
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::Mean,
-                     double label_smoothing = 0.0, int64_t ignore_index = -100);
-// log-probabilities [N, C] and int64 targets [N].
+// Class-index losses: input [N, C], [N, C, d1, ..., dk] or unbatched [C]; int64 targets [N],
+// [N, d1, ..., dk] or 0-d, each in [0, C) or ignore_index (contributes nothing; with every target
+// ignored, Mean is NaN and the gradients 0). weight: [C], the input's dtype; the weighted Mean
+// divides by the sum of the kept targets' weights.
+struct NllLossOptions {
+  Tensor weight{};
+  int64_t ignore_index = -100;
+  Reduction reduction = Reduction::Mean;
+};
+// log-probabilities in, as F.nll_loss.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& options);
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
                 int64_t ignore_index = -100);
+
+// F.cross_entropy: log_softmax over the class dim, then nll_loss. Besides class indices the
+// target may hold class probabilities: a floating tensor of the input's shape (then ignore_index
+// must stay negative and Mean divides by the number of items). label_smoothing in [0, 1] mixes in
+// the uniform distribution with PyTorch's formula: (1 - e) * nll + e / C * smooth, smooth the sum
+// over classes of -weight[c] * log p_c, reduced like nll (the weighted Mean over the kept targets'
+// weights); for probability targets the target becomes t * (1 - e) + e / C.
+struct CrossEntropyOptions {
+  Tensor weight{};
+  int64_t ignore_index = -100;
+  Reduction reduction = Reduction::Mean;
+  double label_smoothing = 0.0;
+};
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::Mean,
+                     double label_smoothing = 0.0, int64_t ignore_index = -100);
+
+// Elementwise losses: input and target of one shape (any, 0-d and empty included) and one
+// floating dtype (PyTorch broadcasts other shapes with a warning; strider refuses them). Both get
+// gradients where PyTorch gives them.
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta; beta >= 0 (with beta == 0 the value is
+// l1_loss's, the gradient at d == 0 is PyTorch's -1 where l1_loss's is 0).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      double beta = 1.0);
+// 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta); delta > 0.
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  double delta = 1.0);
+// input: log-probabilities; target: probabilities (log-probabilities with log_target), each
+// element target * (log target - input), 0 where target == 0 (its gradient w.r.t. the target
+// there is NaN, as PyTorch's xlogy). BatchMean (sum / input.size(0)) is the KL divergence; Mean
+// averages over every element, as PyTorch.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+              bool log_target = false);
+// input: probabilities in [0, 1]; target in [0, 1] (strider's check, PyTorch takes any value);
+// -weight * (t log x + (1 - t) log(1 - x)) with each log clamped at -100 as PyTorch. weight
+// broadcasts to the input's shape.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
+                            Reduction reduction = Reduction::Mean);
+// input: logits, computed stably for any |logit| (1e4 included); target in [0, 1]; weight
+// broadcasts to the input's shape, pos_weight (the positive examples' weight, per class: [C] for
+// [N, C]) too.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
+                                        Reduction reduction = Reduction::Mean, const Tensor& pos_weight = Tensor());
+
 // Zeroes elements with probability p and scales the rest by 1/(1-p) when training (F.dropout's
 // defaults: p = 0.5, training = true; pass the module's is_training()).
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Generator* gen = nullptr);

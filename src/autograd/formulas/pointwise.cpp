@@ -95,7 +95,7 @@ Tensor rdiv(const Tensor& a, const Scalar& b) { return mul(reciprocal(a), b); }
 Tensor pow(const Tensor& a, const Scalar& e) {
   const double p = e.to_double();
   return unary("PowBackward", a, ops::pow(a, e), [p](const Tensor& g, const Tensor& x, const Tensor&) {
-    if (p == 0) return ops::mul(g, 0.0);
+    if (p == 0) return zeros_like(g);  // PyTorch's zeros_like(self): no NaN from an infinite g
     return ops::mul(g, ops::mul(ops::pow(x, p - 1), p));
   });
 }
@@ -210,7 +210,9 @@ Tensor where_backward(const Tensor& cond, const Tensor& x, const Tensor& y, Tens
   InputGeometry gx(x), gy(y);
   return record("WhereBackward", {&x, &y}, out, [=](const Grads& g, const Node& n) -> Grads {
     Tensor c = sc.unpack("where");
-    Tensor zero = ops::mul(g[0], 0.0);
+    // zeros, not g * 0: an infinite gradient (a mean over nothing) must give the side not taken 0, as
+    // PyTorch's where(cond, grad, zeros_like(grad)), not inf * 0 = NaN.
+    Tensor zero = zeros_like(g[0]);
     return {n.needs_input_grad(0) ? reduce_to(ops::where(c, g[0], zero), gx.sizes, gx.dtype) : Tensor(),
             n.needs_input_grad(1) ? reduce_to(ops::where(c, zero, g[0]), gy.sizes, gy.dtype) : Tensor()};
   });
