@@ -376,6 +376,21 @@ expect "--export-model onto a FIFO" "--export-model $work/fifo_out is a FIFO" tr
        --export-model "$work/fifo_out"
 expect "--export-model onto a symbolic link" "(the link, not the file it points to)" train "${gpt[@]}" --out "$work/x" \
        --export-model "$work/link_out"
+# A model exported over a checkpoint's manifest destroyed the checkpoint: a path inside a
+# checkpoint directory is refused, and so is an existing file that is not a safetensors file.
+cp "$ckpt/manifest.json" "$work/manifest.before"
+expect "--export-model onto a checkpoint's manifest" "manifest.json is inside the checkpoint directory" \
+       train "${gpt[@]}" --out "$work/x" --export-model "$ckpt/manifest.json"
+expect "--export-model into a checkpoint directory" "model.safetensors is inside the checkpoint directory" \
+       train "${gpt[@]}" --out "$work/x" --export-model "$ckpt/model.safetensors"
+expect "consolidate into a checkpoint directory" "is inside the checkpoint directory" \
+       ckpt consolidate "$ckpt" "$ckpt/model.safetensors"
+expect "--export-model onto a file that is not safetensors" \
+       "--export-model $work/existing.safetensors exists and is not a safetensors file" \
+       train "${gpt[@]}" --out "$work/x" --export-model "$work/existing.safetensors"
+tried=$((tried + 1))
+cmp -s "$ckpt/manifest.json" "$work/manifest.before" && [ ! -e "$ckpt/model.safetensors" ] ||
+  { failed=$((failed + 1)); echo "FAIL: a refused --export-model changed the checkpoint"; }
 tried=$((tried + 1))
 [ -p "$work/fifo_out" ] && [ -L "$work/link_out" ] && [ "$(cat "$work/link_target")" = keep ] &&
   [ "$(cat "$work/existing.safetensors")" = keep ] || { failed=$((failed + 1)); echo "FAIL: a refused OUT was replaced"; }

@@ -144,8 +144,8 @@ std::vector<TrainFlag> output_flags() {
        "after it), so training waits only for the local write; a relaunch then redoes at most N + 1 steps"},
       {"--export-model", &O::export_model, Agree, {},
        "after training, write the whole model (parameters and buffers under the model's names) to this "
-       "safetensors file, streamed to rank 0 a piece at a time (a regular file there is replaced: each leg of a run "
-       "exports its latest model; anything else there is refused)",
+       "safetensors file, streamed to rank 0 a piece at a time (a safetensors file there is replaced: each leg of a "
+       "run exports its latest model; anything else there, or a path in a checkpoint directory, is refused)",
        Unset},
       // Agreed: it decides which collectives end the run (the state digests, or the task's closing words).
       {"--json", &O::json, Agree, {}, "print one JSON summary object at the end"},
