@@ -281,6 +281,15 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   STRIDER_CHECK(static_cast<int64_t>(m.files.size()) == m.world_size, kOp, path, ": the files list holds ",
                 m.files.size(), " files but world_size is ", m.world_size,
                 "; a checkpoint has one file per rank of the world that saved it");
+  // One process saves "local": a world of more ranks is an edited manifest, whose other files
+  // no reader would look for.
+  STRIDER_CHECK(m.strategy != "local" || m.world_size == 1, kOp, path, ": strategy 'local' (one process, no "
+                "wrapper) is saved by one rank but world_size is ", m.world_size,
+                "; the manifest was edited or is corrupt. Use another checkpoint");
+  for (const UnitRecord& u : m.units)  // a save records its one strategy for every unit (reshard too)
+    STRIDER_CHECK(u.strategy == m.strategy, kOp, path, ": unit '", u.name, "' is saved as ", u.strategy,
+                  " but the checkpoint as ", m.strategy, "; the manifest was edited or is corrupt. Use another "
+                  "checkpoint");
   std::set<std::string> names;
   for (const FileRecord& f : m.files)
     STRIDER_CHECK(names.insert(f.name).second, kOp, path, ": file '", f.name, "' is listed twice");

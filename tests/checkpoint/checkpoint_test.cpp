@@ -430,5 +430,56 @@ TEST(Checkpoint, RowsSwappedBetweenTwoRankFilesAreNamed) {
   checkpoint::verify_checkpoint(two);
   fs::remove_all(root);
 }
+
+// A manifest listing a rank whose file is missing: every reader refuses it before reading
+// anything, including those that need none of that file's bytes (a load, reshard or export
+// used to succeed from the files that were there).
+TEST(Checkpoint, AListedFileThatIsMissingFailsEveryReader) {
+  const std::string root = temp_dir("more_ranks");
+  TrainRun a = make_run(1, 2);
+  checkpoint::Checkpointer(root + "/run", nullptr).save(2, state_of(a));
+  const std::string two = root + "/two";
+  checkpoint::reshard_checkpoint(root + "/run", two, {.world_size = 2, .strategy = "full_shard"});
+  // A third rank listed, its file never written: the tensors' shards stay in the first two.
+  reseal_manifest(two, [](checkpoint::Manifest& m) {
+    m.world_size = 3;
+    checkpoint::FileRecord extra = m.files.back();
+    extra.name = "rank-00002-of-00003.safetensors";
+    m.files.push_back(extra);
+    if (!m.rng.empty()) m.rng.push_back(m.rng.back());
+  });
+  const std::string missing = two + "/rank-00002-of-00003.safetensors";
+  for (const auto& [tool, e] : errors_of_every_tool(two, root))
+    EXPECT_NE(e.find("cannot open " + missing + " listed in the manifest"), std::string::npos) << tool << ": " << e;
+  EXPECT_FALSE(fs::exists(root + "/resharded"));
+  EXPECT_FALSE(fs::exists(root + "/model.safetensors"));
+  fs::remove_all(root);
+}
+
+// "local" is one process's save: a manifest claiming it for two ranks (or units saved under
+// another strategy than the checkpoint's) was edited, and every reader says so.
+TEST(Checkpoint, AStrategyThatDisagreesWithTheWorldSizeIsRefused) {
+  const std::string root = temp_dir("strategy_local");
+  TrainRun a = make_run(1, 2);
+  checkpoint::Checkpointer(root + "/run", nullptr).save(2, state_of(a));
+  const std::string two = root + "/two";
+  checkpoint::reshard_checkpoint(root + "/run", two, {.world_size = 2, .strategy = "ddp"});
+  reseal_manifest(two, [](checkpoint::Manifest& m) {
+    m.strategy = "local";
+    for (auto& u : m.units) u.strategy = "local";
+  });
+  for (const auto& [tool, e] : errors_of_every_tool(two, root))
+    EXPECT_NE(e.find("strategy 'local' (one process, no wrapper) is saved by one rank but world_size is 2"),
+              std::string::npos) << tool << ": " << e;
+  const std::string units = root + "/units";
+  checkpoint::reshard_checkpoint(root + "/run", units, {.world_size = 2, .strategy = "full_shard"});
+  reseal_manifest(units, [](checkpoint::Manifest& m) { m.units.front().strategy = "no_shard"; });
+  for (const auto& [tool, e] : errors_of_every_tool(units, root))
+    EXPECT_NE(e.find("is saved as no_shard but the checkpoint as full_shard"), std::string::npos) << tool << ": " << e;
+  EXPECT_FALSE(fs::exists(root + "/resharded"));
+  EXPECT_FALSE(fs::exists(root + "/model.safetensors"));
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace strider

@@ -317,6 +317,23 @@ if [ -n "$python" ]; then
   for tool in verify inspect; do expect "$tool rows swapped between rank files" "$want" ckpt $tool "$work/two"; done
   expect "reshard rows swapped between rank files" "$want" ckpt reshard "$work/two" "$work/r" --world-size 1
   expect "consolidate rows swapped between rank files" "$want" ckpt consolidate "$work/two" "$work/c.safetensors"
+  # A rank listed whose file was never written, and 'local' claimed for two ranks: every reader
+  # refuses them before loading anything (reshard, consolidate and --resume used to succeed).
+  "$strider" ckpt reshard "$ckpt" "$work/more" --world-size 2 --strategy full_shard > /dev/null 2>&1 ||
+    { echo "FAIL: could not reshard to 2 ranks"; exit 1; }
+  cp -r "$work/more" "$work/local2"
+  reseal "$work/more" more-ranks > /dev/null
+  reseal "$work/local2" strategy-local > /dev/null
+  for kind in more local2; do
+    case $kind in
+      more) want="cannot open $work/more/rank-00002-of-00003.safetensors listed in the manifest" ;;
+      local2) want="strategy 'local' (one process, no wrapper) is saved by one rank but world_size is 2" ;;
+    esac
+    resume "resume: $kind" "$want" "$work/$kind"
+    for tool in verify inspect; do expect "$tool: $kind" "$want" ckpt $tool "$work/$kind"; done
+    expect "reshard: $kind" "$want" ckpt reshard "$work/$kind" "$work/r" --world-size 1
+    expect "consolidate: $kind" "$want" ckpt consolidate "$work/$kind" "$work/c.safetensors"
+  done
 else
   echo "crafted manifests: no python3 here to re-seal them"
 fi

@@ -8,6 +8,8 @@ Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
                at the offset of that file's half (names, dtypes, shapes and offsets still agree)
   optimizer-steps  the optimizer's step count set to 10^15 (its per-parameter counts left alone)
+  more-ranks   a rank added to world_size and the files list, its file never written
+  strategy-local   the strategy (and every unit's) set to 'local', whatever the world size
   old-run-record   the user strings cut to the model's signature, as a trainer before the run record
                    (--seed, the data) saved them"""
 import json
@@ -68,6 +70,19 @@ def main():
     elif edit == "optimizer-steps":
         manifest["optimizer"]["steps"] = 10 ** 15
         print("optimizer.steps: 10^15")
+    elif edit == "more-ranks":
+        extra = dict(manifest["files"][-1])
+        manifest["world_size"] += 1
+        extra["name"] = "rank-%05d-of-%05d.safetensors" % (manifest["world_size"] - 1, manifest["world_size"])
+        manifest["files"].append(extra)
+        if manifest["rng"]:
+            manifest["rng"].append(manifest["rng"][-1])
+        print(extra["name"])
+    elif edit == "strategy-local":
+        manifest["strategy"] = "local"
+        for unit in manifest["units"]:
+            unit["strategy"] = "local"
+        print("strategy: local")
     elif edit == "old-run-record":
         manifest["user"] = {"model": manifest["user"]["model"]}
         print("user: model only")
