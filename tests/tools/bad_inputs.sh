@@ -317,6 +317,10 @@ if [ -n "$python" ]; then
   for tool in verify inspect; do expect "$tool rows swapped between rank files" "$want" ckpt $tool "$work/two"; done
   expect "reshard rows swapped between rank files" "$want" ckpt reshard "$work/two" "$work/r" --world-size 1
   expect "consolidate rows swapped between rank files" "$want" ckpt consolidate "$work/two" "$work/c.safetensors"
+  # A learning-rate schedule position the run cannot have reached (the rate would follow it).
+  rm -rf "$work/sched"; cp -r "$ckpt" "$work/sched"; reseal "$work/sched" scheduler-step > /dev/null
+  resume "resume a schedule at step 2^62" "says its learning-rate schedule is at step 4611686018427387904 in a run of" \
+         "$work/sched"
   # A rank listed whose file was never written, and 'local' claimed for two ranks: every reader
   # refuses them before loading anything (reshard, consolidate and --resume used to succeed).
   "$strider" ckpt reshard "$ckpt" "$work/more" --world-size 2 --strategy full_shard > /dev/null 2>&1 ||

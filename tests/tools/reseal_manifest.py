@@ -8,6 +8,7 @@ Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
                at the offset of that file's half (names, dtypes, shapes and offsets still agree)
   optimizer-steps  the optimizer's step count set to 10^15 (its per-parameter counts left alone)
+  scheduler-step   the learning-rate schedule's step set to 2^62
   more-ranks   a rank added to world_size and the files list, its file never written
   strategy-local   the strategy (and every unit's) set to 'local', whatever the world size
   old-run-record   the user strings cut to the model's signature, as a trainer before the run record
@@ -70,6 +71,9 @@ def main():
     elif edit == "optimizer-steps":
         manifest["optimizer"]["steps"] = 10 ** 15
         print("optimizer.steps: 10^15")
+    elif edit == "scheduler-step":
+        manifest["scheduler"]["step"] = 2 ** 62
+        print("scheduler.step: 2^62")
     elif edit == "more-ranks":
         extra = dict(manifest["files"][-1])
         manifest["world_size"] += 1
