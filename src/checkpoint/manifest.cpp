@@ -66,6 +66,50 @@ class Reader {
   const std::string& path_;
 };
 
+// Parses `text`, noting in `duplicate` the first key that appears twice in one object ("the
+// key 'step' appears twice in the manifest", "... in units[0]"): a plain parse keeps the last
+// value silently, so a manifest edited to say two things would load as one of them.
+Json parse_json_once_per_key(const std::string& text, std::string& duplicate) {
+  struct Open {  // an object or array being parsed
+    std::string where;
+    bool object = false;
+    std::set<std::string> keys;  // an object's keys so far
+    size_t items = 0;            // an array's elements so far
+  };
+  std::vector<Open> open;
+  std::string key;  // the last key read: the name of the value that follows it
+  auto child_name = [&]() -> std::string {
+    if (open.empty()) return "the manifest";
+    const Open& outer = open.back();
+    if (!outer.object) return outer.where + "[" + std::to_string(outer.items) + "]";
+    return outer.where == "the manifest" ? key : outer.where + "." + key;
+  };
+  auto cb = [&](int, nlohmann::json::parse_event_t event, Json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::key:
+        key = parsed.get<std::string>();
+        if (!open.back().keys.insert(key).second && duplicate.empty())
+          duplicate = "the key '" + key + "' appears twice in " + open.back().where;
+        break;
+      case E::object_start:
+      case E::array_start:
+        open.push_back({child_name(), event == E::object_start, {}, 0});
+        break;
+      case E::object_end:
+      case E::array_end:
+        open.pop_back();
+        if (!open.empty() && !open.back().object) ++open.back().items;
+        break;
+      case E::value:
+        if (!open.empty() && !open.back().object) ++open.back().items;
+        break;
+    }
+    return true;
+  };
+  return Json::parse(text, cb);
+}
+
 bool safe_file_name(const std::string& s) {
   return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos && s.find('\0') == std::string::npos;
 }
@@ -248,11 +292,14 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   STRIDER_CHECK(hex_ok && stored == computed, kOp, path, " fails its checksum (stored ", text.substr(digits, 8),
                 ", computed ", io::crc32c_hex(computed), "): the manifest is corrupted");
   Json j;
+  std::string duplicate;  // a key given twice in one object (nlohmann keeps the last silently)
   try {
-    j = Json::parse(text);
+    j = parse_json_once_per_key(text, duplicate);
   } catch (const nlohmann::json::exception& e) {
     STRIDER_CHECK(false, kOp, path, " is not valid JSON: ", e.what());
   }
+  STRIDER_CHECK(duplicate.empty(), kOp, path, ": ", duplicate,
+                "; a manifest strider writes has each key once, so it was edited. Use another checkpoint");
   Reader r(path);
   STRIDER_CHECK(j.is_object() && r.string(j, "format", "the manifest") == kFormat, kOp, path,
                 " is not a strider checkpoint manifest");

@@ -2,6 +2,7 @@
 // the run directory's commit and retention, and the errors for corrupted, missing or
 // mismatched files (all or nothing: a failed load changes nothing).
 #include <gtest/gtest.h>
+#include <strider/io/crc32c.h>
 #include <strider/io/safetensors_writer.h>
 #include <strider/strider.h>
 #include <sys/stat.h>
@@ -228,6 +229,26 @@ TEST(CheckpointManifest, RejectsMalformedFields) {
   EXPECT_NE(huge.find("tensor 'model/w'"), std::string::npos) << huge;
   EXPECT_NE(huge.find("more elements than fit"), std::string::npos) << huge;
   EXPECT_NE(error_of([&] { checkpoint::parse_manifest("{}", "m"); }).find("truncated"), std::string::npos);
+  // A key given twice (a plain parse keeps the last silently), re-sealed so only the parse stands
+  // between the edit and a load; at the top and inside a tensor.
+  auto resealed = [](std::string text) {
+    const std::string field = "\"~checksum\": \"";
+    const size_t digits = text.rfind(field) + field.size();
+    text.replace(digits, 8, "00000000");
+    const std::string body = text.substr(0, text.size() - 1);  // the checksum leaves out the final newline
+    text.replace(digits, 8, io::crc32c_hex(io::crc32c(0, body.data(), body.size())));
+    return text;
+  };
+  std::string twice = good;
+  twice.insert(twice.find("\n \"step\": "), "\n \"step\": 7,");
+  EXPECT_EQ(error_of([&] { checkpoint::parse_manifest(resealed(twice), "m"); }),
+            "[checkpoint manifest] m: the key 'step' appears twice in the manifest; a manifest strider writes has each "
+            "key once, so it was edited. Use another checkpoint");
+  twice = good;
+  twice.insert(twice.find("\"dtype\": \"float32\""), "\"dtype\": \"float64\", ");
+  EXPECT_NE(error_of([&] { checkpoint::parse_manifest(resealed(twice), "m"); })
+                .find("the key 'dtype' appears twice in tensors.model/w"),
+            std::string::npos);
 }
 
 

@@ -11,6 +11,7 @@ Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   scheduler-step   the learning-rate schedule's step set to 2^62
   more-ranks   a rank added to world_size and the files list, its file never written
   strategy-local   the strategy (and every unit's) set to 'local', whatever the world size
+  dup-key      the top-level "step" field written twice (the second one 10^9), re-sealed
   old-run-record   the user strings cut to the model's signature, as a trainer before the run record
                    (--seed, the data) saved them"""
 import json
@@ -87,6 +88,17 @@ def main():
         for unit in manifest["units"]:
             unit["strategy"] = "local"
         print("strategy: local")
+    elif edit == "dup-key":
+        text = seal(manifest)
+        at = text.index('\n "step": ')
+        text = text[:at] + '\n "step": 1000000000,' + text[at:]
+        manifest.pop("~checksum", None)
+        zeroed = text[: text.rfind('"~checksum": "')] + '"~checksum": "00000000"\n}'
+        digits = "%08x" % crc32c(zeroed.encode("utf-8"))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(zeroed[: zeroed.rfind("00000000")] + digits + '"\n}\n')
+        print("step twice")
+        return
     elif edit == "old-run-record":
         manifest["user"] = {"model": manifest["user"]["model"]}
         print("user: model only")

@@ -137,12 +137,18 @@ CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b
   return loader;
 }
 
+// A flag given twice is refused in every command, value flags and switches alike (--lr 1e-3 ...
+// --lr 5 ran with 5, silently). Lists (ckpt verify's paths, launch's command) take many values.
+void refuse_repeated_flags(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_repeated_flags(*sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"strider: C++ deep learning with PyTorch-exact memory formats"};
   app.require_subcommand(0, 1);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
   auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
   tools::TrainOptions t;
   auto* train_cmd = app.add_subcommand(
@@ -158,6 +164,7 @@ int main(int argc, char** argv) {
   auto* launch_cmd = app.add_subcommand("launch", "start a training job's ranks, watch them, and restart the job from "
                                         "its latest checkpoint when a rank or host fails or freezes");
   tools::add_launch_flags(*launch_cmd, l);
+  refuse_repeated_flags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -180,7 +187,14 @@ int main(int argc, char** argv) {
                                   "' for " + command) + ": " + names + " (" + command + " --help)\n";
       return e.get_exit_code();
     }
-    std::cerr << "strider: " << e.what() << " (" << command << " --help lists the flags)\n";
+    const std::string what = e.what();
+    const std::string repeated = ": At Most 1 required but received ";  // CLI11's words for a repeated flag
+    if (const size_t at = what.find(repeated); e.get_name() == "ArgumentMismatch" && at != std::string::npos) {
+      std::cerr << "strider: " << what.substr(0, at) << " is given " << what.substr(at + repeated.size())
+                << " times but takes one value; give it once (" << command << " --help lists the flags)\n";
+      return e.get_exit_code();
+    }
+    std::cerr << "strider: " << what << " (" << command << " --help lists the flags)\n";
     return e.get_exit_code();
   }
   tools::apply_model_defaults(*train_cmd, t);
