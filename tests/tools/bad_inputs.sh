@@ -382,6 +382,14 @@ expect "launch -n twice" "--ranks is given 2 times" launch -n 2 -n 3 -- "$stride
 expect "--resume given empty" "--resume: an empty value" train "${gpt[@]}" --resume "" --out "$work/x"
 expect "--image-folder given empty" "--image-folder: an empty value" train --image-folder "" --out "$work/x"
 expect "--export-model given empty" "--export-model: an empty value" train "${gpt[@]}" --export-model "" --out "$work/x"
+expect "ckpt consolidate OUT given empty" "out: an empty value (an unset shell variable?); give the path" \
+       ckpt consolidate "$ckpt" ""
+expect "ckpt reshard --strategy given empty" "--strategy: an empty value" ckpt reshard "$ckpt" "$work/r" \
+       --world-size 2 --strategy ""
+expect "ckpt verify of an empty path" "paths: an empty value" ckpt verify "$ckpt" ""
+expect "ckpt inspect of an empty path" "path: an empty value" ckpt inspect ""
+expect "launch --hostfile given empty" "--hostfile: an empty value" launch -n 1 --hostfile "" -- "$strider" train \
+       --out "$work/x"
 expect "--seed -1" "--seed: '-1' is not a whole number" train "${gpt[@]}" --seed -1 --out "$work/x"
 expect "--seed past 2^64" "does not fit an unsigned 64-bit integer" train "${gpt[@]}" --seed 99999999999999999999 --out "$work/x"
 expect "--lr not a number" "--lr: 'abc' is not a number" train "${gpt[@]}" --lr abc --out "$work/x"

@@ -74,24 +74,26 @@ CkptCommands add_ckpt_commands(CLI::App& app, CkptArgs& a) {
   ckpt->require_subcommand(1);
   CkptCommands c;
   c.inspect = ckpt->add_subcommand("inspect", "what a checkpoint holds (its manifest, checked against its files' headers)");
-  c.inspect->add_option("path", a.path, path_help)->required();
+  c.inspect->add_option("path", a.path, path_help)->required()->check(tools::non_empty_argument());
   c.inspect->add_flag("--json", a.json, "print the manifest itself");
   c.verify = ckpt->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
   c.verify
       ->add_option("paths", a.paths,
                    "checkpoint directories, run directories (their latest checkpoint) or safetensors files")
-      ->required();
+      ->required()
+      ->check(tools::non_empty_argument());
   c.reshard = ckpt->add_subcommand("reshard", "rewrite a checkpoint for another world size or strategy");
-  c.reshard->add_option("path", a.path, path_help)->required();
-  c.reshard->add_option("out", a.out, "the new checkpoint directory (must not exist)")->required();
+  c.reshard->add_option("path", a.path, path_help)->required()->check(tools::non_empty_argument());
+  c.reshard->add_option("out", a.out, "the new checkpoint directory (must not exist)")->required()->check(tools::non_empty_argument());
   c.reshard->add_option("--world-size", a.world_size, "ranks of the new layout")
       ->check(tools::whole_range<int64_t>(1, int64_t{1} << 16))->required();
   std::string strategies = "local | ddp";
   for (const std::string& s : fsdp::strategy_names()) strategies += " | " + s;
-  c.reshard->add_option("--strategy", a.strategy, strategies + " (default: the checkpoint's)");
+  c.reshard->add_option("--strategy", a.strategy, strategies + " (default: the checkpoint's)")->check(tools::non_empty());
   c.consolidate = ckpt->add_subcommand("consolidate", "the model's whole tensors in one safetensors file");
-  c.consolidate->add_option("path", a.path, path_help)->required();
-  c.consolidate->add_option("out", a.out, "the safetensors file to write (must not exist)")->required();
+  c.consolidate->add_option("path", a.path, path_help)->required()->check(tools::non_empty_argument());
+  c.consolidate->add_option("out", a.out, "the safetensors file to write (must not exist)")->required()
+      ->check(tools::non_empty_argument());
   return c;
 }
 
@@ -118,8 +120,10 @@ CLI::App* add_bench_command(CLI::App& app, tools::BenchOptions& b) {
 CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b) {
   auto* loader = bench.add_subcommand("loader", "the trainer's data loader's throughput beside a training step's, "
                                       "and the share of a step spent waiting for data");
-  loader->add_option("--image-folder", b.image_folder, "root/<class>/<image> (ResNet-50 unless --model)");
-  loader->add_option("--tokens", b.tokens, "a token file (GPT-2 small's shape unless --n-layer ...)");
+  loader->add_option("--image-folder", b.image_folder, "root/<class>/<image> (ResNet-50 unless --model)")
+      ->check(tools::non_empty());
+  loader->add_option("--tokens", b.tokens, "a token file (GPT-2 small's shape unless --n-layer ...)")
+      ->check(tools::non_empty());
   loader->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | small_cnn | fmnist_resnet | gpt")
       ->check(CLI::IsMember(tools::model_names()));
   loader->add_option("--batch", b.batch)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();

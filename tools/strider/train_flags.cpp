@@ -21,16 +21,6 @@ std::string join(const std::vector<std::string>& names, const std::string& betwe
   return out;
 }
 
-// A path or name given empty (an unset shell variable, --resume "$RUN") would read as not given.
-const CLI::Validator& non_empty() {
-  static const CLI::Validator check(
-      [](std::string& text) -> std::string {
-        return text.empty() ? "an empty value (an unset shell variable?); give it a value or leave the flag out" : "";
-      },
-      "", "NON_EMPTY");
-  return check;
-}
-
 std::vector<std::string> parallel_names() {
   std::vector<std::string> names = {"none", "ddp"};
   for (const std::string& s : fsdp::strategy_names()) names.push_back(s);
