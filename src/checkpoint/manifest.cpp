@@ -167,7 +167,7 @@ TensorRecord parse_tensor(const Json& j, const std::string& where, const std::ve
   try {
     numel = checked_numel(t.shape, kOp);
   } catch (const Error& e) {
-    STRIDER_CHECK(false, kOp, r.path(), ": ", where, ": ", e.what());
+    STRIDER_CHECK(false, kOp, r.path(), ": ", where, ": ", message_without_op(e));
   }
   uint64_t total_bytes = 0;
   STRIDER_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), element_size(t.dtype), &total_bytes), kOp,

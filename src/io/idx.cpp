@@ -134,6 +134,11 @@ ImageDataset load_fashion_mnist(const std::string& dir, const std::string& split
   const int64_t n = images.sizes()[0];
   STRIDER_CHECK(n > 0 && images.sizes()[1] > 0 && images.sizes()[2] > 0, "load_fashion_mnist", dir, ": the ", split,
                 " images are ", images.sizes(), "; expected a non-empty [N, H, W]");
+  // Another size (dimensions swapped, another dataset's files) would fail deep in the model.
+  STRIDER_CHECK(images.sizes()[1] == kFashionMnistSide && images.sizes()[2] == kFashionMnistSide, "load_fashion_mnist",
+                dir, "/", prefix, "-images-idx3-ubyte.gz holds ", n, " images of ", images.sizes()[1], "x",
+                images.sizes()[2], " pixels; Fashion-MNIST's are ", kFashionMnistSide, "x", kFashionMnistSide,
+                ". Use the dataset's own files (Debian's dataset-fashion-mnist), or --image-folder for other images");
   // A label outside the classes would train on garbage (or score 0% without saying why).
   const uint8_t* l = labels.data_ptr<uint8_t>();
   for (int64_t i = 0; i < n; ++i)

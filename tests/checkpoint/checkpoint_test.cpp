@@ -228,6 +228,7 @@ TEST(CheckpointManifest, RejectsMalformedFields) {
   const std::string huge = with([](auto& b) { b.tensors["model/w"].shape = {int64_t{1} << 62, 1 << 20}; });
   EXPECT_NE(huge.find("tensor 'model/w'"), std::string::npos) << huge;
   EXPECT_NE(huge.find("more elements than fit"), std::string::npos) << huge;
+  EXPECT_EQ(huge.find("[checkpoint manifest]", 1), std::string::npos) << huge;  // the tag once, not twice
   EXPECT_NE(error_of([&] { checkpoint::parse_manifest("{}", "m"); }).find("truncated"), std::string::npos);
   // A key given twice (a plain parse keeps the last silently), re-sealed so only the parse stands
   // between the edit and a load; at the top and inside a tensor.

@@ -180,11 +180,16 @@ TEST(BadFiles, IdxAndFashionMnist) {
   const std::string dir = temp("fmnist");
   std::filesystem::create_directories(dir);
   for (const char* split : {"train", "t10k"}) {
-    write_idx_gz(dir + "/" + split + "-images-idx3-ubyte.gz", {3, 2, 2}, std::vector<uint8_t>(12, 9));
+    write_idx_gz(dir + "/" + split + "-images-idx3-ubyte.gz", {3, 28, 28}, std::vector<uint8_t>(3 * 784, 9));
     write_idx_gz(dir + "/" + split + "-labels-idx1-ubyte.gz", {3}, {1, static_cast<uint8_t>(std::string(split) == "t10k" ? 200 : 2), 3});
   }
   EXPECT_NO_THROW(io::load_fashion_mnist(dir, "train"));
   EXPECT_NE(error_of([&] { io::load_fashion_mnist(dir, "test"); }).find("label 200 at index 1"), std::string::npos);
+  // Images of another size (the audit's dimensions swapped: 784x1) are named with their file.
+  write_idx_gz(dir + "/train-images-idx3-ubyte.gz", {3, 784, 1}, std::vector<uint8_t>(3 * 784, 9));
+  EXPECT_NE(error_of([&] { io::load_fashion_mnist(dir, "train"); })
+                .find(dir + "/train-images-idx3-ubyte.gz holds 3 images of 784x1 pixels; Fashion-MNIST's are 28x28"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
   std::remove(p.c_str());
 }

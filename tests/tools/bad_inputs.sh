@@ -89,6 +89,14 @@ expect "--export-model in a missing directory" "is not a writable directory" tra
        --export-model "$work/none/model.safetensors"
 expect "--export-model is a directory" "is a directory; pass the safetensors file" train "${gpt[@]}" --out "$work/x" \
        --export-model "$work"
+expect "--shard-group-size not dividing the world" \
+       "--shard-group-size 3 does not divide the job's 1 ranks (mpirun -np, srun -n)" train "${gpt[@]}" \
+       --fsdp hybrid_shard --shard-group-size 3 --out "$work/x"
+expect "launch with --out a file" "the training command's --out $work/file cannot be the run directory" \
+       launch -n 1 -- "$strider" train --out "$work/file"
+printf 'PK\003\004\024\000\000\000\000\000archive/data.pkl' > "$work/model.pt"
+expect "ckpt verify of a PyTorch .pt file" "model.pt is a zip archive, as torch.save writes (a PyTorch .pt or .pth file?)" \
+       ckpt verify "$work/model.pt"
 expect "--reset-optimizer without --resume" "--reset-optimizer only applies" train --reset-optimizer --out "$work/x"
 expect "--fsdp-offload without --fsdp" "--fsdp-offload needs" train --fsdp-offload --out "$work/x"
 expect "--optimizer-in-backward without --fsdp" "--optimizer-in-backward steps each unit" train \
@@ -267,6 +275,9 @@ resume "other optimizer state dtype" "keeps bfloat16 state; load with the state 
        --optimizer-state-dtype bfloat16
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
+# A resume refused after loading leaves no --out it created (it left metrics.jsonl behind).
+tried=$((tried + 1))
+[ ! -e "$work/resumed" ] || { failed=$((failed + 1)); echo "FAIL: a refused resume left $work/resumed: $(ls "$work/resumed")"; }
 # The epochs' boundaries and the schedule count the steps per epoch: another --limit-batches is
 # refused (it trained 2 steps of epoch 2, skipped epoch 3 and said "done: 3 epochs").
 last_wins train "${gpt[@]}" --limit-batches 5 --out "$work/run5"

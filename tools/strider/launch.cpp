@@ -175,7 +175,11 @@ int run_launch(const LaunchOptions& o) {
   STRIDER_CHECK(o.hostfile.empty() || std::filesystem::path(launcher_words(o.launcher).at(0)).filename() != "srun",
                 "launch", "--hostfile is for mpirun; under srun the ranks run on the Slurm allocation's nodes");
   const std::string live_hostfile = run_dir + "/.launch-hostfile";
-  std::filesystem::create_directories(run_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  STRIDER_CHECK(!ec && std::filesystem::is_directory(run_dir), "launch", "the training command's --out ", run_dir,
+                " cannot be the run directory: ", ec ? ec.message() : "it is not a directory",
+                "; give --out a new directory or the run's own");
   Attempt last;
   for (int64_t restart = 0;; ++restart) {
     const int64_t world = hosts.empty() ? o.ranks : std::min(o.ranks, total_slots(hosts));

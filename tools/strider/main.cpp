@@ -201,8 +201,13 @@ int main(int argc, char** argv) {
     std::cerr << "strider: " << what << " (" << command << " --help lists the flags)\n";
     return e.get_exit_code();
   }
-  tools::apply_model_defaults(*train_cmd, t);
-  tools::choose_default_out(*train_cmd, t);
+  // train is the default job: its defaults matter only when it runs (ckpt verify printed that it
+  // would write to strider-run-2).
+  const bool training = train_cmd->parsed() || app.get_subcommands().empty();
+  if (training) {
+    tools::apply_model_defaults(*train_cmd, t);
+    tools::choose_default_out(*train_cmd, t);
+  }
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
     apply_environment_switches();
