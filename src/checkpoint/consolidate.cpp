@@ -11,12 +11,12 @@ ConsolidateReport consolidate_checkpoint(const std::string& source, const std::s
   ConsolidateReport report;
   report.source = resolve_checkpoint(source);
   const Manifest m = read_manifest(report.source);
+  detail::VerifiedReader reader(report.source, m);  // every listed file is there, before OUT is created
   const std::string prefix = model_key("");
   std::vector<io::SafetensorsEntry> entries;
   for (const auto& [key, rec] : m.tensors)
     if (key.rfind(prefix, 0) == 0) entries.push_back({key.substr(prefix.size()), rec.dtype, rec.shape});
   io::SafetensorsWriter writer(out_file, entries, detail::export_metadata(m.step, m.strategy, m.world_size));
-  detail::VerifiedReader reader(report.source, m);
   for (const io::SafetensorsEntry& e : entries) {
     const std::string key = model_key(e.name);
     const TensorRecord& rec = m.tensors.at(key);

@@ -66,6 +66,50 @@ class Reader {
   const std::string& path_;
 };
 
+// Parses `text`, noting in `duplicate` the first key that appears twice in one object ("the
+// key 'step' appears twice in the manifest", "... in units[0]"): a plain parse keeps the last
+// value silently, so a manifest edited to say two things would load as one of them.
+Json parse_json_once_per_key(const std::string& text, std::string& duplicate) {
+  struct Open {  // an object or array being parsed
+    std::string where;
+    bool object = false;
+    std::set<std::string> keys;  // an object's keys so far
+    size_t items = 0;            // an array's elements so far
+  };
+  std::vector<Open> open;
+  std::string key;  // the last key read: the name of the value that follows it
+  auto child_name = [&]() -> std::string {
+    if (open.empty()) return "the manifest";
+    const Open& outer = open.back();
+    if (!outer.object) return outer.where + "[" + std::to_string(outer.items) + "]";
+    return outer.where == "the manifest" ? key : outer.where + "." + key;
+  };
+  auto cb = [&](int, nlohmann::json::parse_event_t event, Json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::key:
+        key = parsed.get<std::string>();
+        if (!open.back().keys.insert(key).second && duplicate.empty())
+          duplicate = "the key '" + key + "' appears twice in " + open.back().where;
+        break;
+      case E::object_start:
+      case E::array_start:
+        open.push_back({child_name(), event == E::object_start, {}, 0});
+        break;
+      case E::object_end:
+      case E::array_end:
+        open.pop_back();
+        if (!open.empty() && !open.back().object) ++open.back().items;
+        break;
+      case E::value:
+        if (!open.empty() && !open.back().object) ++open.back().items;
+        break;
+    }
+    return true;
+  };
+  return Json::parse(text, cb);
+}
+
 bool safe_file_name(const std::string& s) {
   return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos && s.find('\0') == std::string::npos;
 }
@@ -123,7 +167,7 @@ TensorRecord parse_tensor(const Json& j, const std::string& where, const std::ve
   try {
     numel = checked_numel(t.shape, kOp);
   } catch (const Error& e) {
-    STRIDER_CHECK(false, kOp, r.path(), ": ", where, ": ", e.what());
+    STRIDER_CHECK(false, kOp, r.path(), ": ", where, ": ", message_without_op(e));
   }
   uint64_t total_bytes = 0;
   STRIDER_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), element_size(t.dtype), &total_bytes), kOp,
@@ -248,11 +292,14 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   STRIDER_CHECK(hex_ok && stored == computed, kOp, path, " fails its checksum (stored ", text.substr(digits, 8),
                 ", computed ", io::crc32c_hex(computed), "): the manifest is corrupted");
   Json j;
+  std::string duplicate;  // a key given twice in one object (nlohmann keeps the last silently)
   try {
-    j = Json::parse(text);
+    j = parse_json_once_per_key(text, duplicate);
   } catch (const nlohmann::json::exception& e) {
     STRIDER_CHECK(false, kOp, path, " is not valid JSON: ", e.what());
   }
+  STRIDER_CHECK(duplicate.empty(), kOp, path, ": ", duplicate,
+                "; a manifest strider writes has each key once, so it was edited. Use another checkpoint");
   Reader r(path);
   STRIDER_CHECK(j.is_object() && r.string(j, "format", "the manifest") == kFormat, kOp, path,
                 " is not a strider checkpoint manifest");
@@ -281,6 +328,15 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   STRIDER_CHECK(static_cast<int64_t>(m.files.size()) == m.world_size, kOp, path, ": the files list holds ",
                 m.files.size(), " files but world_size is ", m.world_size,
                 "; a checkpoint has one file per rank of the world that saved it");
+  // One process saves "local": a world of more ranks is an edited manifest, whose other files
+  // no reader would look for.
+  STRIDER_CHECK(m.strategy != "local" || m.world_size == 1, kOp, path, ": strategy 'local' (one process, no "
+                "wrapper) is saved by one rank but world_size is ", m.world_size,
+                "; the manifest was edited or is corrupt. Use another checkpoint");
+  for (const UnitRecord& u : m.units)  // a save records its one strategy for every unit (reshard too)
+    STRIDER_CHECK(u.strategy == m.strategy, kOp, path, ": unit '", u.name, "' is saved as ", u.strategy,
+                  " but the checkpoint as ", m.strategy, "; the manifest was edited or is corrupt. Use another "
+                  "checkpoint");
   std::set<std::string> names;
   for (const FileRecord& f : m.files)
     STRIDER_CHECK(names.insert(f.name).second, kOp, path, ": file '", f.name, "' is listed twice");

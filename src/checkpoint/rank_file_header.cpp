@@ -59,7 +59,7 @@ void check_rank_file_header(const std::string& path, const FileRecord& file, con
   try {
     h = io::parse_safetensors_header(header.substr(8), path);
   } catch (const Error& e) {
-    STRIDER_CHECK(false, kOp, path, ": its safetensors header is malformed: ", e.what(), kFix);
+    STRIDER_CHECK(false, kOp, path, ": its safetensors header is malformed: ", message_without_op(e), kFix);
   }
   std::map<std::string, const io::SafetensorsHeaderEntry*> entries;
   std::map<uint64_t, const io::SafetensorsHeaderEntry*> at_offset;

@@ -77,6 +77,7 @@ ReshardReport reshard_checkpoint(const std::string& source, const std::string& o
   const std::string strategy = options.strategy.empty() ? src.strategy : options.strategy;
   check_strategy(strategy, world);
   STRIDER_CHECK(!out.empty(), kOp, "the output directory is empty");
+  detail::VerifiedReader reader(report.source, src);  // every listed file is there, before anything is written
   std::error_code ec;
   STRIDER_CHECK(!fs::exists(out, ec), kOp, out, " already exists; name a new directory for the resharded checkpoint");
   const fs::path out_path = fs::absolute(out, ec);
@@ -99,7 +100,6 @@ ReshardReport reshard_checkpoint(const std::string& source, const std::string& o
       m.rng.push_back(src.rng[static_cast<size_t>(r % src.world_size)]);  // as a load at `world` ranks assigns them
 
     const std::set<std::string> split = row_split_keys(src);
-    detail::VerifiedReader reader(report.source, src);
     for (int64_t r = 0; r < world; ++r) {
       std::vector<detail::PieceLayout> layout;
       std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> pieces;

@@ -108,6 +108,10 @@ SavePlan plan_save(const std::string& run_dir, int64_t step, const TrainingState
   plan.pending = pending_dir(run_dir, step);
   plan.final_dir = run_dir + "/" + checkpoint_dir_name(step);
   const ModelLayout layout = describe_model(*state.model, rank, world);
+  // A loader takes "local" for one process's save (parse_manifest refuses more ranks).
+  STRIDER_CHECK(layout.strategy != "local" || world == 1, kOp, "the model is not wrapped (DDP or FSDP) but the "
+                "process group has ", world, " ranks; a plain model is saved by one process: save it without a "
+                "process group, or wrap it for data parallelism");
   Manifest& m = plan.manifest;
   m.step = step;
   m.world_size = world;

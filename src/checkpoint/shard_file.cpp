@@ -65,7 +65,22 @@ WrittenFile write_shard_file(const std::string& dir, const std::string& name, co
 }
 
 VerifiedReader::VerifiedReader(std::string dir, const Manifest& manifest)
-    : dir_(std::move(dir)), manifest_(manifest), shards_by_file_(shards_by_file(manifest)) {}
+    : dir_(std::move(dir)), manifest_(manifest), shards_by_file_(shards_by_file(manifest)) {
+  // Before anything is read: every file the manifest lists is there, a regular file of its size,
+  // whether or not this reader needs its bytes (a checkpoint missing a rank's file is not loaded,
+  // resharded or exported in part). Each file's header is checked when it is first read.
+  for (const FileRecord& f : manifest_.files) {
+    const std::string path = dir_ + "/" + f.name;
+    struct stat st {};
+    STRIDER_CHECK(::stat(path.c_str(), &st) == 0, kOp, "cannot open ", path, " listed in the manifest: ",
+                  std::strerror(errno), " (the checkpoint of ", manifest_.world_size, " ranks lacks this file; "
+                  "restore it, or use another checkpoint)");
+    STRIDER_CHECK(S_ISREG(st.st_mode), kOp, path, " is not a regular file (it is ", io::file_type_name(st.st_mode),
+                  ")");
+    STRIDER_CHECK(static_cast<uint64_t>(st.st_size) == f.bytes, kOp, path, " has ", st.st_size,
+                  " bytes but the manifest lists ", f.bytes, ": the file is truncated or replaced");
+  }
+}
 
 VerifiedReader::~VerifiedReader() {
   for (auto& [k, fd] : fds_) ::close(fd);

@@ -1,5 +1,15 @@
 #include "strider/core/error.h"
 
+namespace strider {
+
+std::string message_without_op(const std::exception& e) {
+  const std::string m = e.what();
+  const size_t end = m.find("] ");  // "[op] message"
+  return !m.empty() && m[0] == '[' && end != std::string::npos ? m.substr(end + 2) : m;
+}
+
+}  // namespace strider
+
 namespace strider::detail {
 
 void throw_error(const char* op, const std::string& message) {

@@ -1,5 +1,6 @@
 #include "strider/io/image.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -18,6 +19,45 @@ void check_image(const Tensor& image, const char* op) {
 
 // Python's round(): half to even.
 int64_t round_half_even(int64_t twice) { return twice / 2 + ((twice % 2) && ((twice / 2) % 2) ? 1 : 0); }
+
+// The [C, out_h, out_w] window at (top, left) of `src` (contiguous uint8 [C, H, W]) resized
+// bilinearly to height x width: only the window's pixels are computed, so cropping a resized
+// image costs the crop, not the whole resized image (a 1x60000 strip resized to a side of 300
+// would be 300 x 18,000,000). Each pixel is what the whole resize gives it.
+Tensor resize_window(const Tensor& src, int64_t height, int64_t width, int64_t top, int64_t left, int64_t out_h,
+                     int64_t out_w, const char* op) {
+  const int64_t C = src.sizes()[0], H = src.sizes()[1], W = src.sizes()[2];
+  STRIDER_CHECK(H > 0 && W > 0, op, "cannot resize an empty image ", src.sizes());
+  Tensor out = empty({C, out_h, out_w}, kByte);
+  const uint8_t* s = src.data_ptr<uint8_t>();
+  uint8_t* o = out.data_ptr<uint8_t>();
+  // Half-pixel centers, source coordinates clamped at 0, as PyTorch's align_corners=False.
+  auto axis = [](int64_t out_size, int64_t in_size, int64_t i, int64_t& i0, int64_t& i1, float& t) {
+    const float scale = static_cast<float>(in_size) / static_cast<float>(out_size);
+    const float x = std::max((static_cast<float>(i) + 0.5f) * scale - 0.5f, 0.0f);
+    i0 = std::min(static_cast<int64_t>(x), in_size - 1);
+    i1 = std::min(i0 + 1, in_size - 1);
+    t = x - static_cast<float>(i0);
+  };
+  for (int64_t y = 0; y < out_h; ++y) {
+    int64_t y0, y1;
+    float ty;
+    axis(height, H, top + y, y0, y1, ty);
+    for (int64_t x = 0; x < out_w; ++x) {
+      int64_t x0, x1;
+      float tx;
+      axis(width, W, left + x, x0, x1, tx);
+      for (int64_t c = 0; c < C; ++c) {
+        const uint8_t* p = s + c * H * W;
+        const float top_row = (1 - tx) * p[y0 * W + x0] + tx * p[y0 * W + x1];
+        const float bottom_row = (1 - tx) * p[y1 * W + x0] + tx * p[y1 * W + x1];
+        const float v = (1 - ty) * top_row + ty * bottom_row;
+        o[(c * out_h + y) * out_w + x] = static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0f, 255.0f));
+      }
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -39,38 +79,7 @@ Tensor read_image(const std::string& path) {
 Tensor resize_image(const Tensor& image, int64_t height, int64_t width) {
   check_image(image, "resize_image");
   STRIDER_CHECK(height > 0 && width > 0, "resize_image", "the target size must be positive, got ", height, "x", width);
-  const Tensor src = image.contiguous();
-  const int64_t C = src.sizes()[0], H = src.sizes()[1], W = src.sizes()[2];
-  STRIDER_CHECK(H > 0 && W > 0, "resize_image", "cannot resize an empty image ", src.sizes());
-  Tensor out = empty({C, height, width}, kByte);
-  const uint8_t* s = src.data_ptr<uint8_t>();
-  uint8_t* o = out.data_ptr<uint8_t>();
-  // Half-pixel centers, source coordinates clamped at 0, as PyTorch's align_corners=False.
-  auto axis = [](int64_t out_size, int64_t in_size, int64_t i, int64_t& i0, int64_t& i1, float& t) {
-    const float scale = static_cast<float>(in_size) / static_cast<float>(out_size);
-    const float x = std::max((static_cast<float>(i) + 0.5f) * scale - 0.5f, 0.0f);
-    i0 = std::min(static_cast<int64_t>(x), in_size - 1);
-    i1 = std::min(i0 + 1, in_size - 1);
-    t = x - static_cast<float>(i0);
-  };
-  for (int64_t y = 0; y < height; ++y) {
-    int64_t y0, y1;
-    float ty;
-    axis(height, H, y, y0, y1, ty);
-    for (int64_t x = 0; x < width; ++x) {
-      int64_t x0, x1;
-      float tx;
-      axis(width, W, x, x0, x1, tx);
-      for (int64_t c = 0; c < C; ++c) {
-        const uint8_t* p = s + c * H * W;
-        const float top = (1 - tx) * p[y0 * W + x0] + tx * p[y0 * W + x1];
-        const float bottom = (1 - tx) * p[y1 * W + x0] + tx * p[y1 * W + x1];
-        const float v = (1 - ty) * top + ty * bottom;
-        o[(c * height + y) * width + x] = static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0f, 255.0f));
-      }
-    }
-  }
-  return out;
+  return resize_window(image.contiguous(), height, width, 0, 0, height, width, "resize_image");
 }
 
 Tensor center_crop(const Tensor& image, int64_t height, int64_t width) {
@@ -88,10 +97,15 @@ Tensor resize_and_center_crop(const Tensor& image, int64_t size) {
   const int64_t H = image.sizes()[1], W = image.sizes()[2];
   STRIDER_CHECK(H > 0 && W > 0, "resize_and_center_crop", "cannot resize an empty image ", image.sizes());
   const int64_t shorter = std::min(H, W), longer = std::max(H, W);
-  const int64_t scaled = static_cast<int64_t>(static_cast<double>(size) * static_cast<double>(longer) / static_cast<double>(shorter));
+  const double scaled_exact = static_cast<double>(size) * static_cast<double>(longer) / static_cast<double>(shorter);
+  STRIDER_CHECK(scaled_exact < 0x1p62, "resize_and_center_crop", "resizing a ", H, "x", W, " image to a shorter side of ",
+                size, " makes the longer side ", scaled_exact, " pixels, beyond 64-bit sizes");
+  const int64_t scaled = static_cast<int64_t>(scaled_exact);
   const int64_t h = H <= W ? size : scaled, w = H <= W ? scaled : size;
-  const Tensor resized = (h == H && w == W) ? image : resize_image(image, h, w);
-  return center_crop(resized, size, size);
+  if (h == H && w == W) return center_crop(image, size, size);
+  // The crop of the resized image, computed alone: torchvision's offsets, half to even.
+  return resize_window(image.contiguous(), h, w, round_half_even(h - size), round_half_even(w - size), size, size,
+                       "resize_and_center_crop");
 }
 
 Tensor convert_channels(const Tensor& image, int64_t channels) {

@@ -98,9 +98,15 @@ int64_t ImageFolder::label(int64_t i) const {
 
 Tensor ImageFolder::image(int64_t i) const {
   label(i);  // range check
-  Tensor img = read_image(samples_[static_cast<size_t>(i)].path);
-  if (options_.channels != 0) img = convert_channels(img, options_.channels);
-  if (options_.image_size > 0) img = resize_and_center_crop(img, options_.image_size);
+  const std::string& path = samples_[static_cast<size_t>(i)].path;
+  Tensor img = read_image(path);  // names the file on any failure
+  try {
+    if (options_.channels != 0) img = convert_channels(img, options_.channels);
+    if (options_.image_size > 0) img = resize_and_center_crop(img, options_.image_size);
+  } catch (const Error& e) {  // out of memory, say: which image it was
+    STRIDER_CHECK(false, kOp, path, " (", img.sizes()[1], "x", img.sizes()[2], ", ", img.sizes()[0],
+                  " channels): ", e.what());
+  }
   return img;
 }
 

@@ -125,7 +125,7 @@ Tensor decode_npy(std::shared_ptr<const void> owner, unsigned char* bytes, uint6
   try {
     numel = checked_numel(h.shape, op);
   } catch (const Error& e) {
-    STRIDER_CHECK(false, op, name, ": shape ", IntArrayRef(h.shape), " is too large: ", e.what());
+    STRIDER_CHECK(false, op, name, ": shape ", IntArrayRef(h.shape), " is too large: ", message_without_op(e));
   }
   uint64_t nbytes = 0;
   STRIDER_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), static_cast<uint64_t>(type.size), &nbytes), op,

@@ -100,14 +100,15 @@ Entry parse_entry(const std::string& name, const nlohmann::json& e, const std::s
   try {
     numel = checked_numel(out.shape, kOp);
   } catch (const Error& e) {
-    STRIDER_CHECK(false, kOp, where, ": ", e.what());
+    STRIDER_CHECK(false, kOp, where, ": ", message_without_op(e));
   }
   uint64_t bytes = 0;
   STRIDER_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), element_size(out.dtype), &bytes), kOp, where,
                 ": shape ", IntArrayRef(out.shape), " of ", out.dtype, " is too large");
-  STRIDER_CHECK(out.begin <= out.end && out.end - out.begin == bytes, kOp, where, ": data_offsets [", out.begin, ", ",
-                out.end, ") hold ", out.end - out.begin, " bytes but shape ", IntArrayRef(out.shape), " of ",
-                out.dtype, " needs ", bytes);
+  STRIDER_CHECK(out.begin <= out.end, kOp, where, ": data_offsets [", out.begin, ", ", out.end,
+                ") end before they start; the header is corrupt");
+  STRIDER_CHECK(out.end - out.begin == bytes, kOp, where, ": data_offsets [", out.begin, ", ", out.end, ") hold ",
+                out.end - out.begin, " bytes but shape ", IntArrayRef(out.shape), " of ", out.dtype, " needs ", bytes);
   return out;
 }
 
@@ -163,8 +164,16 @@ SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadO
   read_exact(f.fd(), le, 8, 0, path, kOp);
   uint64_t len = 0;
   for (int i = 0; i < 8; ++i) len |= uint64_t{le[i]} << (8 * i);
-  STRIDER_CHECK(len <= file_size - 8 && len <= kMaxHeaderBytes, kOp, path, ": header length ", len,
-                " exceeds the file (", file_size, " bytes) or the format's 100 MiB limit; not a safetensors file");
+  if (len > file_size - 8 || len > kMaxHeaderBytes) {
+    // torch.save writes a zip archive (PK\3\4) since PyTorch 1.6, a pickle (0x80, protocol) before.
+    const bool zip = le[0] == 'P' && le[1] == 'K' && le[2] == 3 && le[3] == 4, pickle = le[0] == 0x80 && le[1] <= 5;
+    STRIDER_CHECK(!zip && !pickle, kOp, path, " is ", zip ? "a zip archive" : "a Python pickle",
+                  ", as torch.save writes (a PyTorch .pt or .pth file?), not a safetensors file; strider does not "
+                  "read PyTorch's pickled files. Convert it once in Python: safetensors.torch.save_file(torch.load(",
+                  "'", path, "'), 'model.safetensors') (docs/from_pytorch.md, Checkpoints)");
+    STRIDER_CHECK(false, kOp, path, ": header length ", len, " exceeds the file (", file_size,
+                  " bytes) or the format's 100 MiB limit; not a safetensors file");
+  }
   std::string h(len, '\0');
   read_exact(f.fd(), h.data(), len, 8, path, kOp);
   SafetensorsHeader header = parse_safetensors_header(h, path);

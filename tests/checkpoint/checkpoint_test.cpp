@@ -2,6 +2,7 @@
 // the run directory's commit and retention, and the errors for corrupted, missing or
 // mismatched files (all or nothing: a failed load changes nothing).
 #include <gtest/gtest.h>
+#include <strider/io/crc32c.h>
 #include <strider/io/safetensors_writer.h>
 #include <strider/strider.h>
 #include <sys/stat.h>
@@ -227,7 +228,28 @@ TEST(CheckpointManifest, RejectsMalformedFields) {
   const std::string huge = with([](auto& b) { b.tensors["model/w"].shape = {int64_t{1} << 62, 1 << 20}; });
   EXPECT_NE(huge.find("tensor 'model/w'"), std::string::npos) << huge;
   EXPECT_NE(huge.find("more elements than fit"), std::string::npos) << huge;
+  EXPECT_EQ(huge.find("[checkpoint manifest]", 1), std::string::npos) << huge;  // the tag once, not twice
   EXPECT_NE(error_of([&] { checkpoint::parse_manifest("{}", "m"); }).find("truncated"), std::string::npos);
+  // A key given twice (a plain parse keeps the last silently), re-sealed so only the parse stands
+  // between the edit and a load; at the top and inside a tensor.
+  auto resealed = [](std::string text) {
+    const std::string field = "\"~checksum\": \"";
+    const size_t digits = text.rfind(field) + field.size();
+    text.replace(digits, 8, "00000000");
+    const std::string body = text.substr(0, text.size() - 1);  // the checksum leaves out the final newline
+    text.replace(digits, 8, io::crc32c_hex(io::crc32c(0, body.data(), body.size())));
+    return text;
+  };
+  std::string twice = good;
+  twice.insert(twice.find("\n \"step\": "), "\n \"step\": 7,");
+  EXPECT_EQ(error_of([&] { checkpoint::parse_manifest(resealed(twice), "m"); }),
+            "[checkpoint manifest] m: the key 'step' appears twice in the manifest; a manifest strider writes has each "
+            "key once, so it was edited. Use another checkpoint");
+  twice = good;
+  twice.insert(twice.find("\"dtype\": \"float32\""), "\"dtype\": \"float64\", ");
+  EXPECT_NE(error_of([&] { checkpoint::parse_manifest(resealed(twice), "m"); })
+                .find("the key 'dtype' appears twice in tensors.model/w"),
+            std::string::npos);
 }
 
 
@@ -475,6 +497,56 @@ TEST(Checkpoint, ComposedSchedulesAndAConvertedModelResume) {
   EXPECT_EQ(run(*b, opt_b, sched_b, 12), after_a) << "the lrs after resuming, bit for bit";
   EXPECT_TRUE(equal(a->param("weight"), b->param("weight")));
   fs::remove_all(dir);
+}
+
+// A manifest listing a rank whose file is missing: every reader refuses it before reading
+// anything, including those that need none of that file's bytes (a load, reshard or export
+// used to succeed from the files that were there).
+TEST(Checkpoint, AListedFileThatIsMissingFailsEveryReader) {
+  const std::string root = temp_dir("more_ranks");
+  TrainRun a = make_run(1, 2);
+  checkpoint::Checkpointer(root + "/run", nullptr).save(2, state_of(a));
+  const std::string two = root + "/two";
+  checkpoint::reshard_checkpoint(root + "/run", two, {.world_size = 2, .strategy = "full_shard"});
+  // A third rank listed, its file never written: the tensors' shards stay in the first two.
+  reseal_manifest(two, [](checkpoint::Manifest& m) {
+    m.world_size = 3;
+    checkpoint::FileRecord extra = m.files.back();
+    extra.name = "rank-00002-of-00003.safetensors";
+    m.files.push_back(extra);
+    if (!m.rng.empty()) m.rng.push_back(m.rng.back());
+  });
+  const std::string missing = two + "/rank-00002-of-00003.safetensors";
+  for (const auto& [tool, e] : errors_of_every_tool(two, root))
+    EXPECT_NE(e.find("cannot open " + missing + " listed in the manifest"), std::string::npos) << tool << ": " << e;
+  EXPECT_FALSE(fs::exists(root + "/resharded"));
+  EXPECT_FALSE(fs::exists(root + "/model.safetensors"));
+  fs::remove_all(root);
+}
+
+// "local" is one process's save: a manifest claiming it for two ranks (or units saved under
+// another strategy than the checkpoint's) was edited, and every reader says so.
+TEST(Checkpoint, AStrategyThatDisagreesWithTheWorldSizeIsRefused) {
+  const std::string root = temp_dir("strategy_local");
+  TrainRun a = make_run(1, 2);
+  checkpoint::Checkpointer(root + "/run", nullptr).save(2, state_of(a));
+  const std::string two = root + "/two";
+  checkpoint::reshard_checkpoint(root + "/run", two, {.world_size = 2, .strategy = "ddp"});
+  reseal_manifest(two, [](checkpoint::Manifest& m) {
+    m.strategy = "local";
+    for (auto& u : m.units) u.strategy = "local";
+  });
+  for (const auto& [tool, e] : errors_of_every_tool(two, root))
+    EXPECT_NE(e.find("strategy 'local' (one process, no wrapper) is saved by one rank but world_size is 2"),
+              std::string::npos) << tool << ": " << e;
+  const std::string units = root + "/units";
+  checkpoint::reshard_checkpoint(root + "/run", units, {.world_size = 2, .strategy = "full_shard"});
+  reseal_manifest(units, [](checkpoint::Manifest& m) { m.units.front().strategy = "no_shard"; });
+  for (const auto& [tool, e] : errors_of_every_tool(units, root))
+    EXPECT_NE(e.find("is saved as no_shard but the checkpoint as full_shard"), std::string::npos) << tool << ": " << e;
+  EXPECT_FALSE(fs::exists(root + "/resharded"));
+  EXPECT_FALSE(fs::exists(root + "/model.safetensors"));
+  fs::remove_all(root);
 }
 
 }  // namespace

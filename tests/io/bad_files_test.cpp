@@ -4,6 +4,7 @@
 #include <strider/strider.h>
 
 #include "support/idx_file.h"
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -179,12 +180,66 @@ TEST(BadFiles, IdxAndFashionMnist) {
   const std::string dir = temp("fmnist");
   std::filesystem::create_directories(dir);
   for (const char* split : {"train", "t10k"}) {
-    write_idx_gz(dir + "/" + split + "-images-idx3-ubyte.gz", {3, 2, 2}, std::vector<uint8_t>(12, 9));
+    write_idx_gz(dir + "/" + split + "-images-idx3-ubyte.gz", {3, 28, 28}, std::vector<uint8_t>(3 * 784, 9));
     write_idx_gz(dir + "/" + split + "-labels-idx1-ubyte.gz", {3}, {1, static_cast<uint8_t>(std::string(split) == "t10k" ? 200 : 2), 3});
   }
   EXPECT_NO_THROW(io::load_fashion_mnist(dir, "train"));
   EXPECT_NE(error_of([&] { io::load_fashion_mnist(dir, "test"); }).find("label 200 at index 1"), std::string::npos);
+  // Images of another size (the audit's dimensions swapped: 784x1) are named with their file.
+  write_idx_gz(dir + "/train-images-idx3-ubyte.gz", {3, 784, 1}, std::vector<uint8_t>(3 * 784, 9));
+  EXPECT_NE(error_of([&] { io::load_fashion_mnist(dir, "train"); })
+                .find(dir + "/train-images-idx3-ubyte.gz holds 3 images of 784x1 pixels; Fashion-MNIST's are 28x28"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
+  std::remove(p.c_str());
+}
+
+// The peak resident memory of this process, in bytes.
+int64_t peak_rss() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return int64_t{u.ru_maxrss} * 1024;
+}
+
+// A gzip bomb: an IDX header declaring `declared` labels followed by `zeros` bytes, written
+// in chunks so the test itself never holds them.
+void write_idx_bomb(const std::string& path, uint32_t declared, size_t zeros) {
+  gzFile f = gzopen(path.c_str(), "wb9");
+  const unsigned char head[8] = {0, 0, 0x08, 1, static_cast<unsigned char>(declared >> 24),
+                                 static_cast<unsigned char>(declared >> 16), static_cast<unsigned char>(declared >> 8),
+                                 static_cast<unsigned char>(declared)};
+  gzwrite(f, head, 8);
+  const std::vector<unsigned char> chunk(1 << 20, 0);
+  for (size_t left = zeros; left > 0; left -= std::min(left, chunk.size()))
+    gzwrite(f, chunk.data(), static_cast<unsigned>(std::min(left, chunk.size())));
+  gzclose(f);
+}
+
+TEST(BadFiles, IdxReadsNoMoreThanItsHeaderDeclares) {
+  // 256 MiB of zeros behind a header declaring 3 labels: the reader stops one byte past the
+  // declared size instead of inflating everything first (the audit's 1.6 MB file held 1.6 GB).
+  const std::string p = temp("bomb.idx.gz");
+  write_idx_bomb(p, 3, size_t{256} << 20);
+  const int64_t before = peak_rss();
+  const std::string more = error_of([&] { io::read_idx(p); });
+  EXPECT_LT(peak_rss() - before, int64_t{32} << 20) << "reading the bomb raised the peak memory";
+  EXPECT_NE(more.find(p), std::string::npos) << more;
+  EXPECT_NE(more.find("declares shape [3]"), std::string::npos) << more;
+  EXPECT_NE(more.find("holds more"), std::string::npos) << more;
+  // A header declaring more than the file could hold even compressed fails before allocating.
+  write_idx_gz(p, {60000, 60000, 28}, std::vector<uint8_t>(100, 1));
+  const std::string huge = error_of([&] { io::read_idx(p); });
+  EXPECT_NE(huge.find("more than a file of"), std::string::npos) << huge;
+  // A header of 255 dimensions is abbreviated in the message, not printed whole.
+  write_idx_gz(p, std::vector<uint32_t>(255, 7), {});
+  const std::string deep = error_of([&] { io::read_idx(p); });
+  EXPECT_NE(deep.find("(255 dimensions)"), std::string::npos) << deep;
+  EXPECT_LT(deep.size(), 400u) << deep;
+  // An exact file still loads.
+  write_idx_gz(p, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor ok = io::read_idx(p);
+  EXPECT_EQ(ok.sizes(), (DimVector{2, 3}));
+  EXPECT_EQ(ok.data_ptr<uint8_t>()[5], 6);
   std::remove(p.c_str());
 }
 

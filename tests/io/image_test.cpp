@@ -3,6 +3,7 @@
 #include <strider/strider.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "io/reader_test_util.h"
 #include "support/compare.h"
@@ -45,6 +46,31 @@ TEST(Image, ResizeAndCropMatchTorch) {
   EXPECT_EQ(io::convert_channels(golden("gray_png.npy"), 3).sizes(), IntArrayRef({3, 5, 6}));
   EXPECT_NE(error_of([&] { io::center_crop(src, 8, 2); }).find("cannot crop 8x2"), std::string::npos);
   EXPECT_NE(error_of([&] { io::resize_image(zeros({3, 2, 2}), 1, 1); }).find("uint8 [C, H, W]"), std::string::npos);
+}
+
+Tensor patterned(int64_t c, int64_t h, int64_t w) {
+  Tensor t = empty({c, h, w}, kByte);
+  uint8_t* p = t.data_ptr<uint8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>((i * 37 + i / 7) % 251);
+  return t;
+}
+
+TEST(Image, ResizeAndCropComputesOnlyTheCrop) {
+  // A 1x60000 strip to a side of 2048: the whole resized image would be 2048 x 122,880,000
+  // (251 GB); only the 2048 x 2048 crop is made.
+  const Tensor strip = patterned(1, 1, 60000);
+  EXPECT_EQ(io::resize_and_center_crop(strip, 2048).sizes(), IntArrayRef({1, 2048, 2048}));
+  // Each pixel is the one the whole resize gives it, for both orientations and odd offsets.
+  for (auto [c, h, w] : {std::tuple{3, 7, 50}, std::tuple{1, 41, 9}, std::tuple{3, 12, 13}}) {
+    const Tensor img = patterned(c, h, w);
+    for (int64_t size : {2, 3, 5, 8}) {
+      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w) + " to " + std::to_string(size));
+      const int64_t shorter = std::min(h, w), longer = std::max(h, w);
+      const int64_t scaled = size * longer / shorter;
+      const Tensor whole = io::resize_image(img, h <= w ? size : scaled, h <= w ? scaled : size);
+      EXPECT_EQ(int_values(io::resize_and_center_crop(img, size)), int_values(io::center_crop(whole, size, size)));
+    }
+  }
 }
 
 TEST(Image, CorruptOrTruncatedImagesNameTheFile) {

@@ -13,12 +13,32 @@ gpt=(--model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 1 --n-em
      --batch-size 8 --limit-batches 2 --epochs 1 --threads 1 --json)
 tried=0 failed=0
 
-# expect "what" "message fragment" args...
+# The command line "$@" with a flag given again later dropped, in ARGS: the arrays below hold a
+# base run whose flags a test overrides, and strider refuses a flag given twice. Before a "--"
+# (launch's training command) only; "--x V" is a flag with its value unless V starts with "--".
+last_wins() {
+  local -a in=("$@")
+  local n=${#in[@]} sep=${#in[@]} i j value later
+  ARGS=()
+  for ((i = 0; i < n; i++)); do [ "${in[i]}" = "--" ] && { sep=$i; break; }; done
+  for ((i = 0; i < n; i++)); do
+    if ((i < sep)) && [[ ${in[i]} == --* ]]; then
+      value=0; ((i + 1 < sep)) && [[ ${in[i + 1]} != --* ]] && value=1
+      later=0
+      for ((j = i + 1 + value; j < sep; j++)); do [ "${in[j]}" = "${in[i]}" ] && { later=1; break; }; done
+      if ((later)); then i=$((i + value)); continue; fi
+    fi
+    ARGS+=("${in[i]}")
+  done
+}
+
+# expect "what" "message fragment" args... (a test named "... twice" keeps its repeated flags)
 expect() {
   local what=$1 fragment=$2; shift 2
   tried=$((tried + 1))
   local out rc
-  out=$(timeout 60 "$strider" "$@" 2>&1 < /dev/null); rc=$?
+  if [[ $what == *twice* ]]; then ARGS=("$@"); else last_wins "$@"; fi
+  out=$(timeout 60 "$strider" "${ARGS[@]}" 2>&1 < /dev/null); rc=$?
   if [ $rc -eq 0 ] || [ $rc -ge 124 ] || ! grep -qF -- "$fragment" <<< "$out"; then
     failed=$((failed + 1))
     echo "FAIL: $what: exit $rc, expected '$fragment' in: $(tail -n 3 <<< "$out")"
@@ -69,6 +89,14 @@ expect "--export-model in a missing directory" "is not a writable directory" tra
        --export-model "$work/none/model.safetensors"
 expect "--export-model is a directory" "is a directory; pass the safetensors file" train "${gpt[@]}" --out "$work/x" \
        --export-model "$work"
+expect "--shard-group-size not dividing the world" \
+       "--shard-group-size 3 does not divide the job's 1 ranks (mpirun -np, srun -n)" train "${gpt[@]}" \
+       --fsdp hybrid_shard --shard-group-size 3 --out "$work/x"
+expect "launch with --out a file" "the training command's --out $work/file cannot be the run directory" \
+       launch -n 1 -- "$strider" train --out "$work/file"
+printf 'PK\003\004\024\000\000\000\000\000archive/data.pkl' > "$work/model.pt"
+expect "ckpt verify of a PyTorch .pt file" "model.pt is a zip archive, as torch.save writes (a PyTorch .pt or .pth file?)" \
+       ckpt verify "$work/model.pt"
 expect "--reset-optimizer without --resume" "--reset-optimizer only applies" train --reset-optimizer --out "$work/x"
 expect "--fsdp-offload without --fsdp" "--fsdp-offload needs" train --fsdp-offload --out "$work/x"
 expect "--optimizer-in-backward without --fsdp" "--optimizer-in-backward steps each unit" train \
@@ -125,6 +153,13 @@ expect "empty validation token file" "empty.bin is empty" train "${tok[@]}" --to
 expect "missing token file" "none.bin" train "${tok[@]}" --tokens "$work/none.bin"
 expect "token id beyond --vocab-size" "tokens.bin' holds token id 122, at or beyond --vocab-size 100" \
        train "${tok[@]}" --tokens "$work/tokens.bin" --vocab-size 100
+# A stray id (0xFFFFFFFF, a sentinel) or a huge --vocab-size would size a 137 GB embedding: refused, naming it.
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<4096I", *([7] * 4095 + [0xFFFFFFFF])))' \
+  > "$work/u32_max.bin"
+expect "token id 0xFFFFFFFF" "u32_max.bin' holds token id 4294967295: a vocabulary of 4294967296 means a 4294967296 x 16 token embedding" \
+       train "${tok[@]}" --tokens "$work/u32_max.bin" --token-dtype uint32
+expect "--vocab-size 2^32" "--vocab-size 4294967296 means a 4294967296 x 16 token embedding" \
+       train "${tok[@]}" --tokens "$work/tokens.bin" --vocab-size 4294967296
 expect "--tokens with --text-file" "both name the training data; pass only one" train "${tok[@]}" \
        --tokens "$work/tokens.bin" --text-file /etc/hostname
 expect "--tokens for a CNN" "--tokens and --val-tokens are for --model gpt" train --tokens "$work/tokens.bin" --out "$work/x"
@@ -177,7 +212,8 @@ if [ -n "$make_folder" ]; then
   expect "small_cnn at another size" "--model small_cnn takes 28x28 images" train "${img[@]}" --model small_cnn \
          --image-folder "$work/images"
   # A resume that would draw another held-out split or epoch order: the run record refuses it.
-  "$strider" train "${img[@]}" --image-folder "$work/images" --max-steps 2 --out "$work/leg1" > /dev/null 2>&1 ||
+  last_wins train "${img[@]}" --image-folder "$work/images" --max-steps 2 --out "$work/leg1"
+  "$strider" "${ARGS[@]}" > /dev/null 2>&1 ||
     { echo "FAIL: could not make an image folder checkpoint"; exit 1; }
   resume_img() { expect "$1" "$2" train "${img[@]}" --epochs 2 --out "$work/leg2_$tried" --resume "$work/leg1" "${@:3}"; }
   resume_img "resume with another --seed" "was saved with --seed '0' but this run has '5'" \
@@ -194,12 +230,13 @@ if [ -n "$make_folder" ]; then
              --image-folder "$work/images" --val-image-folder "$work/images"
   # The same images elsewhere (another mount, a copy) are the same run.
   bad_folder; tried=$((tried + 1))
-  out=$(timeout 120 "$strider" train "${img[@]}" --epochs 2 --out "$work/leg2" --resume "$work/leg1" \
-        --image-folder "$work/bad" 2>&1) || { failed=$((failed + 1)); echo "FAIL: resume from a copied folder: $out"; }
+  last_wins train "${img[@]}" --epochs 2 --out "$work/leg2" --resume "$work/leg1" --image-folder "$work/bad"
+  out=$(timeout 120 "$strider" "${ARGS[@]}" 2>&1) || { failed=$((failed + 1)); echo "FAIL: resume from a copied folder: $out"; }
 fi
 
 # ---- crafted checkpoints for --resume
-"$strider" train "${gpt[@]}" --out "$work/run" > /dev/null 2>&1 || { echo "FAIL: could not make a checkpoint"; exit 1; }
+last_wins train "${gpt[@]}" --out "$work/run"
+"$strider" "${ARGS[@]}" > /dev/null 2>&1 || { echo "FAIL: could not make a checkpoint"; exit 1; }
 ckpt=$(ls -d "$work/run"/checkpoint-* | tail -n 1)
 resume() { expect "$1" "$2" train "${gpt[@]}" --epochs 2 --out "$work/resumed" --resume "$3" "${@:4}"; }
 resume "resume from a file" "is not a directory" /usr/share/common-licenses/GPL-3
@@ -225,7 +262,8 @@ resume "other seed" "was saved with --seed '0' but this run has '3'; the seed dr
 head -c 30000 /usr/share/common-licenses/GPL-3 > "$work/shorter.txt"
 resume "other text file" "was saved with the training data (--text-file '$work/shorter.txt') '" "$ckpt" \
        --text-file "$work/shorter.txt"
-"$strider" train "${tok[@]}" --tokens "$work/tokens.bin" --out "$work/tokrun" > /dev/null 2>&1 ||
+last_wins train "${tok[@]}" --tokens "$work/tokens.bin" --out "$work/tokrun"
+"$strider" "${ARGS[@]}" > /dev/null 2>&1 ||
   { echo "FAIL: could not make a token checkpoint"; exit 1; }
 cp "$work/tokens.bin" "$work/tokens2.bin"; printf 'a' | dd of="$work/tokens2.bin" bs=1 seek=0 conv=notrunc status=none
 expect "resume with a token file of other tokens" "the training data (--tokens '$work/tokens2.bin')" train "${tok[@]}" \
@@ -237,9 +275,13 @@ resume "other optimizer state dtype" "keeps bfloat16 state; load with the state 
        --optimizer-state-dtype bfloat16
 resume "other batch size" "same --batch-size" "$ckpt" --batch-size 16
 resume "epochs already done" "raise --epochs" "$work/run" --epochs 1
+# A resume refused after loading leaves no --out it created (it left metrics.jsonl behind).
+tried=$((tried + 1))
+[ ! -e "$work/resumed" ] || { failed=$((failed + 1)); echo "FAIL: a refused resume left $work/resumed: $(ls "$work/resumed")"; }
 # The epochs' boundaries and the schedule count the steps per epoch: another --limit-batches is
 # refused (it trained 2 steps of epoch 2, skipped epoch 3 and said "done: 3 epochs").
-"$strider" train "${gpt[@]}" --limit-batches 5 --out "$work/run5" > /dev/null 2>&1 ||
+last_wins train "${gpt[@]}" --limit-batches 5 --out "$work/run5"
+"$strider" "${ARGS[@]}" > /dev/null 2>&1 ||
   { echo "FAIL: could not make a checkpoint at step 5"; exit 1; }
 resume "resume with another --limit-batches" \
        "was saved with steps per epoch (the data's full batches, capped by --limit-batches) '5' but this run has '2'" \
@@ -280,7 +322,8 @@ if [ -n "$python" ]; then
   # A checkpoint from before the run record: resumed, with a warning that says what is unchecked.
   rm -rf "$work/oldrec"; cp -r "$ckpt" "$work/oldrec"; reseal "$work/oldrec" old-run-record > /dev/null
   tried=$((tried + 1))
-  out=$(timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/oldres" --resume "$work/oldrec" 2>&1)
+  last_wins train "${gpt[@]}" --epochs 2 --out "$work/oldres" --resume "$work/oldrec"
+  out=$(timeout 120 "$strider" "${ARGS[@]}" 2>&1)
   if [ $? -ne 0 ] || ! grep -qF "was saved before checkpoints recorded --seed; the training data" <<< "$out"; then
     failed=$((failed + 1)); echo "FAIL: resume of a checkpoint without the run record: $(tail -n 3 <<< "$out")"
   fi
@@ -310,19 +353,61 @@ if [ -n "$python" ]; then
   for tool in verify inspect; do expect "$tool rows swapped between rank files" "$want" ckpt $tool "$work/two"; done
   expect "reshard rows swapped between rank files" "$want" ckpt reshard "$work/two" "$work/r" --world-size 1
   expect "consolidate rows swapped between rank files" "$want" ckpt consolidate "$work/two" "$work/c.safetensors"
+  # A learning-rate schedule position the run cannot have reached (the rate would follow it).
+  rm -rf "$work/sched"; cp -r "$ckpt" "$work/sched"; reseal "$work/sched" scheduler-step > /dev/null
+  resume "resume a schedule at step 2^62" "says its learning-rate schedule is at step 4611686018427387904 in a run of" \
+         "$work/sched"
+  # A rank listed whose file was never written, and 'local' claimed for two ranks: every reader
+  # refuses them before loading anything (reshard, consolidate and --resume used to succeed).
+  "$strider" ckpt reshard "$ckpt" "$work/more" --world-size 2 --strategy full_shard > /dev/null 2>&1 ||
+    { echo "FAIL: could not reshard to 2 ranks"; exit 1; }
+  cp -r "$work/more" "$work/local2"
+  reseal "$work/more" more-ranks > /dev/null
+  reseal "$work/local2" strategy-local > /dev/null
+  rm -rf "$work/dupkey"; cp -r "$ckpt" "$work/dupkey"; reseal "$work/dupkey" dup-key > /dev/null
+  for kind in more local2 dupkey; do
+    case $kind in
+      more) want="cannot open $work/more/rank-00002-of-00003.safetensors listed in the manifest" ;;
+      local2) want="strategy 'local' (one process, no wrapper) is saved by one rank but world_size is 2" ;;
+      dupkey) want="manifest.json: the key 'step' appears twice in the manifest" ;;
+    esac
+    resume "resume: $kind" "$want" "$work/$kind"
+    for tool in verify inspect; do expect "$tool: $kind" "$want" ckpt $tool "$work/$kind"; done
+    expect "reshard: $kind" "$want" ckpt reshard "$work/$kind" "$work/r" --world-size 1
+    expect "consolidate: $kind" "$want" ckpt consolidate "$work/$kind" "$work/c.safetensors"
+  done
 else
   echo "crafted manifests: no python3 here to re-seal them"
 fi
+# ---- a flag given twice: refused in every subcommand (the last one silently won)
+expect "--lr twice" "strider: --lr is given 2 times but takes one value; give it once (strider train --help" train --lr 1e-3 --lr 5 \
+       --out "$work/x"
+expect "--out twice" "--out is given 2 times" train --out "$work/a" --out "$work/b"
+expect "--model twice" "--model is given 2 times" train --model small_cnn --model resnet18 --out "$work/x"
+expect "--no-progress twice" "--progress is given 2 times" train --no-progress --no-progress --out "$work/x"
+expect "ckpt inspect --json twice" "--json is given 2 times" ckpt inspect --json --json "$ckpt"
+expect "reshard --world-size twice" "--world-size is given 2 times but takes one value; give it once (strider ckpt reshard --help" ckpt reshard "$ckpt" \
+       "$work/r" --world-size 2 --world-size 4
+expect "launch -n twice" "--ranks is given 2 times" launch -n 2 -n 3 -- "$strider" train --out "$work/x"
 # ---- values that would read as not given, or parse as another number
 expect "--resume given empty" "--resume: an empty value" train "${gpt[@]}" --resume "" --out "$work/x"
 expect "--image-folder given empty" "--image-folder: an empty value" train --image-folder "" --out "$work/x"
 expect "--export-model given empty" "--export-model: an empty value" train "${gpt[@]}" --export-model "" --out "$work/x"
+expect "ckpt consolidate OUT given empty" "out: an empty value (an unset shell variable?); give the path" \
+       ckpt consolidate "$ckpt" ""
+expect "ckpt reshard --strategy given empty" "--strategy: an empty value" ckpt reshard "$ckpt" "$work/r" \
+       --world-size 2 --strategy ""
+expect "ckpt verify of an empty path" "paths: an empty value" ckpt verify "$ckpt" ""
+expect "ckpt inspect of an empty path" "path: an empty value" ckpt inspect ""
+expect "launch --hostfile given empty" "--hostfile: an empty value" launch -n 1 --hostfile "" -- "$strider" train \
+       --out "$work/x"
 expect "--seed -1" "--seed: '-1' is not a whole number" train "${gpt[@]}" --seed -1 --out "$work/x"
 expect "--seed past 2^64" "does not fit an unsigned 64-bit integer" train "${gpt[@]}" --seed 99999999999999999999 --out "$work/x"
 expect "--lr not a number" "--lr: 'abc' is not a number" train "${gpt[@]}" --lr abc --out "$work/x"
 expect "--lr below its bound" "not in range 1e-12 to 1000" train "${gpt[@]}" --lr 1e-13 --out "$work/x"
 # ---- one run's checkpoints per --out: a fresh run, or a rollback, beside another run's
-if timeout 120 "$strider" train "${gpt[@]}" --checkpoint-every 1 --out "$work/mixed" > /dev/null 2>&1; then
+last_wins train "${gpt[@]}" --checkpoint-every 1 --out "$work/mixed"
+if timeout 120 "$strider" "${ARGS[@]}" > /dev/null 2>&1; then
   expect "a fresh run into another run's --out" "already holds another run's checkpoints" train "${gpt[@]}" \
     --out "$work/mixed"
   expect "a rollback beside the abandoned steps" "holds checkpoints past the resumed step 1" train "${gpt[@]}" \
@@ -369,6 +454,21 @@ expect "--export-model onto a FIFO" "--export-model $work/fifo_out is a FIFO" tr
        --export-model "$work/fifo_out"
 expect "--export-model onto a symbolic link" "(the link, not the file it points to)" train "${gpt[@]}" --out "$work/x" \
        --export-model "$work/link_out"
+# A model exported over a checkpoint's manifest destroyed the checkpoint: a path inside a
+# checkpoint directory is refused, and so is an existing file that is not a safetensors file.
+cp "$ckpt/manifest.json" "$work/manifest.before"
+expect "--export-model onto a checkpoint's manifest" "manifest.json is inside the checkpoint directory" \
+       train "${gpt[@]}" --out "$work/x" --export-model "$ckpt/manifest.json"
+expect "--export-model into a checkpoint directory" "model.safetensors is inside the checkpoint directory" \
+       train "${gpt[@]}" --out "$work/x" --export-model "$ckpt/model.safetensors"
+expect "consolidate into a checkpoint directory" "is inside the checkpoint directory" \
+       ckpt consolidate "$ckpt" "$ckpt/model.safetensors"
+expect "--export-model onto a file that is not safetensors" \
+       "--export-model $work/existing.safetensors exists and is not a safetensors file" \
+       train "${gpt[@]}" --out "$work/x" --export-model "$work/existing.safetensors"
+tried=$((tried + 1))
+cmp -s "$ckpt/manifest.json" "$work/manifest.before" && [ ! -e "$ckpt/model.safetensors" ] ||
+  { failed=$((failed + 1)); echo "FAIL: a refused --export-model changed the checkpoint"; }
 tried=$((tried + 1))
 [ -p "$work/fifo_out" ] && [ -L "$work/link_out" ] && [ "$(cat "$work/link_target")" = keep ] &&
   [ "$(cat "$work/existing.safetensors")" = keep ] || { failed=$((failed + 1)); echo "FAIL: a refused OUT was replaced"; }
@@ -378,8 +478,8 @@ expect "inspect a file" "is not a directory" ckpt inspect /usr/share/common-lice
 [ ! -e "$work/r" ] && [ ! -e "$work/c.safetensors" ] || { failed=$((failed + 1)); echo "FAIL: a failed tool left output"; }
 tried=$((tried + 1))
 # --reset-optimizer allows a different optimizer (fresh moments)
-if ! timeout 120 "$strider" train "${gpt[@]}" --epochs 2 --out "$work/reset" --resume "$ckpt" --optimizer sgd \
-     --reset-optimizer > /dev/null 2>&1; then
+last_wins train "${gpt[@]}" --epochs 2 --out "$work/reset" --resume "$ckpt" --optimizer sgd --reset-optimizer
+if ! timeout 120 "$strider" "${ARGS[@]}" > /dev/null 2>&1; then
   failed=$((failed + 1)); echo "FAIL: --reset-optimizer did not resume"
 fi
 tried=$((tried + 1))

@@ -18,9 +18,10 @@ here=$(dirname "$(readlink -f "$0")")
 rm -rf "$work"; mkdir -p "$work"
 train=(train --model gpt --text-file /usr/share/common-licenses/GPL-3 --n-layer 2 --n-embd 64 --seq 32
        --batch-size 12 --optimizer adamw --lr 1e-3 --fsdp-min-params 10000 --epochs 1 --limit-batches 60 --json
-       --deterministic --micro-batches 12 --fsdp full_shard --checkpoint-every 4 --no-progress --heartbeat-timeout 3)
+       --deterministic --micro-batches 12 --fsdp full_shard --no-progress --heartbeat-timeout 3)
+every4=(--checkpoint-every 4)  # the file checkpoints' interval; the in-memory cases give their own (a flag is taken once)
 digests() { sed -n 's/.*"optimizer_sha256":"\([0-9a-f]*\)".*"params_sha256":"\([0-9a-f]*\)".*/\1 \2/p' <<< "$1"; }
-want=$(digests "$("$strider" "${train[@]}" --out "$work/alone" | tail -n 1)")
+want=$(digests "$("$strider" "${train[@]}" "${every4[@]}" --out "$work/alone" | tail -n 1)")
 echo "one process, uninterrupted: $want"
 failures=0
 
@@ -44,7 +45,7 @@ ranks_of() {  # the trainer processes writing to run directory $1 (not the launc
 # 1. One rank killed.
 run="$work/killed"
 "$strider" launch -n 3 --max-restarts 2 --launcher "$mpirun --oversubscribe --bind-to none" -- \
-  "$strider" "${train[@]}" --out "$run" > "$run.out" 2> "$run.err" &
+  "$strider" "${train[@]}" "${every4[@]}" --out "$run" > "$run.out" 2> "$run.err" &
 launch=$!
 sleep 1; for _ in $(seq 1 100); do [ -n "$(ranks_of "$run")" ] && break; sleep 0.1; done
 hit_after "$run" 8 kill_a_rank "$run"
@@ -101,7 +102,7 @@ if [ "$(id -u)" -eq 0 ] && command -v ip > /dev/null && why=$("$hosts" up 2 2>&1
   printf 'h0 slots=2\nh1 slots=2\n' > "$work/hostfile"
   run="$work/frozen-host"
   "$strider" launch -n 4 --hostfile "$work/hostfile" --launcher "$hosts mpirun -x OMP_NUM_THREADS=1" \
-    -- "$strider" "${train[@]}" --out "$run" > "$run.out" 2> "$run.err" &
+    -- "$strider" "${train[@]}" "${every4[@]}" --out "$run" > "$run.out" 2> "$run.err" &
   launch=$!
   hit_after "$run" 8 sh -c 'kill -STOP $(ip netns pids strider-h1) 2>/dev/null'
   wait "$launch"; code=$?
@@ -143,7 +144,7 @@ else
 fi
 run="$work/no-restarts-left"
 "$strider" launch -n 2 --max-restarts 0 --launcher "$mpirun --oversubscribe --bind-to none" -- \
-  "$strider" "${train[@]}" --out "$run" > /dev/null 2> "$run.err" &
+  "$strider" "${train[@]}" "${every4[@]}" --out "$run" > /dev/null 2> "$run.err" &
 launch=$!
 sleep 1; for _ in $(seq 1 100); do [ -n "$(ranks_of "$run")" ] && break; sleep 0.1; done
 hit_after "$run" 4 kill_a_rank "$run"

@@ -8,6 +8,10 @@ Usage: reseal_manifest.py CHECKPOINT_DIR EDIT
   swap-rows    the first tensor with two equal halves in two files: each half sent to the other file,
                at the offset of that file's half (names, dtypes, shapes and offsets still agree)
   optimizer-steps  the optimizer's step count set to 10^15 (its per-parameter counts left alone)
+  scheduler-step   the learning-rate schedule's step set to 2^62
+  more-ranks   a rank added to world_size and the files list, its file never written
+  strategy-local   the strategy (and every unit's) set to 'local', whatever the world size
+  dup-key      the top-level "step" field written twice (the second one 10^9), re-sealed
   old-run-record   the user strings cut to the model's signature, as a trainer before the run record
                    (--seed, the data) saved them"""
 import json
@@ -68,6 +72,33 @@ def main():
     elif edit == "optimizer-steps":
         manifest["optimizer"]["steps"] = 10 ** 15
         print("optimizer.steps: 10^15")
+    elif edit == "scheduler-step":
+        manifest["scheduler"]["step"] = 2 ** 62
+        print("scheduler.step: 2^62")
+    elif edit == "more-ranks":
+        extra = dict(manifest["files"][-1])
+        manifest["world_size"] += 1
+        extra["name"] = "rank-%05d-of-%05d.safetensors" % (manifest["world_size"] - 1, manifest["world_size"])
+        manifest["files"].append(extra)
+        if manifest["rng"]:
+            manifest["rng"].append(manifest["rng"][-1])
+        print(extra["name"])
+    elif edit == "strategy-local":
+        manifest["strategy"] = "local"
+        for unit in manifest["units"]:
+            unit["strategy"] = "local"
+        print("strategy: local")
+    elif edit == "dup-key":
+        text = seal(manifest)
+        at = text.index('\n "step": ')
+        text = text[:at] + '\n "step": 1000000000,' + text[at:]
+        manifest.pop("~checksum", None)
+        zeroed = text[: text.rfind('"~checksum": "')] + '"~checksum": "00000000"\n}'
+        digits = "%08x" % crc32c(zeroed.encode("utf-8"))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(zeroed[: zeroed.rfind("00000000")] + digits + '"\n}\n')
+        print("step twice")
+        return
     elif edit == "old-run-record":
         manifest["user"] = {"model": manifest["user"]["model"]}
         print("user: model only")

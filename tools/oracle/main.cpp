@@ -1,5 +1,6 @@
 // strider-oracle FILE.jsonl: replays PyTorch-recorded memory-format cases against strider and
 // prints one line per failing case, then "N passed, M failed" (skipped cases counted apart).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,6 +19,13 @@ int run(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "also list skipped cases and error-text differences");
   CLI11_PARSE(app, argc, argv);
 
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {  // a directory opens, and reads as no case at all
+    std::cerr << "strider-oracle: " << path << " is "
+              << (std::filesystem::exists(path, ec) ? "not a regular file" : "missing")
+              << "; pass an oracle .jsonl file (tests/golden/oracle.jsonl)\n";
+    return 2;
+  }
   std::ifstream in(path);
   if (!in) {
     std::cerr << "strider-oracle: cannot open " << path << "\n";
@@ -26,13 +34,15 @@ int run(int argc, char** argv) {
   int passed = 0, failed = 0, skipped = 0;
   std::map<std::string, int> skipped_ops;
   std::string line;
+  int64_t line_number = 0;
   while (std::getline(in, line)) {
+    ++line_number;
     if (line.empty()) continue;
     nlohmann::json c;
     try {
       c = nlohmann::json::parse(line);
-    } catch (const std::exception& e) {
-      std::cout << "FAIL <unparsable line>: " << e.what() << "\n";
+    } catch (const nlohmann::json::exception& e) {
+      std::cout << "FAIL " << path << ":" << line_number << ": not a JSON case (" << e.what() << ")\n";
       ++failed;
       continue;
     }
@@ -67,6 +77,10 @@ int run(int argc, char** argv) {
     std::cout << "\n";
   }
   std::cout << passed << " passed, " << failed << " failed" << (skipped ? ", " + std::to_string(skipped) + " skipped" : "") << "\n";
+  if (passed + failed + skipped == 0) {  // an empty file proves nothing
+    std::cerr << "strider-oracle: " << path << " holds no case\n";
+    return 1;
+  }
   return failed == 0 ? 0 : 1;
 }
 

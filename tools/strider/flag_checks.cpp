@@ -29,6 +29,24 @@ std::string parse_whole(const std::string& text, T& v) {
 
 }  // namespace
 
+const CLI::Validator& non_empty() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty value (an unset shell variable?); give it a value or leave the flag out" : "";
+      },
+      "", "NON_EMPTY");
+  return check;
+}
+
+const CLI::Validator& non_empty_argument() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty value (an unset shell variable?); give the path" : "";
+      },
+      "", "NON_EMPTY");
+  return check;
+}
+
 CLI::Validator decimal_range(double lo, double hi) {
   const std::string range = shortest(lo) + " to " + shortest(hi);
   return CLI::Validator(

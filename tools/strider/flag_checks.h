@@ -9,6 +9,11 @@
 
 namespace strider::tools {
 
+// A path or name given empty (an unset shell variable, --resume "$RUN") would read as not given.
+const CLI::Validator& non_empty();
+// The same for a positional argument (a path the command needs).
+const CLI::Validator& non_empty_argument();
+
 // A finite decimal number in [lo, hi], parsed whole ("1e-3" yes; "nan", "inf", "1x" no).
 CLI::Validator decimal_range(double lo, double hi);
 

@@ -1,5 +1,7 @@
 #include "hostfile.h"
 
+#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -34,9 +36,13 @@ std::vector<Host> read_hostfile(const std::string& path) {
 }
 
 void write_hostfile(const std::string& path, const std::vector<Host>& hosts) {
+  std::error_code ec;
+  STRIDER_CHECK(!std::filesystem::is_directory(path, ec), "launch", path, " is a directory, but launch keeps the "
+                "hosts of each attempt in that file of the run directory (--out); remove the directory");
   std::ofstream out(path, std::ios::trunc);
   for (const Host& h : hosts) out << h.name << " slots=" << h.slots << "\n";
-  STRIDER_CHECK(out.good(), "launch", "cannot write the hostfile '", path, "'");
+  STRIDER_CHECK(out.good(), "launch", "cannot write ", path, ", the hosts of this attempt, which launch keeps in the "
+                "run directory (--out): ", std::strerror(errno));
 }
 
 int64_t total_slots(const std::vector<Host>& hosts) {

@@ -228,10 +228,12 @@ void add_launch_flags(CLI::App& launch, LaunchOptions& o) {
       ->check(whole_range<int64_t>(1, int64_t{1} << 20));
   launch.add_option("--max-restarts", o.max_restarts, "relaunches after failures before giving up")
       ->check(whole_range<int64_t>(0, int64_t{1} << 20))->capture_default_str();
-  launch.add_option("--hostfile", o.hostfile, "OpenMPI hostfile ('HOST slots=N' lines); a failed host is left out");
+  launch.add_option("--hostfile", o.hostfile, "OpenMPI hostfile ('HOST slots=N' lines); a failed host is left out")
+      ->check(non_empty());
   launch.add_option("--launcher", o.launcher,
                     "the command that starts the ranks, given -np N (and --hostfile), or -n N for srun; auto: "
                     "'srun --mpi=pmix --kill-on-bad-exit=1' inside a Slurm allocation, else 'mpirun --bind-to none'")
+      ->check(non_empty())
       ->capture_default_str();
   launch.add_option("--end-grace", o.end_grace,
                     "seconds the job may take to end by itself after a rank froze or a host was lost, and to end "
@@ -265,7 +267,11 @@ int run_launch(const LaunchOptions& o) {
     say(slots + "; starting " + std::to_string(total_slots(hosts)) + " ranks, as --min-ranks " +
         std::to_string(o.min_ranks) + " allows");
   }
-  std::filesystem::create_directories(run_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  STRIDER_CHECK(!ec && std::filesystem::is_directory(run_dir), "launch", "the training command's --out ", run_dir,
+                " cannot be the run directory: ", ec ? ec.message() : "it is not a directory",
+                "; give --out a new directory or the run's own");
   Attempt last;
   for (int64_t restart = 0;; ++restart) {
     if (stop_signal != 0) {

@@ -74,24 +74,26 @@ CkptCommands add_ckpt_commands(CLI::App& app, CkptArgs& a) {
   ckpt->require_subcommand(1);
   CkptCommands c;
   c.inspect = ckpt->add_subcommand("inspect", "what a checkpoint holds (its manifest, checked against its files' headers)");
-  c.inspect->add_option("path", a.path, path_help)->required();
+  c.inspect->add_option("path", a.path, path_help)->required()->check(tools::non_empty_argument());
   c.inspect->add_flag("--json", a.json, "print the manifest itself");
   c.verify = ckpt->add_subcommand("verify", "check that checkpoints are complete and uncorrupted");
   c.verify
       ->add_option("paths", a.paths,
                    "checkpoint directories, run directories (their latest checkpoint) or safetensors files")
-      ->required();
+      ->required()
+      ->check(tools::non_empty_argument());
   c.reshard = ckpt->add_subcommand("reshard", "rewrite a checkpoint for another world size or strategy");
-  c.reshard->add_option("path", a.path, path_help)->required();
-  c.reshard->add_option("out", a.out, "the new checkpoint directory (must not exist)")->required();
+  c.reshard->add_option("path", a.path, path_help)->required()->check(tools::non_empty_argument());
+  c.reshard->add_option("out", a.out, "the new checkpoint directory (must not exist)")->required()->check(tools::non_empty_argument());
   c.reshard->add_option("--world-size", a.world_size, "ranks of the new layout")
       ->check(tools::whole_range<int64_t>(1, int64_t{1} << 16))->required();
   std::string strategies = "local | ddp";
   for (const std::string& s : fsdp::strategy_names()) strategies += " | " + s;
-  c.reshard->add_option("--strategy", a.strategy, strategies + " (default: the checkpoint's)");
+  c.reshard->add_option("--strategy", a.strategy, strategies + " (default: the checkpoint's)")->check(tools::non_empty());
   c.consolidate = ckpt->add_subcommand("consolidate", "the model's whole tensors in one safetensors file");
-  c.consolidate->add_option("path", a.path, path_help)->required();
-  c.consolidate->add_option("out", a.out, "the safetensors file to write (must not exist)")->required();
+  c.consolidate->add_option("path", a.path, path_help)->required()->check(tools::non_empty_argument());
+  c.consolidate->add_option("out", a.out, "the safetensors file to write (must not exist)")->required()
+      ->check(tools::non_empty_argument());
   return c;
 }
 
@@ -118,8 +120,10 @@ CLI::App* add_bench_command(CLI::App& app, tools::BenchOptions& b) {
 CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b) {
   auto* loader = bench.add_subcommand("loader", "the trainer's data loader's throughput beside a training step's, "
                                       "and the share of a step spent waiting for data");
-  loader->add_option("--image-folder", b.image_folder, "root/<class>/<image> (ResNet-50 unless --model)");
-  loader->add_option("--tokens", b.tokens, "a token file (GPT-2 small's shape unless --n-layer ...)");
+  loader->add_option("--image-folder", b.image_folder, "root/<class>/<image> (ResNet-50 unless --model)")
+      ->check(tools::non_empty());
+  loader->add_option("--tokens", b.tokens, "a token file (GPT-2 small's shape unless --n-layer ...)")
+      ->check(tools::non_empty());
   loader->add_option("--model", b.model, "resnet18 | resnet34 | resnet50 | small_cnn | fmnist_resnet | gpt")
       ->check(CLI::IsMember(tools::model_names()));
   loader->add_option("--batch", b.batch)->check(tools::whole_range<int64_t>(1, 4096))->capture_default_str();
@@ -137,12 +141,18 @@ CLI::App* add_bench_loader_command(CLI::App& bench, tools::BenchLoaderOptions& b
   return loader;
 }
 
+// A flag given twice is refused in every command, value flags and switches alike (--lr 1e-3 ...
+// --lr 5 ran with 5, silently). Lists (ckpt verify's paths, launch's command) take many values.
+void refuse_repeated_flags(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_repeated_flags(*sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"strider: C++ deep learning with PyTorch-exact memory formats"};
   app.require_subcommand(0, 1);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last wins
   auto* demo_cmd = app.add_subcommand("demo", "tour of the memory-format API");
   tools::TrainOptions t;
   auto* train_cmd = app.add_subcommand(
@@ -158,6 +168,7 @@ int main(int argc, char** argv) {
   auto* launch_cmd = app.add_subcommand("launch", "start a training job's ranks, watch them, and restart the job from "
                                         "its latest checkpoint when a rank or host fails or freezes");
   tools::add_launch_flags(*launch_cmd, l);
+  refuse_repeated_flags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -180,11 +191,23 @@ int main(int argc, char** argv) {
                                   "' for " + command) + ": " + names + " (" + command + " --help)\n";
       return e.get_exit_code();
     }
-    std::cerr << "strider: " << e.what() << " (" << command << " --help lists the flags)\n";
+    const std::string what = e.what();
+    const std::string repeated = ": At Most 1 required but received ";  // CLI11's words for a repeated flag
+    if (const size_t at = what.find(repeated); e.get_name() == "ArgumentMismatch" && at != std::string::npos) {
+      std::cerr << "strider: " << what.substr(0, at) << " is given " << what.substr(at + repeated.size())
+                << " times but takes one value; give it once (" << command << " --help lists the flags)\n";
+      return e.get_exit_code();
+    }
+    std::cerr << "strider: " << what << " (" << command << " --help lists the flags)\n";
     return e.get_exit_code();
   }
-  tools::apply_model_defaults(*train_cmd, t);
-  tools::choose_default_out(*train_cmd, t);
+  // train is the default job: its defaults matter only when it runs (ckpt verify printed that it
+  // would write to strider-run-2).
+  const bool training = train_cmd->parsed() || app.get_subcommands().empty();
+  if (training) {
+    tools::apply_model_defaults(*train_cmd, t);
+    tools::choose_default_out(*train_cmd, t);
+  }
   // Nothing escapes: every failure is one line naming what went wrong, and a non-zero exit.
   try {
     apply_environment_switches();

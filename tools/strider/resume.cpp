@@ -78,6 +78,12 @@ int64_t resume(const TrainOptions& o, const std::vector<RunProperty>& record, co
                 saved.optimizer_steps, " steps in a run of ", saved.step,
                 " steps (manifest field optimizer.steps); the file was edited or is not this trainer's. Resume from "
                 "another checkpoint, or pass --reset-optimizer to start with fresh optimizer state");
+  // The schedule steps with the optimizer (--reset-optimizer sets it to the run's step): a later
+  // position would be edited by hand, and the learning rate would silently follow it.
+  STRIDER_CHECK(o.reset_optimizer || !saved.scheduler_step || *saved.scheduler_step <= saved.step, "train", from,
+                " says its learning-rate schedule is at step ", saved.scheduler_step.value_or(0), " in a run of ",
+                saved.step, " steps (manifest field scheduler.step); the file was edited or is not this trainer's. "
+                "Resume from another checkpoint, or pass --reset-optimizer to restart the schedule at the run's step");
   // After --batch-size, which sets the steps per epoch too (named as the cause).
   warn_unrecorded(from, check_run_record(from, saved.user, record), par);
   checkpoint::load(from, state, par.pg.get(), {.optimizer = !o.reset_optimizer});

@@ -17,6 +17,10 @@ int64_t vocabulary(const TrainOptions& o, const std::vector<const io::TokenFile*
   int64_t largest = 0;
   for (const io::TokenFile* f : files) {
     const int64_t m = f->max_token();
+    STRIDER_CHECK(m < kMaxVocabulary, "train", "'", f->path(), "' holds token id ", m, ": a vocabulary of ", m + 1,
+                  " means ", vocabulary_cost(m + 1, o.n_embd), "; token ids are at most ", kMaxVocabulary - 1,
+                  ". The file is probably not ", f->dtype() == io::TokenDtype::UInt16 ? "uint16" : "uint32",
+                  " tokens (pass the --token-dtype it was written with) or holds a sentinel id; remove such ids");
     STRIDER_CHECK(o.vocab_size == 0 || m < o.vocab_size, "train", "'", f->path(), "' holds token id ", m,
                   ", at or beyond --vocab-size ", o.vocab_size, "; pass --vocab-size ", m + 1,
                   " or more, or leave it out (the vocabulary is then the largest id + 1)");

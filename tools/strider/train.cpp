@@ -5,6 +5,7 @@
 
 #include <omp.h>
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -88,8 +89,32 @@ void check_out_holds_only_this_run(const TrainOptions& o, int64_t resumed_step) 
                 o.out_dir, ", or write this leg to another --out");
 }
 
+// Removes the --out directory this run created when the run fails before it trains (a refused
+// checkpoint, a check after loading): a failed start leaves no trace for the next attempt or run.
+class FreshOutCleanup {
+ public:
+  FreshOutCleanup(std::string dir, bool created) : dir_(std::move(dir)), created_(created) {}
+  ~FreshOutCleanup() {
+    if (!created_ || kept_ || std::uncaught_exceptions() == 0) return;
+    std::error_code ec;
+    if (checkpoint::committed_checkpoints(dir_).empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  FreshOutCleanup(const FreshOutCleanup&) = delete;
+  FreshOutCleanup& operator=(const FreshOutCleanup&) = delete;
+  void keep() { kept_ = true; }
+
+ private:
+  std::string dir_;
+  bool created_;
+  bool kept_ = false;
+};
+
 // pg: the world under --fsdp (null for --fsdp none).
 int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
+  std::error_code ec;
+  const bool lead = !pg || pg->rank() == 0;
+  FreshOutCleanup cleanup(o.out_dir, lead && !std::filesystem::exists(o.out_dir, ec));
+  if (pg) pg->barrier();  // every rank has looked before the lead creates it
   set_up_process(o);
   if (pg && pg->size() > 1) check_out_is_shared(o, *pg);
   std::unique_ptr<TrainTask> task = make_task(o);
@@ -122,6 +147,7 @@ int train_loop(const TrainOptions& o, std::shared_ptr<dist::ProcessGroup> pg) {
   check_out_holds_only_this_run(o, o.resume.empty() ? -1 : state.global_step);
 
   // After the resume: a refused checkpoint leaves the run's metrics.jsonl as it was.
+  cleanup.keep();
   RunReport report(o, *task, schedule, par.lead(), par.world);
   Training t{o, *task, par, *opt, sched, schedule, state, checkpoints, report};
   report.start(model_parameters);
@@ -147,6 +173,12 @@ int run_train(const TrainOptions& o) {
                   "start one process");
     return train_loop(o, nullptr);
   }
+  // Checked before MPI starts, so the message is this one rather than the launcher's abort.
+  const int64_t world = launcher_process().world;
+  STRIDER_CHECK(o.shard_group_size == 0 || world % o.shard_group_size == 0, "train", "--shard-group-size ",
+                o.shard_group_size, " does not divide the job's ", world, " ranks (mpirun -np, srun -n): hybrid "
+                "sharding splits the ranks into groups of that size. Pass a divisor of ", world,
+                ", or leave it out (the ranks of one host)");
   // Under MPI a failing rank ends the whole job with its message instead of hanging the others.
   std::shared_ptr<dist::ProcessGroup> pg = start_process_group(o);
   return dist::run_or_abort(*pg, [&] {

@@ -21,16 +21,6 @@ std::string join(const std::vector<std::string>& names, const std::string& betwe
   return out;
 }
 
-// A path or name given empty (an unset shell variable, --resume "$RUN") would read as not given.
-const CLI::Validator& non_empty() {
-  static const CLI::Validator check(
-      [](std::string& text) -> std::string {
-        return text.empty() ? "an empty value (an unset shell variable?); give it a value or leave the flag out" : "";
-      },
-      "", "NON_EMPTY");
-  return check;
-}
-
 std::vector<std::string> parallel_names() {
   std::vector<std::string> names = {"none", "ddp"};
   for (const std::string& s : fsdp::strategy_names()) names.push_back(s);
@@ -144,8 +134,8 @@ std::vector<TrainFlag> output_flags() {
        "after it), so training waits only for the local write; a relaunch then redoes at most N + 1 steps"},
       {"--export-model", &O::export_model, Agree, {},
        "after training, write the whole model (parameters and buffers under the model's names) to this "
-       "safetensors file, streamed to rank 0 a piece at a time (a regular file there is replaced: each leg of a run "
-       "exports its latest model; anything else there is refused)",
+       "safetensors file, streamed to rank 0 a piece at a time (a safetensors file there is replaced: each leg of a "
+       "run exports its latest model; anything else there, or a path in a checkpoint directory, is refused)",
        Unset},
       // Agreed: it decides which collectives end the run (the state digests, or the task's closing words).
       {"--json", &O::json, Agree, {}, "print one JSON summary object at the end"},

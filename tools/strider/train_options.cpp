@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
+#include <sstream>
 
 #include <strider/strider.h>
 
@@ -12,6 +14,14 @@
 namespace strider::tools {
 
 int64_t micro_batches(const TrainOptions& o) { return o.micro_batches > 0 ? o.micro_batches : o.batch_size; }
+
+std::string vocabulary_cost(int64_t vocab, int64_t n_embd) {
+  const double gb = 2.0 * static_cast<double>(vocab) * static_cast<double>(n_embd) * 4.0 / 1e9;
+  std::ostringstream s;
+  s << "a " << vocab << " x " << n_embd << " token embedding and output layer (" << std::fixed << std::setprecision(1) << gb
+    << " GB of float32 weights, before gradients and optimizer state)";
+  return s.str();
+}
 
 void validate(const TrainOptions& o) {
   // The parser's ranges let NaN through (every comparison with it is false).
@@ -44,6 +54,9 @@ void validate(const TrainOptions& o) {
   STRIDER_CHECK(o.val_tokens.empty() || !o.tokens.empty(), "train", "--val-tokens needs --tokens (the training tokens)");
   STRIDER_CHECK((o.token_dtype == "auto" && o.vocab_size == 0) || !o.tokens.empty(), "train",
                 "--token-dtype and --vocab-size are for --tokens");
+  STRIDER_CHECK(o.vocab_size <= kMaxVocabulary, "train", "--vocab-size ", o.vocab_size, " means ",
+                vocabulary_cost(o.vocab_size, o.n_embd), "; a vocabulary is at most ", kMaxVocabulary,
+                " ids: pass your tokenizer's vocabulary size, or leave --vocab-size out (the largest id + 1)");
   if (!o.export_model.empty()) {  // checked now rather than after the training it would end
     const std::filesystem::path file(o.export_model), dir = file.has_parent_path() ? file.parent_path() : ".";
     check_output_file("train", "--export-model", o.export_model, ExistingOutput::RegularFileReplaced);

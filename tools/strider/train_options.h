@@ -85,6 +85,14 @@ struct TrainOptions {
 // small_cnn's classifier is sized for Fashion-MNIST's 28x28 images (7x7 maps after two pools).
 inline constexpr int64_t kSmallCnnImageSide = 28;
 
+// The largest GPT vocabulary a run takes (--vocab-size, or a token file's largest id + 1): far
+// beyond real tokenizers' (GPT-2's 50257, a few hundred thousand for the largest), and a bound on
+// what a stray id (uint16 data read as uint32, a 0xFFFFFFFF sentinel) makes the run allocate.
+inline constexpr int64_t kMaxVocabulary = int64_t{1} << 22;
+
+// "a V x n_embd token embedding and output layer (B GB of float32)", for messages.
+std::string vocabulary_cost(int64_t vocab, int64_t n_embd);
+
 // Checks the flags that depend on each other (each flag's own range is checked by the parser);
 // throws strider::Error naming the flags.
 void validate(const TrainOptions& options);

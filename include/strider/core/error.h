@@ -15,6 +15,10 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The message of `e` without its leading "[op] ", for an error reported again inside another
+// op's message (which has its own tag and names the file itself).
+std::string message_without_op(const std::exception& e);
+
 namespace detail {
 
 template <class... Args>

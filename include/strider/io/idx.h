@@ -19,9 +19,10 @@ struct ImageDataset {
 
 inline const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 inline constexpr int kFashionMnistClasses = 10;
+inline constexpr int64_t kFashionMnistSide = 28;  // every image is 28x28
 
-// split: "train" (60000 images) or "test" (10000). Checks that images and labels agree and that
-// every label is a class (0..9).
+// split: "train" (60000 images) or "test" (10000). Checks that images and labels agree, that the
+// images are 28x28 and that every label is a class (0..9).
 ImageDataset load_fashion_mnist(const std::string& dir, const std::string& split);
 
 }  // namespace strider::io
