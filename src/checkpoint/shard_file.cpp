@@ -64,8 +64,9 @@ WrittenFile write_shard_file(const std::string& dir, const std::string& name, co
   return writer.finish();
 }
 
-VerifiedReader::VerifiedReader(std::string dir, const Manifest& manifest)
+VerifiedReader::VerifiedReader(std::string dir, const Manifest& manifest, bool every_file)
     : dir_(std::move(dir)), manifest_(manifest), shards_by_file_(shards_by_file(manifest)) {
+  if (!every_file) return;
   // Before anything is read: every file the manifest lists is there, a regular file of its size,
   // whether or not this reader needs its bytes (a checkpoint missing a rank's file is not loaded,
   // resharded or exported in part). Each file's header is checked when it is first read.

@@ -66,7 +66,9 @@ WrittenFile write_shard_file(const std::string& dir, const std::string& name, co
 // file, the block and the tensor being read.
 class VerifiedReader {
  public:
-  VerifiedReader(std::string dir, const Manifest& manifest);
+  // every_file: refuse up front unless every listed file is present at its size (every reader of
+  // a checkpoint); false for a snapshot store, which holds only some of the files by design.
+  VerifiedReader(std::string dir, const Manifest& manifest, bool every_file = true);
   ~VerifiedReader();
   VerifiedReader(const VerifiedReader&) = delete;
   VerifiedReader& operator=(const VerifiedReader&) = delete;

@@ -8,6 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 
 #include <strider/strider.h>
 
@@ -20,9 +24,22 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The stop signals wait until the child has dropped the launcher's handlers: one landing
+  // between fork and exec would otherwise be caught by a copy of the launcher and lost.
+  sigset_t stops, before;
+  sigemptyset(&stops);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, sig);
+  sigprocmask(SIG_BLOCK, &stops, &before);
   pid_ = fork();
+  if (pid_ != 0) sigprocmask(SIG_SETMASK, &before, nullptr);
   STRIDER_CHECK(pid_ >= 0, "launch", "cannot start '", argv[0], "': ", std::strerror(errno));
   if (pid_ == 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      sigaction(sig, nullptr, &old);
+      if (old.sa_handler != SIG_IGN) signal(sig, SIG_DFL);  // nohup's ignored SIGHUP stays ignored
+    }
+    sigprocmask(SIG_SETMASK, &before, nullptr);
     setpgid(0, 0);  // its own group: the supervisor ends mpirun and whatever it started together
     dup2(out[1], STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
@@ -48,7 +65,45 @@ ChildProcess::~ChildProcess() {
   if (err_ >= 0) close(err_);
 }
 
-void ChildProcess::kill_group() { signal_group(SIGKILL); }
+namespace {
+
+// Every process below `root`: OpenMPI starts each local rank in a process group of its own, so
+// a group signal reaches mpirun only, and ranks it could not end (they ignore SIGTERM, or mpirun
+// was killed first) live on; the launcher is their subreaper, so they stay below it.
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    pid_t parent = 0;
+    if (rest >> state >> parent) children[parent].push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  std::vector<pid_t> found, todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (pid_t c : children[p]) found.push_back(c), todo.push_back(c);
+  }
+  return found;
+}
+
+}  // namespace
+
+void ChildProcess::kill_group() {
+  signal_group(SIGKILL);
+  for (pid_t p : descendants_of(getpid())) {
+    ::kill(p, SIGKILL);
+    if (p != pid_) waitpid(p, nullptr, WNOHANG);  // orphans the launcher inherited (the child: pump's)
+  }
+}
 
 void ChildProcess::signal_group(int sig) {
   // After the leader is reaped its id stays reserved while any member of its group lives, so

@@ -22,7 +22,8 @@ class ChildProcess {
   // Passes output lines to `observe` until the child exits or `poll_for` passes; returns true
   // once the child has exited (then exit_code() holds).
   bool pump(std::chrono::milliseconds poll_for, const std::function<void(const std::string&)>& observe);
-  // SIGKILL to the child's whole process group.
+  // SIGKILL to the child's whole process group and to every process below this one (ranks
+  // OpenMPI put in groups of their own, orphans the launcher inherited as their subreaper).
   void kill_group();
   // Sends `sig` to the child's whole process group (nothing once the child has been reaped and
   // its group is gone).

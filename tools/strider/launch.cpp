@@ -1,6 +1,7 @@
 #include "launch.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,7 +47,14 @@ class StopSignals {
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
-    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+    for (size_t i = 0; i < 3; ++i) {
+      sigaction(kSignals[i], &sa, &old_[i]);
+      // A launcher started under nohup keeps ignoring SIGHUP: a logout must not end the job.
+      if (kSignals[i] == SIGHUP && old_[i].sa_handler == SIG_IGN) sigaction(SIGHUP, &old_[i], nullptr);
+    }
+    // Ranks that OpenMPI starts in process groups of their own, orphaned when mpirun is killed,
+    // come back to the launcher, which can then end them (ChildProcess::kill_group).
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
   }
   ~StopSignals() {
     for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
@@ -165,7 +173,7 @@ void end_after_signal(ChildProcess& child, double grace, const std::function<voi
     if (!killed && (seconds_since(sent) > grace || signals_seen != seen)) {
       killed = true;
       say(std::string("the job has not ended ") + (signals_seen != seen ? "and another signal came" : "within the grace") +
-          "; SIGKILL to its process group");
+          "; SIGKILL to its process group and every process it started");
       child.kill_group();
     }
   }
