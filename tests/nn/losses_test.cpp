@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/compare.h"
+#include "support/misuse.h"
 #include "support/gradcheck.h"
 
 namespace strider {
@@ -105,23 +106,8 @@ TEST(Losses, BFloat16InputsMatchFloat32) {
   }
 }
 
-struct Misuse {
-  const char* what;
-  std::function<void()> call;
-  const char* expect;  // a piece of the message
-};
-
-void expect_errors(const std::vector<Misuse>& cases) {
-  for (const Misuse& c : cases) {
-    std::string msg;
-    try {
-      c.call();
-    } catch (const Error& e) {
-      msg = e.what();
-    }
-    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.what << ": got '" << msg << "'";
-  }
-}
+using testing::expect_errors;
+using testing::Misuse;
 
 TEST(Losses, ArgumentChecksAreNamedErrors) {
   const Tensor x = full({2, 3}, 0.5), t = full({2, 3}, 0.5), idx = tensor(std::vector<int64_t>{0, 2});

@@ -7,27 +7,13 @@
 #include <limits>
 
 #include "support/compare.h"
+#include "support/misuse.h"
 
 namespace strider {
 namespace {
 
-struct Misuse {
-  const char* what;
-  std::function<void()> call;
-  const char* expect;  // a piece of the message
-};
-
-void expect_errors(const std::vector<Misuse>& cases) {
-  for (const Misuse& c : cases) {
-    std::string msg;
-    try {
-      c.call();
-    } catch (const Error& e) {
-      msg = e.what();
-    }
-    EXPECT_NE(msg.find(c.expect), std::string::npos) << c.what << ": got '" << msg << "'";
-  }
-}
+using testing::expect_errors;
+using testing::Misuse;
 
 TEST(Misuse, UndefinedTensorsThrow) {
   const Tensor u;
