@@ -9,6 +9,8 @@
 
 #include "optim/pytorch_json.h"
 
+#include "support/misuse.h"
+
 namespace strider {
 namespace {
 
@@ -334,15 +336,7 @@ TEST(Schedulers, CosineWithWarmupStartsAtBaseOverWarmupPerGroup) {
   EXPECT_DOUBLE_EQ(opt->lr(0), 0.25) << "resuming at step 0 is step 0's lr, as construction set it";
 }
 
-// The message of the Error `f` throws ("" if none).
-std::string message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string message(const std::function<void()>& f) { return testing::error_message(f); }
 
 // Each bad argument is an Error naming the scheduler and the value (and saying what to pass).
 TEST(Schedulers, BadArgumentsAreErrorsNamingTheSchedulerAndValue) {

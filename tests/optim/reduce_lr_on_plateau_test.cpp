@@ -10,6 +10,8 @@
 
 #include "optim/pytorch_json.h"
 
+#include "support/misuse.h"
+
 namespace strider {
 namespace {
 
@@ -89,14 +91,7 @@ TEST(ReduceLROnPlateauGolden, MatchesPyTorchStepForStepAndAcrossAResume) {
   }
 }
 
-std::string message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string message(const std::function<void()>& f) { return testing::error_message(f); }
 
 TEST(ReduceLROnPlateau, BadArgumentsAreErrorsNamingTheValue) {
   auto opt = three_groups(false);

@@ -27,4 +27,14 @@ inline void expect_errors(const std::vector<Misuse>& cases) {
   }
 }
 
+// The message of the Error `f` throws ("" if none).
+inline std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace strider::testing
