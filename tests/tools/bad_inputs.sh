@@ -154,8 +154,8 @@ expect "missing token file" "none.bin" train "${tok[@]}" --tokens "$work/none.bi
 expect "token id beyond --vocab-size" "tokens.bin' holds token id 122, at or beyond --vocab-size 100" \
        train "${tok[@]}" --tokens "$work/tokens.bin" --vocab-size 100
 # A stray id (0xFFFFFFFF, a sentinel) or a huge --vocab-size would size a 137 GB embedding: refused, naming it.
-python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<4096I", *([7] * 4095 + [0xFFFFFFFF])))' \
-  > "$work/u32_max.bin"
+# (perl-base is essential in Debian; python3 is not installed on a fresh machine)
+perl -e 'print pack("V*", (7) x 4095, 0xFFFFFFFF)' > "$work/u32_max.bin"
 expect "token id 0xFFFFFFFF" "u32_max.bin' holds token id 4294967295: a vocabulary of 4294967296 means a 4294967296 x 16 token embedding" \
        train "${tok[@]}" --tokens "$work/u32_max.bin" --token-dtype uint32
 expect "--vocab-size 2^32" "--vocab-size 4294967296 means a 4294967296 x 16 token embedding" \
